@@ -1,0 +1,283 @@
+// File: engine_core_outputs.h
+//
+// Typed model of what vLLM's EngineCore sends its frontend on the output socket, and the
+// decoder that fills it from msgpack frames. Layout and defaults mirror
+// vllm/v1/engine/__init__.py and vllm/v1/metrics/stats.py at vLLM commit 6adad087 (plus the
+// newer keys called out per field); see doc/wire_format.md for the byte layout.
+//
+// Lifetime: every std::string_view in these structs points into the frames passed to the
+// decoder; the frames must outlive the decoded value.
+//
+// Thread safety: plain values. Decoding is reentrant.
+#ifndef VMETRICS_ENGINE_CORE_OUTPUTS_H_
+#define VMETRICS_ENGINE_CORE_OUTPUTS_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "vmetrics/connector_catalog.h"
+#include "vmetrics/reporter.h"
+#include "vmetrics/status.h"
+
+namespace vmetrics {
+
+// FinishReason IntEnum; str() of it is the `finished_reason` label.
+enum class FinishReason : uint8_t { kStop = 0, kLength = 1, kAbort = 2, kError = 3, kRepetition = 4 };
+const char* FinishReasonName(FinishReason reason);  // "stop", "length", ...
+
+// EngineCoreEventType IntEnum.
+enum class EventType : uint8_t { kQueued = 1, kScheduled = 2, kPreempted = 3 };
+
+// EngineCoreEvent: msgspec Struct encoded as a map {type, timestamp}; timestamp is the
+// engine's time.monotonic().
+struct EngineCoreEvent {
+  EventType type = EventType::kQueued;
+  double timestamp = 0;
+};
+
+// PrefillStats (dataclass, map; every key defaults to 0). Sent on a request's first output.
+struct PrefillStats {
+  int64_t num_prompt_tokens = 0;
+  int64_t num_computed_tokens = 0;
+  int64_t num_cached_tokens = 0;
+  int64_t num_local_cached_tokens = 0;
+  int64_t num_external_cached_tokens = 0;
+  int64_t num_cache_creation_tokens = 0;  // newer engines
+};
+
+// A tensor triple [dtype, shape, data] (vllm/v1/serial_utils.py). `data` is ext type 3 inline
+// bytes, or an index into the message's aux frames (resolved when the frame exists).
+struct Tensor {
+  std::string_view dtype;  // numpy descriptor ("<f4") or torch name ("float32")
+  std::vector<int64_t> shape;
+  int32_t aux_frame = -1;  // >= 1 when the data travelled as an aux frame
+  std::string_view data;   // the raw bytes, empty if the aux frame was not supplied
+};
+
+// LogprobsLists / LogprobsTensors (NamedTuples, arrays). Each position holds a tensor triple
+// or something else (nil, a plain list), which is kept as "not a tensor".
+struct Logprobs {
+  std::vector<std::optional<Tensor>> fields;
+};
+
+// stop_reason: int token id, str stop string, or nil.
+struct StopReason {
+  enum class Kind : uint8_t { kNone, kTokenId, kString } kind = Kind::kNone;
+  int64_t token_id = 0;
+  std::string_view text;
+};
+
+// EngineCoreOutput: msgspec Struct, array_like; 16 positions at 6adad087, newer engines append
+// spec_decode_metrics (17th) and more. Positions 0-1 are required; missing trailing positions
+// take their defaults; extra trailing positions are counted and ignored.
+struct EngineCoreOutput {
+  std::string_view request_id;
+  std::vector<int64_t> new_token_ids;
+  std::optional<Logprobs> new_logprobs;
+  std::optional<Logprobs> new_prompt_logprobs_tensors;
+  std::optional<Tensor> pooling_output;  // a tensor triple when present
+  bool has_pooling_output = false;
+  std::optional<FinishReason> finish_reason;
+  StopReason stop_reason;
+  std::optional<std::vector<EngineCoreEvent>> events;  // nil on the wire when there are none
+  std::string_view kv_transfer_params;  // raw msgpack, empty when nil
+  std::string_view ec_transfer_params;  // raw msgpack, empty when nil
+  std::string_view trace_headers;       // raw msgpack, empty when nil
+  std::optional<PrefillStats> prefill_stats;
+  bool has_routed_experts = false;
+  int64_t num_nans_in_logits = 0;
+  std::vector<std::string_view> mm_cache_miss_hashes;
+  bool has_new_sampling_mask = false;
+  uint32_t wire_fields = 0;  // positions present on the wire
+};
+
+// BaseCacheStats + PrefixCacheStats (dataclass, map). Values are per-step deltas.
+struct PrefixCacheStats {
+  bool reset = false;
+  int64_t requests = 0;
+  int64_t queries = 0;
+  int64_t hits = 0;
+  int64_t preempted_requests = 0;
+  int64_t preempted_queries = 0;
+  int64_t preempted_hits = 0;
+  // Newer engines: tier -> tokens (device, host, p2p, disk, external_unspecified).
+  std::vector<std::pair<std::string_view, int64_t>> hits_by_source;
+};
+
+struct SchedulerIterationDetails {
+  int64_t iteration_index = 0;
+  int64_t num_ctx_requests = 0;
+  int64_t num_ctx_tokens = 0;
+  int64_t num_generation_requests = 0;
+  int64_t num_generation_tokens = 0;
+  double elapsed_ms = 0;
+  int64_t num_encoder_inputs = 0;
+  int64_t num_encoder_output_tokens = 0;
+  bool is_dummy = false;
+};
+
+struct KvCacheEvictionEvent {
+  double lifetime_seconds = 0;
+  double idle_seconds = 0;
+  std::vector<double> reuse_gaps_seconds;
+};
+
+struct SpecDecodingStats {
+  int64_t num_spec_tokens = 0;
+  int64_t num_drafts = 0;
+  int64_t num_draft_tokens = 0;
+  int64_t num_accepted_tokens = 0;
+  std::vector<int64_t> num_accepted_tokens_per_pos;
+  std::vector<int64_t> num_draft_tokens_per_pos;
+};
+
+struct CudagraphStats {
+  int64_t num_unpadded_tokens = 0;
+  int64_t num_padded_tokens = 0;
+  int64_t num_paddings = 0;
+  std::string_view runtime_mode;
+};
+
+struct PerfStats {
+  int64_t num_flops_per_gpu = 0;
+  int64_t num_read_bytes_per_gpu = 0;
+  int64_t num_write_bytes_per_gpu = 0;
+  bool has_debug_stats = false;
+};
+
+// Newer engines: confirmed sleep state of each resource.
+struct SleepState {
+  bool scheduler_paused = false;
+  std::string_view weights = "resident";
+  std::string_view kv_cache = "resident";
+};
+
+// How a kv_connector_stats payload was tied to its connector.
+enum class IdentifiedBy : uint8_t {
+  kConfigured,     // the configured connector (--kv-transfer-config or the ready response)
+  kMultiChildKey,  // the class-name key of a MultiConnector child
+  kInferredShape,  // no connector configured; the row's shape rule matched
+  kNone,           // no row: unknown connector (or malformed)
+};
+const char* IdentifiedByName(IdentifiedBy how);
+
+// One connector's payload inside kv_connector_stats, identified but not yet interpreted: the
+// row says how to read `payload`, and recording walks it (see kv_connector_stats.h).
+struct ConnectorPayload {
+  std::string connector;           // class name used in labels and logs
+  const ConnectorRow* row = nullptr;  // nullptr: unknown connector or malformed
+  IdentifiedBy identified_by = IdentifiedBy::kNone;
+  bool data_wrapped = false;       // pre-September-2026 Multi child {"data": {...}}, unwrapped
+  bool malformed = false;          // the payload is not a map
+  std::string_view payload;        // raw msgpack of the (unwrapped) payload
+  size_t payload_offset = 0;       // byte offset of `payload` in frame 0
+  std::string_view descriptor;     // raw `_metrics_descriptor` value, if the payload carries one
+};
+
+struct KvConnectorStats {
+  bool multi = false;
+  std::vector<ConnectorPayload> payloads;
+  std::string_view raw;  // the whole kv_connector_stats value
+};
+
+// SchedulerStats (dataclass, map keyed by field name). Unknown keys are ignored, missing keys
+// take these defaults, and a value of the wrong type skips that field (reported).
+struct SchedulerStats {
+  int64_t num_running_reqs = 0;
+  int64_t num_waiting_reqs = 0;
+  int64_t num_skipped_waiting_reqs = 0;
+  int64_t step_counter = 0;
+  int64_t current_wave = 0;
+  double kv_cache_usage = 0;
+  std::optional<SchedulerIterationDetails> iteration_details;
+  PrefixCacheStats prefix_cache_stats;
+  std::optional<PrefixCacheStats> connector_prefix_cache_stats;
+  std::vector<KvCacheEvictionEvent> kv_cache_eviction_events;
+  std::optional<SpecDecodingStats> spec_decoding_stats;
+  std::optional<KvConnectorStats> kv_connector_stats;
+  std::vector<std::pair<std::string_view, int64_t>> waiting_lora_adapters;
+  std::vector<std::pair<std::string_view, int64_t>> running_lora_adapters;
+  std::optional<CudagraphStats> cudagraph_stats;
+  std::optional<PerfStats> perf_stats;
+  std::optional<SleepState> sleep_state;
+  bool sleep_state_only = false;
+};
+
+// UtilityOutput: array_like [call_id, failure_message, result]. call_id may be a u64 or
+// negative (-1 elastic-EP, -2 fault tolerance).
+struct UtilityOutput {
+  int64_t call_id = 0;           // as a signed value when it fits
+  uint64_t call_id_u64 = 0;      // the unsigned value when call_id_is_u64
+  bool call_id_is_u64 = false;
+  std::optional<std::string_view> failure_message;
+  std::string_view result;  // raw msgpack of the UtilityResult, empty when nil
+};
+
+// EngineCoreOutputs: msgspec Struct, array_like; 8 positions. All positions default.
+struct EngineCoreOutputs {
+  int64_t engine_index = 0;
+  std::vector<EngineCoreOutput> outputs;
+  std::optional<SchedulerStats> scheduler_stats;
+  double timestamp = 0;
+  std::optional<UtilityOutput> utility_output;
+  std::optional<std::vector<std::string_view>> finished_requests;
+  std::optional<int64_t> wave_complete;
+  std::optional<int64_t> start_wave;
+  uint32_t wire_fields = 0;   // positions present on the wire
+  size_t wire_bytes = 0;      // size of frame 0
+};
+
+// The connectors this frontend was configured with: vLLM's --kv-transfer-config
+// `kv_connector`, and for MultiConnector the `kv_connector` of each entry of
+// `kv_connector_extra_config.connectors`, in config order.
+struct ConnectorConfig {
+  std::string connector;              // "" = none configured
+  std::vector<std::string> children;  // MultiConnector children
+
+  bool configured() const { return !connector.empty(); }
+  bool is_multi() const { return connector == "MultiConnector"; }
+  // Parses vLLM's --kv-transfer-config JSON. Throws nothing; a bad document is an error.
+  static Result<ConnectorConfig> FromKvTransferConfigJson(std::string_view json);
+};
+
+struct DecodeContext {
+  const ConnectorCatalog* catalog = &ConnectorCatalog::BuiltIn();
+  const ConnectorConfig* connectors = nullptr;  // nullptr = none configured
+  Reporter* reporter = nullptr;                 // nullptr = problems are dropped
+  uint64_t message_number = 0;
+};
+
+// The single-frame message an engine sends before it exits.
+inline constexpr std::string_view kEngineCoreDead = "ENGINE_CORE_DEAD";
+inline bool IsEngineCoreDead(std::span<const std::string_view> frames) {
+  return frames.size() == 1 && frames[0] == kEngineCoreDead;
+}
+
+// DecodeEngineCoreOutputs
+//
+// Decodes frame 0 (msgpack EngineCoreOutputs) with frames 1..n as aux buffers into `out`
+// (cleared first; its vectors keep their capacity, so reusing one `out` avoids allocation).
+// On success every field is filled; problems inside SchedulerStats and kv_connector_stats
+// went to ctx.reporter and did not fail the message. Fails (Malformed, Unsupported,
+// LimitExceeded) when frame 0 is not one complete msgpack value, the envelope or an output
+// has the wrong shape, or a pickle ext type appears. Trailing bytes after the value fail too.
+//
+// Example:
+//   EngineCoreOutputs out;
+//   std::string_view frames[] = {frame0};
+//   ASSERT_TRUE(DecodeEngineCoreOutputs(frames, {}, &out).ok());
+Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames,
+                               const DecodeContext& ctx, EngineCoreOutputs* out);
+
+// Decodes one SchedulerStats map from `data` (used by the above; exposed for tests).
+Status DecodeSchedulerStats(std::string_view data, size_t base_offset, const DecodeContext& ctx,
+                            SchedulerStats* out);
+
+}  // namespace vmetrics
+
+#endif  // VMETRICS_ENGINE_CORE_OUTPUTS_H_

@@ -1,0 +1,21 @@
+// File: commands.h
+//
+// The `vmetrics` subcommands. Each lives in its own file and registers itself on the CLI11 app
+// with Add<Name>Command; its callback runs the command and stores the process exit status.
+#ifndef VMETRICS_CLI_COMMANDS_H_
+#define VMETRICS_CLI_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+namespace vmetrics::cli {
+
+// Each Add* registers a subcommand whose callback sets *exit_code.
+void AddDecodeCommand(CLI::App& app, int* exit_code);
+void AddReplayCommand(CLI::App& app, int* exit_code);
+void AddServeCommand(CLI::App& app, int* exit_code);
+void AddSimulateCommand(CLI::App& app, int* exit_code);
+void AddDemoCommand(CLI::App& app, int* exit_code);
+
+}  // namespace vmetrics::cli
+
+#endif  // VMETRICS_CLI_COMMANDS_H_

@@ -1,0 +1,111 @@
+// File: msgpack_reader.h
+//
+// MsgpackReader: a bounded, zero-copy cursor over one msgpack buffer. It never allocates,
+// never reads past the end, and checks every length against the bytes that remain before
+// anyone can size an allocation by it: an array header whose count exceeds the remaining
+// bytes is malformed (each element takes at least one byte), so `reserve(count)` after
+// ReadArrayHeader is always bounded by the input size.
+//
+// Why not a library reader: msgpack-cxx's unpack() allocates count*sizeof(object) from the
+// header before reading an element (a 5-byte array32 asks for 100 GB), and msgpuck 1.0.3's
+// mp_check() adds 32-bit lengths to an int and to the cursor before comparing them with the
+// end (overflow on hostile input) and has no ext decoder. Encoding (simulator, tests) uses
+// msgpack-cxx's packer.
+//
+// Every failing call returns a non-ok Status whose offset is the absolute byte offset of the
+// value that failed, and leaves the cursor where it was.
+//
+// Thread safety: a reader is a value; use one per thread.
+//
+// Example:
+//   MsgpackReader r(std::string_view("\x92\x01\xa1x", 4));
+//   uint32_t n; ASSERT_TRUE(r.ReadArrayHeader(&n).ok());  // n == 2
+//   int64_t i;  ASSERT_TRUE(r.ReadInt(&i).ok());          // i == 1
+//   std::string_view s; ASSERT_TRUE(r.ReadStr(&s).ok());  // s == "x"
+#ifndef VMETRICS_PROTOCOL_MSGPACK_READER_H_
+#define VMETRICS_PROTOCOL_MSGPACK_READER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "vmetrics/status.h"
+
+namespace vmetrics::protocol {
+
+enum class MsgpackType : uint8_t { kNil, kBool, kInt, kFloat, kStr, kBin, kArray, kMap, kExt };
+
+const char* MsgpackTypeName(MsgpackType type);
+
+// Extension type codes of vllm/v1/serial_utils.py. Pickle codes are refused everywhere.
+inline constexpr int8_t kExtPickle = 1;
+inline constexpr int8_t kExtCloudPickle = 2;
+inline constexpr int8_t kExtRawView = 3;
+
+class MsgpackReader {
+ public:
+  // `base_offset` is added to every reported offset (a reader over a slice of a frame
+  // reports offsets in the frame).
+  explicit MsgpackReader(std::string_view data, size_t base_offset = 0)
+      : begin_(data.data()), cur_(data.data()), end_(data.data() + data.size()),
+        base_(base_offset) {}
+
+  size_t offset() const { return base_ + static_cast<size_t>(cur_ - begin_); }
+  size_t remaining() const { return static_cast<size_t>(end_ - cur_); }
+  bool at_end() const { return cur_ >= end_; }
+  const char* position() const { return cur_; }
+
+  // The type of the next value; kMalformed at the end of input or on the unused byte 0xc1.
+  Status PeekType(MsgpackType* type) const;
+  // True if the next value is nil (without consuming it).
+  bool NextIsNil() const { return cur_ < end_ && static_cast<uint8_t>(*cur_) == 0xc0; }
+
+  Status ReadNil();
+  Status ReadBool(bool* out);
+  // Any int encoding whose value fits int64 (uint64 above INT64_MAX is LimitExceeded).
+  Status ReadInt(int64_t* out);
+  // Any non-negative int encoding.
+  Status ReadUint(uint64_t* out);
+  // float32, float64 or any int (Python float fields accept ints, like msgspec).
+  Status ReadDouble(double* out);
+  Status ReadStr(std::string_view* out);
+  Status ReadBin(std::string_view* out);
+  Status ReadArrayHeader(uint32_t* count);
+  Status ReadMapHeader(uint32_t* count);
+  // Ext types other than kExtRawView are refused (Unsupported).
+  Status ReadExt(int8_t* type, std::string_view* data);
+
+  // Skips one complete value of any depth (iteratively: no recursion, no depth limit needed).
+  // Refuses pickle and unknown ext codes like Python's decoder does.
+  Status Skip();
+  // Skips one value and returns the bytes it spans.
+  Status ReadRaw(std::string_view* raw);
+
+ private:
+  // Reads the header of the next value. For str/bin/ext `length` is the payload length and
+  // `payload` points at it; for array/map `length` is the element/pair count.
+  struct Header {
+    MsgpackType type;
+    uint32_t length = 0;  // str/bin/ext bytes, array elements, map pairs
+    uint64_t u = 0;       // int payload bits
+    bool negative = false;
+    double f = 0;
+    int8_t ext_type = 0;
+    const char* next = nullptr;  // first byte after the header (and after a scalar payload)
+  };
+  Status ReadHeader(Header* h) const;
+  Status Fail(const char* what) const;
+
+  const char* begin_;
+  const char* cur_;
+  const char* end_;
+  size_t base_;
+};
+
+// Validates that `data` starts with exactly one complete msgpack value and stores its length.
+// This is the "floor" of decoding: it touches every byte and builds nothing.
+Status ValidateOne(std::string_view data, size_t* length);
+
+}  // namespace vmetrics::protocol
+
+#endif  // VMETRICS_PROTOCOL_MSGPACK_READER_H_
