@@ -1,1 +1,400 @@
-// (being written)
+// EngineCoreOutputs, EngineCoreOutput and UtilityOutput: msgspec Structs with array_like=True,
+// so they travel as positional arrays (vllm/v1/engine/__init__.py at 6adad087). msgspec always
+// writes every position, but decodes a shorter array by defaulting the missing trailing
+// fields and ignores extra trailing ones, which is how newer engines add fields; we do the same.
+#include "vmetrics/engine_core_outputs.h"
+
+#include <string>
+
+#include "protocol/decode_internal.h"
+
+namespace vmetrics {
+namespace {
+
+using internal::ConsumeNil;
+using protocol::MsgpackReader;
+using protocol::MsgpackType;
+using protocol::MsgpackTypeName;
+
+// Nested structures of an output are a handful of levels deep; a bound keeps hostile nesting
+// in tensors and logprob lists from recursing.
+constexpr uint32_t kMaxShapeRank = 64;
+
+Status Malformed(const MsgpackReader& r, std::string what) {
+  return Status::Malformed(std::move(what), static_cast<int64_t>(r.offset()));
+}
+
+// A tensor triple [dtype, shape, data]; data is ext 3 (inline bytes) or an aux frame index.
+// Returns Malformed when the value at `r` is not a tensor triple (the reader is not advanced).
+Status DecodeTensor(MsgpackReader& r, std::span<const std::string_view> frames, Tensor* out) {
+  MsgpackReader t = r;
+  uint32_t n;
+  if (Status s = t.ReadArrayHeader(&n); !s.ok()) return s;
+  if (n != 3) return Malformed(r, "tensor must be [dtype, shape, data]");
+  if (Status s = t.ReadStr(&out->dtype); !s.ok()) return s;
+  uint32_t rank;
+  if (Status s = t.ReadArrayHeader(&rank); !s.ok()) return s;
+  if (rank > kMaxShapeRank) return Status::LimitExceeded("tensor rank above 64", t.offset());
+  out->shape.clear();
+  for (uint32_t i = 0; i < rank; ++i) {
+    int64_t d;
+    if (Status s = t.ReadInt(&d); !s.ok()) return s;
+    out->shape.push_back(d);
+  }
+  MsgpackType type;
+  if (Status s = t.PeekType(&type); !s.ok()) return s;
+  out->aux_frame = -1;
+  out->data = {};
+  if (type == MsgpackType::kExt) {
+    int8_t ext;
+    if (Status s = t.ReadExt(&ext, &out->data); !s.ok()) return s;
+  } else if (type == MsgpackType::kInt) {
+    int64_t index;
+    if (Status s = t.ReadInt(&index); !s.ok()) return s;
+    if (index < 1 || index > 0x7fffffff) return Malformed(t, "tensor aux frame index out of range");
+    out->aux_frame = static_cast<int32_t>(index);
+    if (static_cast<size_t>(index) < frames.size()) {
+      out->data = frames[static_cast<size_t>(index)];
+    } else {
+      return Malformed(t, "tensor refers to aux frame " + std::to_string(index) +
+                              " but the message has " + std::to_string(frames.size() - 1));
+    }
+  } else {
+    return Malformed(t, "tensor data must be ext 3 or an aux frame index");
+  }
+  r = t;
+  return Status::Ok();
+}
+
+// LogprobsLists / LogprobsTensors: an array whose positions are tensor triples or other values.
+Status DecodeLogprobs(MsgpackReader& r, std::span<const std::string_view> frames, Logprobs* out) {
+  uint32_t n;
+  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
+  out->fields.clear();
+  out->fields.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    Tensor t;
+    Status s = DecodeTensor(r, frames, &t);
+    if (s.ok()) {
+      out->fields.emplace_back(std::move(t));
+      continue;
+    }
+    if (s.code() == StatusCode::kUnsupported) return s;  // pickle inside: refuse
+    if (s.code() == StatusCode::kMalformed && s.message().find("aux frame") != std::string::npos) {
+      return s;
+    }
+    out->fields.emplace_back(std::nullopt);
+    if (Status k = r.Skip(); !k.ok()) return k;
+  }
+  return Status::Ok();
+}
+
+Status DecodeEvents(MsgpackReader& r, std::vector<EngineCoreEvent>* out) {
+  uint32_t n;
+  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
+  out->clear();
+  out->reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t m;
+    if (Status s = r.ReadMapHeader(&m); !s.ok()) return s;
+    EngineCoreEvent e;
+    bool have_type = false;
+    for (uint32_t j = 0; j < m; ++j) {
+      std::string_view key;
+      if (Status s = r.ReadStr(&key); !s.ok()) return s;
+      if (key == "type") {
+        int64_t t;
+        if (Status s = r.ReadInt(&t); !s.ok()) return s;
+        if (t < 1 || t > 3) return Malformed(r, "unknown EngineCoreEventType " + std::to_string(t));
+        e.type = static_cast<EventType>(t);
+        have_type = true;
+      } else if (key == "timestamp") {
+        if (Status s = r.ReadDouble(&e.timestamp); !s.ok()) return s;
+      } else if (Status s = r.Skip(); !s.ok()) {
+        return s;
+      }
+    }
+    if (!have_type) return Malformed(r, "EngineCoreEvent without type");
+    out->push_back(e);
+  }
+  return Status::Ok();
+}
+
+Status DecodePrefillStats(MsgpackReader& r, PrefillStats* out) {
+  uint32_t n;
+  if (Status s = r.ReadMapHeader(&n); !s.ok()) return s;
+  *out = PrefillStats{};
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view key;
+    if (Status s = r.ReadStr(&key); !s.ok()) return s;
+    int64_t* dst = nullptr;
+    if (key == "num_prompt_tokens") dst = &out->num_prompt_tokens;
+    else if (key == "num_computed_tokens") dst = &out->num_computed_tokens;
+    else if (key == "num_cached_tokens") dst = &out->num_cached_tokens;
+    else if (key == "num_local_cached_tokens") dst = &out->num_local_cached_tokens;
+    else if (key == "num_external_cached_tokens") dst = &out->num_external_cached_tokens;
+    else if (key == "num_cache_creation_tokens") dst = &out->num_cache_creation_tokens;
+    if (dst == nullptr) {
+      if (Status s = r.Skip(); !s.ok()) return s;
+    } else if (Status s = r.ReadInt(dst); !s.ok()) {
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+// Reads an optional raw value (map or anything): nil -> empty view.
+Status ReadOptionalRaw(MsgpackReader& r, std::string_view* out) {
+  *out = {};
+  if (ConsumeNil(r)) return Status::Ok();
+  return r.ReadRaw(out);
+}
+
+Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
+                    EngineCoreOutput* out) {
+  uint32_t n;
+  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
+  if (n < 2) return Malformed(r, "EngineCoreOutput needs request_id and new_token_ids");
+  *out = EngineCoreOutput{};
+  out->wire_fields = n;
+  if (Status s = r.ReadStr(&out->request_id); !s.ok()) return s;
+  {
+    uint32_t count;
+    if (Status s = r.ReadArrayHeader(&count); !s.ok()) return s;
+    out->new_token_ids.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      int64_t tok;
+      if (Status s = r.ReadInt(&tok); !s.ok()) return s;
+      out->new_token_ids.push_back(tok);
+    }
+  }
+  for (uint32_t pos = 2; pos < n; ++pos) {
+    Status s;
+    switch (pos) {
+      case 2:
+      case 3: {
+        auto& dst = pos == 2 ? out->new_logprobs : out->new_prompt_logprobs_tensors;
+        if (!ConsumeNil(r)) {
+          dst.emplace();
+          s = DecodeLogprobs(r, frames, &*dst);
+        }
+        break;
+      }
+      case 4:
+        if (!ConsumeNil(r)) {
+          out->has_pooling_output = true;
+          Tensor t;
+          if (DecodeTensor(r, frames, &t).ok()) {
+            out->pooling_output = std::move(t);
+          } else {
+            s = r.Skip();
+          }
+        }
+        break;
+      case 5:
+        if (!ConsumeNil(r)) {
+          int64_t reason;
+          s = r.ReadInt(&reason);
+          if (s.ok() && (reason < 0 || reason > 4)) {
+            s = Malformed(r, "unknown FinishReason " + std::to_string(reason));
+          }
+          if (s.ok()) out->finish_reason = static_cast<FinishReason>(reason);
+        }
+        break;
+      case 6:
+        if (!ConsumeNil(r)) {
+          MsgpackType t;
+          s = r.PeekType(&t);
+          if (s.ok() && t == MsgpackType::kStr) {
+            out->stop_reason.kind = StopReason::Kind::kString;
+            s = r.ReadStr(&out->stop_reason.text);
+          } else if (s.ok()) {
+            out->stop_reason.kind = StopReason::Kind::kTokenId;
+            s = r.ReadInt(&out->stop_reason.token_id);
+          }
+        }
+        break;
+      case 7:
+        if (!ConsumeNil(r)) {
+          out->events.emplace();
+          s = DecodeEvents(r, &*out->events);
+        }
+        break;
+      case 8: s = ReadOptionalRaw(r, &out->kv_transfer_params); break;
+      case 9: s = ReadOptionalRaw(r, &out->ec_transfer_params); break;
+      case 10: s = ReadOptionalRaw(r, &out->trace_headers); break;
+      case 11:
+        if (!ConsumeNil(r)) {
+          out->prefill_stats.emplace();
+          s = DecodePrefillStats(r, &*out->prefill_stats);
+        }
+        break;
+      case 12:
+        out->has_routed_experts = !r.NextIsNil();
+        s = r.Skip();
+        break;
+      case 13: s = r.ReadInt(&out->num_nans_in_logits); break;
+      case 14:
+        if (!ConsumeNil(r)) {
+          uint32_t count;
+          s = r.ReadArrayHeader(&count);
+          for (uint32_t i = 0; s.ok() && i < count; ++i) {
+            std::string_view h;
+            s = r.ReadStr(&h);
+            if (s.ok()) out->mm_cache_miss_hashes.push_back(h);
+          }
+        }
+        break;
+      case 15:
+        out->has_new_sampling_mask = !r.NextIsNil();
+        s = r.Skip();
+        break;
+      default:
+        s = r.Skip();  // newer trailing fields (spec_decode_metrics, ...)
+        break;
+    }
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status DecodeUtility(MsgpackReader& r, UtilityOutput* out) {
+  uint32_t n;
+  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
+  if (n < 1) return Malformed(r, "UtilityOutput needs call_id");
+  *out = UtilityOutput{};
+  {
+    MsgpackReader peek = r;
+    int64_t signed_id;
+    if (peek.ReadInt(&signed_id).ok()) {
+      out->call_id = signed_id;
+      r = peek;
+    } else {
+      if (Status s = r.ReadUint(&out->call_id_u64); !s.ok()) return s;
+      out->call_id_is_u64 = true;
+      out->call_id = static_cast<int64_t>(out->call_id_u64);
+    }
+    if (!out->call_id_is_u64 && out->call_id >= 0) out->call_id_u64 = static_cast<uint64_t>(out->call_id);
+  }
+  for (uint32_t pos = 1; pos < n; ++pos) {
+    Status s;
+    if (pos == 1) {
+      if (!ConsumeNil(r)) {
+        std::string_view msg;
+        s = r.ReadStr(&msg);
+        if (s.ok()) out->failure_message = msg;
+      }
+    } else if (pos == 2) {
+      s = ReadOptionalRaw(r, &out->result);
+    } else {
+      s = r.Skip();
+    }
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status DecodeOptionalInt(MsgpackReader& r, std::optional<int64_t>* out) {
+  out->reset();
+  if (ConsumeNil(r)) return Status::Ok();
+  int64_t v;
+  if (Status s = r.ReadInt(&v); !s.ok()) return s;
+  *out = v;
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* FinishReasonName(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kAbort: return "abort";
+    case FinishReason::kError: return "error";
+    case FinishReason::kRepetition: return "repetition";
+  }
+  return "?";
+}
+
+const char* IdentifiedByName(IdentifiedBy how) {
+  switch (how) {
+    case IdentifiedBy::kConfigured: return "configured";
+    case IdentifiedBy::kMultiChildKey: return "multi_child_key";
+    case IdentifiedBy::kInferredShape: return "inferred_shape";
+    case IdentifiedBy::kNone: return "none";
+  }
+  return "?";
+}
+
+Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const DecodeContext& ctx,
+                               EngineCoreOutputs* out) {
+  out->outputs.clear();
+  out->scheduler_stats.reset();
+  out->utility_output.reset();
+  out->finished_requests.reset();
+  out->wave_complete.reset();
+  out->start_wave.reset();
+  out->engine_index = 0;
+  out->timestamp = 0;
+  out->wire_fields = 0;
+  if (frames.empty()) return Status::Malformed("message has no frames", 0);
+  out->wire_bytes = frames[0].size();
+  MsgpackReader r(frames[0]);
+  uint32_t n;
+  if (Status s = r.ReadArrayHeader(&n); !s.ok()) {
+    return Status::Malformed("EngineCoreOutputs must be an array: " + s.message(), s.offset());
+  }
+  out->wire_fields = n;
+  for (uint32_t pos = 0; pos < n; ++pos) {
+    Status s;
+    switch (pos) {
+      case 0: s = r.ReadInt(&out->engine_index); break;
+      case 1: {
+        if (ConsumeNil(r)) break;
+        uint32_t count;
+        s = r.ReadArrayHeader(&count);
+        if (!s.ok()) break;
+        // Each output takes at least a few bytes, so count is bounded by the frame size.
+        out->outputs.resize(count);
+        for (uint32_t i = 0; s.ok() && i < count; ++i) s = DecodeOutput(r, frames, &out->outputs[i]);
+        break;
+      }
+      case 2:
+        if (!ConsumeNil(r)) {
+          out->scheduler_stats.emplace();
+          s = internal::DecodeSchedulerStatsAt(r, ctx, &*out->scheduler_stats);
+        }
+        break;
+      case 3: s = r.ReadDouble(&out->timestamp); break;
+      case 4:
+        if (!ConsumeNil(r)) {
+          out->utility_output.emplace();
+          s = DecodeUtility(r, &*out->utility_output);
+        }
+        break;
+      case 5:
+        if (!ConsumeNil(r)) {
+          uint32_t count;
+          s = r.ReadArrayHeader(&count);
+          out->finished_requests.emplace();
+          out->finished_requests->reserve(count);
+          for (uint32_t i = 0; s.ok() && i < count; ++i) {
+            std::string_view id;
+            s = r.ReadStr(&id);
+            if (s.ok()) out->finished_requests->push_back(id);
+          }
+        }
+        break;
+      case 6: s = DecodeOptionalInt(r, &out->wave_complete); break;
+      case 7: s = DecodeOptionalInt(r, &out->start_wave); break;
+      default: s = r.Skip(); break;  // positions added by newer engines
+    }
+    if (!s.ok()) return s;
+  }
+  if (!r.at_end()) {
+    return Status::Malformed("trailing bytes after EngineCoreOutputs", static_cast<int64_t>(r.offset()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace vmetrics

@@ -1,1 +1,317 @@
-// (being written)
+// SchedulerStats and its nested dataclasses (vllm/v1/metrics/stats.py at 6adad087, plus the
+// newer keys hits_by_source, num_cache_creation_tokens, sleep_state, sleep_state_only). All are
+// Python dataclasses, so msgspec sends maps keyed by field name with every field present; a
+// decoder keyed by name is immune to field order and to fields added later.
+#include <string>
+
+#include "protocol/decode_internal.h"
+#include "vmetrics/engine_core_outputs.h"
+
+namespace vmetrics {
+namespace {
+
+using internal::ConsumeNil;
+using internal::TolerantField;
+using protocol::MsgpackReader;
+using protocol::MsgpackType;
+using protocol::MsgpackTypeName;
+
+Status ReadIntList(MsgpackReader& r, std::vector<int64_t>* out) {
+  uint32_t n;
+  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
+  out->clear();
+  out->reserve(n);  // bounded: n <= remaining bytes
+  for (uint32_t i = 0; i < n; ++i) {
+    int64_t v;
+    if (Status s = r.ReadInt(&v); !s.ok()) return s;
+    out->push_back(v);
+  }
+  return Status::Ok();
+}
+
+Status ReadDoubleList(MsgpackReader& r, std::vector<double>* out) {
+  uint32_t n;
+  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
+  out->clear();
+  out->reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    double v;
+    if (Status s = r.ReadDouble(&v); !s.ok()) return s;
+    out->push_back(v);
+  }
+  return Status::Ok();
+}
+
+Status ReadStrIntMap(MsgpackReader& r, std::vector<std::pair<std::string_view, int64_t>>* out) {
+  uint32_t n;
+  if (Status s = r.ReadMapHeader(&n); !s.ok()) return s;
+  out->clear();
+  out->reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view k;
+    int64_t v;
+    if (Status s = r.ReadStr(&k); !s.ok()) return s;
+    if (Status s = r.ReadInt(&v); !s.ok()) return s;
+    out->emplace_back(k, v);
+  }
+  return Status::Ok();
+}
+
+// Iterates a map of str keys, calling `field(key, reader)` for each value; unknown keys are
+// skipped by the callee. A non-str key is skipped with its value.
+template <typename Fn>
+Status ForEachMapField(MsgpackReader& r, Fn&& field) {
+  uint32_t n;
+  if (Status s = r.ReadMapHeader(&n); !s.ok()) return s;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view key;
+    MsgpackType t;
+    if (Status s = r.PeekType(&t); !s.ok()) return s;
+    if (t != MsgpackType::kStr) {
+      if (Status s = r.Skip(); !s.ok()) return s;
+      if (Status s = r.Skip(); !s.ok()) return s;
+      continue;
+    }
+    if (Status s = r.ReadStr(&key); !s.ok()) return s;
+    if (Status s = field(key); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// Field helpers: decode into `dst`, or report and keep the default.
+Status IntField(MsgpackReader& r, const DecodeContext& ctx, std::string_view key, int64_t* dst) {
+  return TolerantField(
+      r, ctx, key, [&](MsgpackReader& rr) { return rr.ReadInt(dst); }, [&] { *dst = 0; });
+}
+Status DoubleField(MsgpackReader& r, const DecodeContext& ctx, std::string_view key, double* dst) {
+  return TolerantField(
+      r, ctx, key, [&](MsgpackReader& rr) { return rr.ReadDouble(dst); }, [&] { *dst = 0; });
+}
+Status BoolField(MsgpackReader& r, const DecodeContext& ctx, std::string_view key, bool* dst) {
+  return TolerantField(
+      r, ctx, key, [&](MsgpackReader& rr) { return rr.ReadBool(dst); }, [&] { *dst = false; });
+}
+
+Status DecodePrefixCacheStats(MsgpackReader& r, const DecodeContext& ctx, PrefixCacheStats* out) {
+  *out = PrefixCacheStats{};
+  return ForEachMapField(r, [&](std::string_view key) -> Status {
+    if (key == "reset") return BoolField(r, ctx, key, &out->reset);
+    if (key == "requests") return IntField(r, ctx, key, &out->requests);
+    if (key == "queries") return IntField(r, ctx, key, &out->queries);
+    if (key == "hits") return IntField(r, ctx, key, &out->hits);
+    if (key == "preempted_requests") return IntField(r, ctx, key, &out->preempted_requests);
+    if (key == "preempted_queries") return IntField(r, ctx, key, &out->preempted_queries);
+    if (key == "preempted_hits") return IntField(r, ctx, key, &out->preempted_hits);
+    if (key == "hits_by_source") {
+      return TolerantField(
+          r, ctx, key,
+          [&](MsgpackReader& rr) {
+            return ConsumeNil(rr) ? Status::Ok() : ReadStrIntMap(rr, &out->hits_by_source);
+          },
+          [&] { out->hits_by_source.clear(); });
+    }
+    return r.Skip();
+  });
+}
+
+Status DecodeIterationDetails(MsgpackReader& r, const DecodeContext& ctx,
+                              SchedulerIterationDetails* out) {
+  *out = SchedulerIterationDetails{};
+  return ForEachMapField(r, [&](std::string_view key) -> Status {
+    if (key == "iteration_index") return IntField(r, ctx, key, &out->iteration_index);
+    if (key == "num_ctx_requests") return IntField(r, ctx, key, &out->num_ctx_requests);
+    if (key == "num_ctx_tokens") return IntField(r, ctx, key, &out->num_ctx_tokens);
+    if (key == "num_generation_requests") {
+      return IntField(r, ctx, key, &out->num_generation_requests);
+    }
+    if (key == "num_generation_tokens") return IntField(r, ctx, key, &out->num_generation_tokens);
+    if (key == "elapsed_ms") return DoubleField(r, ctx, key, &out->elapsed_ms);
+    if (key == "num_encoder_inputs") return IntField(r, ctx, key, &out->num_encoder_inputs);
+    if (key == "num_encoder_output_tokens") {
+      return IntField(r, ctx, key, &out->num_encoder_output_tokens);
+    }
+    if (key == "is_dummy") return BoolField(r, ctx, key, &out->is_dummy);
+    return r.Skip();
+  });
+}
+
+Status DecodeEvictionEvent(MsgpackReader& r, const DecodeContext& ctx, KvCacheEvictionEvent* out) {
+  *out = KvCacheEvictionEvent{};
+  return ForEachMapField(r, [&](std::string_view key) -> Status {
+    if (key == "lifetime_seconds") return DoubleField(r, ctx, key, &out->lifetime_seconds);
+    if (key == "idle_seconds") return DoubleField(r, ctx, key, &out->idle_seconds);
+    if (key == "reuse_gaps_seconds") {
+      return TolerantField(
+          r, ctx, key, [&](MsgpackReader& rr) { return ReadDoubleList(rr, &out->reuse_gaps_seconds); },
+          [&] { out->reuse_gaps_seconds.clear(); });
+    }
+    return r.Skip();
+  });
+}
+
+Status DecodeSpecDecoding(MsgpackReader& r, const DecodeContext& ctx, SpecDecodingStats* out) {
+  *out = SpecDecodingStats{};
+  return ForEachMapField(r, [&](std::string_view key) -> Status {
+    if (key == "num_spec_tokens") return IntField(r, ctx, key, &out->num_spec_tokens);
+    if (key == "num_drafts") return IntField(r, ctx, key, &out->num_drafts);
+    if (key == "num_draft_tokens") return IntField(r, ctx, key, &out->num_draft_tokens);
+    if (key == "num_accepted_tokens") return IntField(r, ctx, key, &out->num_accepted_tokens);
+    if (key == "num_accepted_tokens_per_pos" || key == "num_draft_tokens_per_pos") {
+      auto* dst = key == "num_accepted_tokens_per_pos" ? &out->num_accepted_tokens_per_pos
+                                                       : &out->num_draft_tokens_per_pos;
+      return TolerantField(
+          r, ctx, key, [&](MsgpackReader& rr) { return ReadIntList(rr, dst); },
+          [&] { dst->clear(); });
+    }
+    return r.Skip();
+  });
+}
+
+Status DecodeCudagraph(MsgpackReader& r, const DecodeContext& ctx, CudagraphStats* out) {
+  *out = CudagraphStats{};
+  return ForEachMapField(r, [&](std::string_view key) -> Status {
+    if (key == "num_unpadded_tokens") return IntField(r, ctx, key, &out->num_unpadded_tokens);
+    if (key == "num_padded_tokens") return IntField(r, ctx, key, &out->num_padded_tokens);
+    if (key == "num_paddings") return IntField(r, ctx, key, &out->num_paddings);
+    if (key == "runtime_mode") {
+      return TolerantField(
+          r, ctx, key, [&](MsgpackReader& rr) { return rr.ReadStr(&out->runtime_mode); },
+          [&] { out->runtime_mode = {}; });
+    }
+    return r.Skip();
+  });
+}
+
+Status DecodePerf(MsgpackReader& r, const DecodeContext& ctx, PerfStats* out) {
+  *out = PerfStats{};
+  return ForEachMapField(r, [&](std::string_view key) -> Status {
+    if (key == "num_flops_per_gpu") return IntField(r, ctx, key, &out->num_flops_per_gpu);
+    if (key == "num_read_bytes_per_gpu") return IntField(r, ctx, key, &out->num_read_bytes_per_gpu);
+    if (key == "num_write_bytes_per_gpu") {
+      return IntField(r, ctx, key, &out->num_write_bytes_per_gpu);
+    }
+    if (key == "debug_stats") {
+      out->has_debug_stats = !r.NextIsNil();
+      return r.Skip();
+    }
+    return r.Skip();
+  });
+}
+
+Status DecodeSleepState(MsgpackReader& r, const DecodeContext& ctx, SleepState* out) {
+  *out = SleepState{};
+  return ForEachMapField(r, [&](std::string_view key) -> Status {
+    if (key == "scheduler_paused") return BoolField(r, ctx, key, &out->scheduler_paused);
+    if (key == "weights" || key == "kv_cache") {
+      std::string_view* dst = key == "weights" ? &out->weights : &out->kv_cache;
+      return TolerantField(
+          r, ctx, key, [&](MsgpackReader& rr) { return rr.ReadStr(dst); },
+          [&] { *dst = "resident"; });
+    }
+    return r.Skip();
+  });
+}
+
+// Optional nested map: nil -> nullopt; wrong shape -> reported, nullopt.
+template <typename T, typename DecodeFn>
+Status OptionalField(MsgpackReader& r, const DecodeContext& ctx, std::string_view key,
+                     std::optional<T>* dst, DecodeFn&& decode) {
+  if (ConsumeNil(r)) {
+    dst->reset();
+    return Status::Ok();
+  }
+  return TolerantField(
+      r, ctx, key,
+      [&](MsgpackReader& rr) {
+        dst->emplace();
+        return decode(rr, ctx, &**dst);
+      },
+      [&] { dst->reset(); });
+}
+
+}  // namespace
+
+namespace internal {
+Status DecodeSchedulerStatsAt(MsgpackReader& r, const DecodeContext& ctx, SchedulerStats* out) {
+  *out = SchedulerStats{};
+  return ForEachMapField(r, [&](std::string_view key) -> Status {
+    if (key == "num_running_reqs") return IntField(r, ctx, key, &out->num_running_reqs);
+    if (key == "num_waiting_reqs") return IntField(r, ctx, key, &out->num_waiting_reqs);
+    if (key == "num_skipped_waiting_reqs") {
+      return IntField(r, ctx, key, &out->num_skipped_waiting_reqs);
+    }
+    if (key == "step_counter") return IntField(r, ctx, key, &out->step_counter);
+    if (key == "current_wave") return IntField(r, ctx, key, &out->current_wave);
+    if (key == "kv_cache_usage") return DoubleField(r, ctx, key, &out->kv_cache_usage);
+    if (key == "iteration_details") {
+      return OptionalField(r, ctx, key, &out->iteration_details, DecodeIterationDetails);
+    }
+    if (key == "prefix_cache_stats") {
+      return TolerantField(
+          r, ctx, key,
+          [&](MsgpackReader& rr) {
+            return ConsumeNil(rr) ? Status::Ok()
+                                  : DecodePrefixCacheStats(rr, ctx, &out->prefix_cache_stats);
+          },
+          [&] { out->prefix_cache_stats = PrefixCacheStats{}; });
+    }
+    if (key == "connector_prefix_cache_stats") {
+      return OptionalField(r, ctx, key, &out->connector_prefix_cache_stats,
+                           DecodePrefixCacheStats);
+    }
+    if (key == "kv_cache_eviction_events") {
+      return TolerantField(
+          r, ctx, key,
+          [&](MsgpackReader& rr) -> Status {
+            if (ConsumeNil(rr)) return Status::Ok();
+            uint32_t n;
+            if (Status s = rr.ReadArrayHeader(&n); !s.ok()) return s;
+            out->kv_cache_eviction_events.resize(n);
+            for (uint32_t i = 0; i < n; ++i) {
+              if (Status s = DecodeEvictionEvent(rr, ctx, &out->kv_cache_eviction_events[i]);
+                  !s.ok()) {
+                return s;
+              }
+            }
+            return Status::Ok();
+          },
+          [&] { out->kv_cache_eviction_events.clear(); });
+    }
+    if (key == "spec_decoding_stats") {
+      return OptionalField(r, ctx, key, &out->spec_decoding_stats, DecodeSpecDecoding);
+    }
+    if (key == "kv_connector_stats") {
+      if (ConsumeNil(r)) {
+        out->kv_connector_stats.reset();
+        return Status::Ok();
+      }
+      out->kv_connector_stats.emplace();
+      return internal::DecodeKvConnectorStats(r, ctx, &*out->kv_connector_stats);
+    }
+    if (key == "waiting_lora_adapters" || key == "running_lora_adapters") {
+      auto* dst = key[0] == 'w' ? &out->waiting_lora_adapters : &out->running_lora_adapters;
+      return TolerantField(
+          r, ctx, key,
+          [&](MsgpackReader& rr) { return ConsumeNil(rr) ? Status::Ok() : ReadStrIntMap(rr, dst); },
+          [&] { dst->clear(); });
+    }
+    if (key == "cudagraph_stats") {
+      return OptionalField(r, ctx, key, &out->cudagraph_stats, DecodeCudagraph);
+    }
+    if (key == "perf_stats") return OptionalField(r, ctx, key, &out->perf_stats, DecodePerf);
+    if (key == "sleep_state") return OptionalField(r, ctx, key, &out->sleep_state, DecodeSleepState);
+    if (key == "sleep_state_only") return BoolField(r, ctx, key, &out->sleep_state_only);
+    return r.Skip();  // unknown keys: newer engines add fields
+  });
+}
+}  // namespace internal
+
+Status DecodeSchedulerStats(std::string_view data, size_t base_offset, const DecodeContext& ctx,
+                            SchedulerStats* out) {
+  MsgpackReader r(data, base_offset);
+  if (Status s = internal::DecodeSchedulerStatsAt(r, ctx, out); !s.ok()) return s;
+  if (!r.at_end()) return Status::Malformed("trailing bytes after SchedulerStats", r.offset());
+  return Status::Ok();
+}
+
+}  // namespace vmetrics

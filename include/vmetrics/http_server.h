@@ -1,0 +1,188 @@
+// File: http_server.h
+//
+// HttpServer: the HTTP endpoint of a vmetrics frontend, serving `/metrics` and `/health` the
+// way vLLM's Python frontend does, on libmicrohttpd.
+//
+//   GET|HEAD /metrics   200, the exposition chosen by Negotiate(Accept, Accept-Encoding):
+//                       text 0.0.4 or OpenMetrics 1.0.0, gzip-compressed when accepted.
+//                       `/metrics/` and any query string (`/metrics?x=1`) are the same route.
+//   GET|HEAD /health    200 when HttpHandlers::health reports healthy, 503 otherwise.
+//   other methods       405 with `Allow: GET, HEAD` on the two paths above.
+//   other paths         404.
+//   malformed requests  4xx from libmicrohttpd (garbage request line: 400; headers above
+//                       max_request_bytes: 431), more than max_headers header lines: 431.
+//   handler throws      500; the server keeps serving.
+//
+// The server owns no metrics: it calls the handlers it is given, on its own worker threads,
+// once per request. Rendering therefore happens on a worker thread, and a slow scrape holds up
+// only the connections that share its worker, never recording.
+//
+// Thread safety: Start, port and Stop may be called from any thread, but not concurrently with
+// each other on the same server, and never from inside a handler (Stop waits for the handlers
+// to return). The handlers are called concurrently from up to `threads` worker threads and
+// must be safe for that.
+//
+// Example:
+//   HttpHandlers handlers;
+//   handlers.render_metrics = [&](ExpositionFormat f) { return Render(registry, f); };
+//   handlers.health = [] { return HealthReport{true, ""}; };
+//   HttpServerOptions options;
+//   options.port = 0;  // ephemeral
+//   Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(options, handlers);
+//   ASSERT_TRUE(server.ok()) << server.status().ToString();
+//   uint16_t port = (*server)->port();  // accepting connections from here on
+//   (*server)->Stop();
+#ifndef VMETRICS_HTTP_SERVER_H_
+#define VMETRICS_HTTP_SERVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "vmetrics/exposition.h"
+#include "vmetrics/status.h"
+
+namespace vmetrics {
+
+namespace internal {
+struct HttpServerState;  // defined in src/server/http_server.cc
+}  // namespace internal
+
+// HttpServerOptions
+//
+// Where to listen and how much a client may ask of the server. The defaults suit one
+// frontend scraped by a handful of Prometheus servers.
+struct HttpServerOptions {
+  // ---- Where to listen ----
+
+  // Address to bind: an IPv4 literal ("127.0.0.1", "0.0.0.0"), an IPv6 literal ("::1"; "::"
+  // also accepts IPv4 on a dual-stack host) or a host name, resolved with getaddrinfo; the
+  // first resolved address that binds wins. "" binds every interface. Default: loopback only,
+  // as `vllm serve --host` is usually set explicitly when a scraper runs elsewhere.
+  std::string host = "127.0.0.1";
+
+  // TCP port. 0 picks a free ephemeral port; HttpServer::port() tells which.
+  uint16_t port = 8000;
+
+  // ---- Performance ----
+
+  // Worker threads, each with its own epoll loop (poll where epoll is missing). Each worker
+  // accepts and serves whole connections, so a slow render stalls only its own worker's
+  // connections. Must be >= 1.
+  unsigned threads = 2;
+
+  // ---- Limits: what one client may cost ----
+
+  // Connections open at once, across all workers; more are refused at accept. Must be
+  // >= threads (libmicrohttpd splits it between the workers).
+  size_t max_connections = 1024;
+
+  // Seconds a connection may stay idle (including keep-alive between scrapes) before it is
+  // closed. 0 disables the timeout (not recommended: idle clients then hold connections).
+  unsigned connection_timeout_s = 30;
+
+  // Per-connection memory for the request line and headers (libmicrohttpd's connection
+  // memory pool). A request whose head does not fit is answered 431 (or 414 for a long URI)
+  // and the connection closed. Must be >= 4096.
+  size_t max_request_bytes = 64 * 1024;
+
+  // Header lines a request may carry; more are answered 431. Small headers can stay under
+  // max_request_bytes in large numbers, so they are counted on their own.
+  unsigned max_headers = 100;
+};
+
+// HealthReport: what HttpHandlers::health returns. `healthy` selects 200 or 503; `body` is
+// sent as text/plain when not empty (vLLM itself answers with an empty body).
+struct HealthReport {
+  bool healthy = true;
+  std::string body;
+};
+
+// HttpHandlers
+//
+// What the server calls to answer a request. Both are called on worker threads, possibly
+// concurrently (see the thread-safety contract above). An exception escaping a handler is
+// caught and answered with 500.
+struct HttpHandlers {
+  // Required. Returns the complete exposition in `format` (WriteText or WriteOpenMetrics
+  // output). The server compresses it when the client accepts gzip.
+  std::function<std::string(ExpositionFormat)> render_metrics;
+
+  // Optional. Unset means always healthy with an empty body.
+  std::function<HealthReport()> health;
+
+  // Optional. Receives libmicrohttpd's own error messages (failed accepts, protocol errors),
+  // one message per call without a trailing newline. Unset drops them; messages logged while
+  // Start is running are also included in its error status.
+  std::function<void(std::string_view)> log;
+};
+
+// HttpServer
+//
+// A running HTTP endpoint. Created only by Start, which returns once the socket is bound and
+// listening; destroyed (or stopped) to shut it down. Not copyable or movable: the worker
+// threads hold the address of its state.
+class HttpServer {
+ public:
+  // Start
+  //
+  // Binds options.host:options.port, starts the worker threads and returns the running server;
+  // from that moment connections are accepted and answered.
+  //
+  // Failure: kInvalidArgument, with the reason in the message, for an unset render_metrics,
+  // an option out of range, a host that does not resolve, or when libmicrohttpd cannot start
+  // on any resolved address (port in use, permission denied, address not local; its own
+  // messages are included). No thread or socket is left behind on failure.
+  //
+  // Ownership: the returned server owns the handlers (moved in) and its threads.
+  //
+  // Example:
+  //   HttpServerOptions options;
+  //   options.port = 0;
+  //   auto server = HttpServer::Start(options, {.render_metrics = [](ExpositionFormat) {
+  //     return std::string("up 1.0\n"); }});
+  //   ASSERT_TRUE(server.ok());
+  //   EXPECT_NE((*server)->port(), 0);
+  static Result<std::unique_ptr<HttpServer>> Start(HttpServerOptions options,
+                                                   HttpHandlers handlers);
+
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Stops the server (see Stop).
+  ~HttpServer();
+
+  // port
+  //
+  // The port the server is bound to: options.port, or the one the kernel chose for port 0.
+  // Still valid after Stop.
+  //
+  // Example:
+  //   EXPECT_EQ((*server)->port(), options.port);  // when options.port != 0
+  uint16_t port() const;
+
+  // Stop
+  //
+  // Closes the listening socket and every connection, waits for running handlers to return
+  // and joins the worker threads. Idempotent; the destructor calls it. Must not be called from
+  // a handler (it would wait for itself).
+  //
+  // Example:
+  //   (*server)->Stop();
+  //   (*server)->Stop();  // no-op
+  void Stop();
+
+ private:
+  explicit HttpServer(std::unique_ptr<internal::HttpServerState> state);
+
+  // Options, handlers and the libmicrohttpd daemon, at a fixed address because the worker
+  // threads hold a pointer to it.
+  std::unique_ptr<internal::HttpServerState> state_;
+};
+
+}  // namespace vmetrics
+
+#endif  // VMETRICS_HTTP_SERVER_H_

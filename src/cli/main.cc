@@ -1,0 +1,27 @@
+// vmetrics: vLLM EngineCore statistics as Prometheus metrics. See README.md.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/commands.h"
+
+#ifndef VMETRICS_VERSION
+#define VMETRICS_VERSION "0.1.0"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{"vmetrics: vLLM EngineCore statistics as Prometheus metrics, byte for byte"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", VMETRICS_VERSION);
+  int exit_code = 0;
+  vmetrics::cli::AddDecodeCommand(app, &exit_code);
+  vmetrics::cli::AddReplayCommand(app, &exit_code);
+  vmetrics::cli::AddServeCommand(app, &exit_code);
+  vmetrics::cli::AddSimulateCommand(app, &exit_code);
+  vmetrics::cli::AddDemoCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return exit_code;
+}
