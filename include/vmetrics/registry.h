@@ -23,7 +23,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -62,6 +61,9 @@ struct FamilySpec {
   std::string help;
   std::vector<std::string> label_names;  // declaration order; rendering sorts them
   std::vector<double> buckets;           // histograms: ascending upper bounds, +Inf implied
+  // Families render in (render_group, registration) order. vmetrics' own accounting families
+  // use group 1 so they stay after every `vllm:` family, even ones registered later.
+  int render_group = 0;
 };
 
 // One labelled series. Which methods apply depends on the family type; the others are no-ops.
@@ -117,7 +119,7 @@ class Family {
   FamilySpec spec_;
   const Clock* clock_;
   mutable std::mutex mu_;
-  std::deque<Child> children_;  // deque: stable addresses
+  std::vector<std::unique_ptr<Child>> children_;  // creation order; addresses stay stable
   std::vector<const Child*> order_;
 };
 
@@ -131,7 +133,7 @@ class Registry {
   // same name exists it is returned unchanged (its spec must match; callers check).
   Family& AddFamily(FamilySpec spec);
   Family* Find(std::string_view name);
-  // Families in registration order.
+  // Families in render order: by render_group, then registration order.
   std::vector<const Family*> Families() const;
   const Clock& clock() const { return *clock_; }
 
@@ -139,7 +141,7 @@ class Registry {
   SystemClock system_clock_;
   const Clock* clock_;
   mutable std::mutex mu_;
-  std::deque<Family> families_;
+  std::vector<std::unique_ptr<Family>> families_;  // registration order
   std::vector<const Family*> order_;
 };
 

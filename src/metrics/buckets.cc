@@ -1,1 +1,52 @@
-// (being written)
+#include "metrics/buckets.h"
+
+namespace vmetrics::internal {
+
+std::vector<double> Build125Buckets(int64_t max_value) {
+  std::vector<double> buckets;
+  static constexpr int64_t kMantissas[] = {1, 2, 5};
+  for (int64_t exponent = 1;; exponent *= 10) {
+    for (int64_t m : kMantissas) {
+      const int64_t v = m * exponent;
+      if (v > max_value) return buckets;
+      buckets.push_back(static_cast<double>(v));
+    }
+    if (exponent > (INT64_MAX / 100)) return buckets;
+  }
+}
+
+const std::vector<double>& IterationTokensBuckets() {
+  static const std::vector<double> b = {1,   8,    16,   32,   64,   128,  256,
+                                        512, 1024, 2048, 4096, 8192, 16384};
+  return b;
+}
+const std::vector<double>& RequestParamsNBuckets() {
+  static const std::vector<double> b = {1, 2, 5, 10, 20};
+  return b;
+}
+const std::vector<double>& TimeToFirstTokenBuckets() {
+  static const std::vector<double> b = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,
+                                        0.25,  0.5,   0.75, 1.0,  2.5,  5.0,  7.5,  10.0,
+                                        20.0,  40.0,  80.0, 160.0, 640.0, 2560.0};
+  return b;
+}
+const std::vector<double>& InterTokenLatencyBuckets() {
+  static const std::vector<double> b = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,
+                                        0.3,  0.4,   0.5,  0.75,  1.0, 2.5,  5.0,
+                                        7.5,  10.0,  20.0, 40.0,  80.0};
+  return b;
+}
+const std::vector<double>& RequestLatencyBuckets() {
+  static const std::vector<double> b = {0.3,  0.5,  0.8,  1.0,   1.5,   2.0,   2.5,
+                                        5.0,  10.0, 15.0, 20.0,  30.0,  40.0,  50.0,
+                                        60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+  return b;
+}
+const std::vector<double>& KvResidencyBuckets() {
+  static const std::vector<double> b = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1,
+                                        0.2,   0.5,   1,     2,    5,    10,   20,
+                                        30,    60,    120,   300,  600,  1200, 1800};
+  return b;
+}
+
+}  // namespace vmetrics::internal

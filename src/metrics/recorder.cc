@@ -1,1 +1,329 @@
-// (being written)
+#include "vmetrics/recorder.h"
+
+#include <cstdio>
+#include <set>
+
+#include "metrics/buckets.h"
+#include "metrics/connector_families.h"
+#include "metrics/frontend_families.h"
+
+namespace vmetrics {
+
+using internal::BucketSet;
+using internal::FrontendFamily;
+using internal::Gate;
+
+namespace {
+
+std::vector<double> BucketsFor(BucketSet set, int64_t max_model_len) {
+  switch (set) {
+    case BucketSet::kNone: return {};
+    case BucketSet::kTokens125: return internal::Build125Buckets(max_model_len);
+    case BucketSet::kIterationTokens: return internal::IterationTokensBuckets();
+    case BucketSet::kRequestParamsN: return internal::RequestParamsNBuckets();
+    case BucketSet::kTimeToFirstToken: return internal::TimeToFirstTokenBuckets();
+    case BucketSet::kInterTokenLatency: return internal::InterTokenLatencyBuckets();
+    case BucketSet::kRequestLatency: return internal::RequestLatencyBuckets();
+    case BucketSet::kKvResidency: return internal::KvResidencyBuckets();
+  }
+  return {};
+}
+
+// Per-engine children of the scheduler families, resolved once.
+struct EngineHandles {
+  Child* running = nullptr;
+  Child* waiting = nullptr;
+  Child* waiting_capacity = nullptr;
+  Child* waiting_deferred = nullptr;
+  Child* kv_cache_usage = nullptr;
+  Child* prefix_queries = nullptr;
+  Child* prefix_hits = nullptr;
+  Child* external_queries = nullptr;
+  Child* external_hits = nullptr;
+  Child* flops = nullptr;
+  Child* read_bytes = nullptr;
+  Child* write_bytes = nullptr;
+  Child* spec_drafts = nullptr;
+  Child* spec_draft_tokens = nullptr;
+  Child* spec_accepted = nullptr;
+  std::vector<Child*> spec_per_pos;
+  Child* kv_block_lifetime = nullptr;
+  Child* kv_block_idle = nullptr;
+  Child* kv_block_reuse_gap = nullptr;
+};
+
+}  // namespace
+
+struct StatsRecorder::Impl {
+  Impl(Registry* reg, RecorderOptions opts)
+      : registry(reg),
+        options(std::move(opts)),
+        reporter([this](const std::string& line) { Log(line); }) {}
+
+  void Log(const std::string& line) const {
+    if (options.log) {
+      options.log(line);
+    } else {
+      std::fprintf(stderr, "vmetrics: %s\n", line.c_str());
+    }
+  }
+
+  Family& Register(const FrontendFamily& f) {
+    FamilySpec spec;
+    spec.name = std::string(f.name);
+    spec.type = f.type;
+    spec.help = std::string(f.help);
+    spec.label_names = {"model_name", "engine"};
+    if (!f.extra_label.empty()) spec.label_names.emplace_back(f.extra_label);
+    spec.buckets = BucketsFor(f.buckets, options.max_model_len);
+    Family& family = registry->AddFamily(std::move(spec));
+    families[std::string(f.name)] = &family;
+    if (f.extra_label == "position") return family;  // children made per engine below
+    // Eager children: the extra label is the outer loop, engines the inner one (Python builds
+    // {label value: {engine: child}} dicts).
+    if (f.extra_values.empty()) {
+      for (const std::string& e : engines) family.GetOrCreate({options.served_model_name, e});
+    } else {
+      for (std::string_view v : f.extra_values) {
+        for (const std::string& e : engines) {
+          family.GetOrCreate({options.served_model_name, e, std::string(v)});
+        }
+      }
+    }
+    return family;
+  }
+
+  Child* Get(std::string_view family, size_t slot, std::string_view extra = {}) {
+    auto it = families.find(std::string(family));
+    if (it == families.end()) return nullptr;
+    if (extra.empty()) return it->second->GetOrCreate({options.served_model_name, engines[slot]});
+    return it->second->GetOrCreate({options.served_model_name, engines[slot], std::string(extra)});
+  }
+
+  void RegisterAll() {
+    for (int64_t e : options.engine_indexes) engines.push_back(std::to_string(e));
+    const bool spec_decode = options.num_speculative_tokens > 0;
+    if (spec_decode) {
+      for (const FrontendFamily& f : internal::SpecDecodeFamilies()) Register(f);
+    }
+    // Connector families of the configured connectors, in config order.
+    connectors = std::make_unique<internal::ConnectorRecorder>(registry, options.served_model_name,
+                                                               engines, options.log ? options.log
+                                                                                    : nullptr);
+    if (options.connectors.configured()) {
+      std::vector<std::string> names;
+      if (options.connectors.is_multi()) {
+        names = options.connectors.children;
+      } else {
+        names.push_back(options.connectors.connector);
+      }
+      for (const std::string& n : names) {
+        if (const ConnectorRow* row = catalog->FindByClassName(n)) connectors->Register(*row);
+      }
+    }
+    for (const FrontendFamily& f : internal::FrontendFamilies()) {
+      if (f.gate == Gate::kKvCacheMetrics && !options.kv_cache_metrics) continue;
+      Register(f);
+    }
+    {
+      FamilySpec spec;
+      spec.name = std::string(internal::kCacheConfigInfoName);
+      spec.type = MetricType::kGauge;
+      spec.help = std::string(internal::kCacheConfigInfoHelp);
+      cache_config_family = &registry->AddFamily(std::move(spec));
+    }
+    {
+      FamilySpec spec;
+      spec.name = "vmetrics_decode_errors";
+      spec.type = MetricType::kCounter;
+      spec.help = "EngineCoreOutputs messages that could not be decoded and were skipped.";
+      spec.render_group = 1;
+      decode_errors = registry->AddFamily(std::move(spec)).GetOrCreate(std::span<const std::string>());
+      spec = FamilySpec{};
+      spec.name = "vmetrics_unknown_engine_messages";
+      spec.type = MetricType::kCounter;
+      spec.help =
+          "EngineCoreOutputs messages from an engine index outside the configured data-parallel "
+          "ranks, skipped.";
+      spec.render_group = 1;
+      unknown_engine =
+          registry->AddFamily(std::move(spec)).GetOrCreate(std::span<const std::string>());
+    }
+    // Resolve the per-engine handles (engine-major for spec per-position children).
+    handles.resize(engines.size());
+    for (size_t slot = 0; slot < engines.size(); ++slot) {
+      EngineHandles& h = handles[slot];
+      h.running = Get("vllm:num_requests_running", slot);
+      h.waiting = Get("vllm:num_requests_waiting", slot);
+      h.waiting_capacity = Get("vllm:num_requests_waiting_by_reason", slot, "capacity");
+      h.waiting_deferred = Get("vllm:num_requests_waiting_by_reason", slot, "deferred");
+      h.kv_cache_usage = Get("vllm:kv_cache_usage_perc", slot);
+      h.prefix_queries = Get("vllm:prefix_cache_queries", slot);
+      h.prefix_hits = Get("vllm:prefix_cache_hits", slot);
+      h.external_queries = Get("vllm:external_prefix_cache_queries", slot);
+      h.external_hits = Get("vllm:external_prefix_cache_hits", slot);
+      h.flops = Get("vllm:estimated_flops_per_gpu", slot);
+      h.read_bytes = Get("vllm:estimated_read_bytes_per_gpu", slot);
+      h.write_bytes = Get("vllm:estimated_write_bytes_per_gpu", slot);
+      Get("vllm:engine_sleep_state", slot, "awake")->Set(1.0);
+      if (spec_decode) {
+        h.spec_drafts = Get("vllm:spec_decode_num_drafts", slot);
+        h.spec_draft_tokens = Get("vllm:spec_decode_num_draft_tokens", slot);
+        h.spec_accepted = Get("vllm:spec_decode_num_accepted_tokens", slot);
+        for (int64_t pos = 0; pos < options.num_speculative_tokens; ++pos) {
+          h.spec_per_pos.push_back(
+              Get("vllm:spec_decode_num_accepted_tokens_per_pos", slot, std::to_string(pos)));
+        }
+      }
+      if (options.kv_cache_metrics) {
+        h.kv_block_lifetime = Get("vllm:kv_block_lifetime_seconds", slot);
+        h.kv_block_idle = Get("vllm:kv_block_idle_before_evict_seconds", slot);
+        h.kv_block_reuse_gap = Get("vllm:kv_block_reuse_gap_seconds", slot);
+      }
+    }
+    if (!options.cache_config.empty()) SetCacheConfig(options.cache_config);
+  }
+
+  void SetCacheConfig(const std::vector<std::pair<std::string, std::string>>& config) {
+    std::lock_guard<std::mutex> lock(cache_config_mu);
+    if (cache_config_set) return;
+    cache_config_set = true;
+    // The family was registered without labels (its label set is only known now); give it
+    // the CacheConfig keys + engine, as Python's log_engine_initialized does.
+    FamilySpec& spec = const_cast<FamilySpec&>(cache_config_family->spec());
+    spec.label_names.clear();
+    for (const auto& [k, unused] : config) spec.label_names.push_back(k);
+    spec.label_names.push_back("engine");
+    for (const std::string& e : engines) {
+      std::vector<std::string> values;
+      for (const auto& [unused, v] : config) values.push_back(v);
+      values.push_back(e);
+      cache_config_family->GetOrCreate(values)->Set(1.0);
+    }
+  }
+
+  int Slot(int64_t engine_index) const {
+    for (size_t i = 0; i < options.engine_indexes.size(); ++i) {
+      if (options.engine_indexes[i] == engine_index) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  void Add(Child* c, double v, const char* field) {
+    if (c != nullptr && !c->Add(v)) {
+      Problem p;
+      p.key = field;
+      p.what = "negative counter increment skipped";
+      reporter.Report(p);
+    }
+  }
+
+  void RecordScheduler(const SchedulerStats& s, size_t slot, const DecodeContext& ctx) {
+    EngineHandles& h = handles[slot];
+    h.running->Set(static_cast<double>(s.num_running_reqs));
+    h.waiting->Set(static_cast<double>(s.num_waiting_reqs + s.num_skipped_waiting_reqs));
+    h.waiting_capacity->Set(static_cast<double>(s.num_waiting_reqs));
+    h.waiting_deferred->Set(static_cast<double>(s.num_skipped_waiting_reqs));
+    h.kv_cache_usage->Set(s.kv_cache_usage);
+    Add(h.prefix_queries, static_cast<double>(s.prefix_cache_stats.queries), "prefix_cache_stats.queries");
+    Add(h.prefix_hits, static_cast<double>(s.prefix_cache_stats.hits), "prefix_cache_stats.hits");
+    if (s.connector_prefix_cache_stats) {
+      Add(h.external_queries, static_cast<double>(s.connector_prefix_cache_stats->queries),
+          "connector_prefix_cache_stats.queries");
+      Add(h.external_hits, static_cast<double>(s.connector_prefix_cache_stats->hits),
+          "connector_prefix_cache_stats.hits");
+    }
+    if (s.spec_decoding_stats && h.spec_drafts != nullptr) {
+      const SpecDecodingStats& sd = *s.spec_decoding_stats;
+      Add(h.spec_drafts, static_cast<double>(sd.num_drafts), "spec_decoding_stats.num_drafts");
+      Add(h.spec_draft_tokens, static_cast<double>(sd.num_draft_tokens),
+          "spec_decoding_stats.num_draft_tokens");
+      Add(h.spec_accepted, static_cast<double>(sd.num_accepted_tokens),
+          "spec_decoding_stats.num_accepted_tokens");
+      for (size_t pos = 0; pos < h.spec_per_pos.size(); ++pos) {
+        if (pos < sd.num_accepted_tokens_per_pos.size()) {
+          Add(h.spec_per_pos[pos], static_cast<double>(sd.num_accepted_tokens_per_pos[pos]),
+              "spec_decoding_stats.num_accepted_tokens_per_pos");
+        }
+      }
+    }
+    if (s.kv_connector_stats) connectors->Record(*s.kv_connector_stats, slot, ctx);
+    if (s.perf_stats) {
+      const PerfStats& p = *s.perf_stats;
+      if (p.num_flops_per_gpu != 0 || p.num_read_bytes_per_gpu != 0 ||
+          p.num_write_bytes_per_gpu != 0) {
+        Add(h.flops, static_cast<double>(p.num_flops_per_gpu), "perf_stats.num_flops_per_gpu");
+        Add(h.read_bytes, static_cast<double>(p.num_read_bytes_per_gpu),
+            "perf_stats.num_read_bytes_per_gpu");
+        Add(h.write_bytes, static_cast<double>(p.num_write_bytes_per_gpu),
+            "perf_stats.num_write_bytes_per_gpu");
+      }
+    }
+    if (h.kv_block_lifetime != nullptr) {
+      for (const KvCacheEvictionEvent& e : s.kv_cache_eviction_events) {
+        h.kv_block_lifetime->Observe(e.lifetime_seconds);
+        h.kv_block_idle->Observe(e.idle_seconds);
+        for (double gap : e.reuse_gaps_seconds) h.kv_block_reuse_gap->Observe(gap);
+      }
+    }
+  }
+
+  Registry* registry;
+  RecorderOptions options;
+  LoggingReporter reporter;
+  const ConnectorCatalog* catalog = nullptr;
+  std::vector<std::string> engines;
+  std::map<std::string, Family*, std::less<>> families;
+  std::vector<EngineHandles> handles;
+  std::unique_ptr<internal::ConnectorRecorder> connectors;
+  Family* cache_config_family = nullptr;
+  std::mutex cache_config_mu;
+  bool cache_config_set = false;
+  Child* decode_errors = nullptr;
+  Child* unknown_engine = nullptr;
+};
+
+StatsRecorder::StatsRecorder(Registry* registry, RecorderOptions options)
+    : impl_(std::make_unique<Impl>(registry, std::move(options))) {
+  impl_->catalog =
+      impl_->options.catalog != nullptr ? impl_->options.catalog : &ConnectorCatalog::BuiltIn();
+  impl_->RegisterAll();
+}
+
+StatsRecorder::~StatsRecorder() = default;
+
+DecodeContext StatsRecorder::decode_context(uint64_t message_number) const {
+  DecodeContext ctx;
+  ctx.catalog = impl_->catalog;
+  ctx.connectors = impl_->options.connectors.configured() ? &impl_->options.connectors : nullptr;
+  ctx.reporter = &impl_->reporter;
+  ctx.message_number = message_number;
+  return ctx;
+}
+
+void StatsRecorder::Record(const EngineCoreOutputs& message) {
+  const int slot = impl_->Slot(message.engine_index);
+  if (slot < 0) {
+    impl_->unknown_engine->Add(1);
+    Problem p;
+    p.what = "message from engine index " + std::to_string(message.engine_index) +
+             ", which is not a configured engine; skipped";
+    impl_->reporter.Report(p);
+    return;
+  }
+  if (message.scheduler_stats) {
+    DecodeContext ctx = decode_context(0);
+    impl_->RecordScheduler(*message.scheduler_stats, static_cast<size_t>(slot), ctx);
+  }
+}
+
+void StatsRecorder::CountDecodeError() { impl_->decode_errors->Add(1); }
+
+void StatsRecorder::SetCacheConfig(std::vector<std::pair<std::string, std::string>> config) {
+  impl_->SetCacheConfig(config);
+}
+
+Reporter& StatsRecorder::reporter() { return impl_->reporter; }
+const RecorderOptions& StatsRecorder::options() const { return impl_->options; }
+
+}  // namespace vmetrics

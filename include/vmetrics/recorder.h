@@ -1,0 +1,83 @@
+// File: recorder.h
+//
+// StatsRecorder: registers the families vLLM's Python frontend registers (plus the families of
+// the configured KV connectors and vmetrics' own accounting) and records decoded
+// EngineCoreOutputs messages into them. docs/recording.md is the contract: family order, eager
+// children, and exactly how each SchedulerStats field and connector payload is applied.
+//
+// Hot path: per-engine children are resolved at construction (like vLLM's
+// resolve_scheduler_stats_handles), so recording a SchedulerStats is a series of atomic adds
+// and stores. Dynamically labelled families (Mooncake store operation/status, connectors seen
+// for the first time) look their children up under the family mutex: the documented exception.
+//
+// Thread safety: Record and the Count* methods may be called from several threads at once
+// (each child is atomic); rendering the registry concurrently is safe.
+//
+// Example:
+//   Registry reg(&clock);
+//   StatsRecorder rec(&reg, RecorderOptions{});
+//   rec.Record(decoded_message);
+//   std::string text; WriteText(reg, {}, &text);
+#ifndef VMETRICS_RECORDER_H_
+#define VMETRICS_RECORDER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/registry.h"
+
+namespace vmetrics {
+
+struct RecorderOptions {
+  // Behaviour.
+  std::string served_model_name = "model";  // `model_name` label
+  std::vector<int64_t> engine_indexes = {0};  // data-parallel ranks served (eager children)
+  ConnectorConfig connectors;                 // --kv-transfer-config (or the ready response)
+  int64_t max_model_len = 8192;               // 1-2-5 token buckets
+  int64_t num_speculative_tokens = 0;         // > 0 registers the spec-decode families
+  bool kv_cache_metrics = false;              // registers the kv_block_* residency histograms
+  // vllm:cache_config_info labels (CacheConfig key -> str(value)); empty = no children yet.
+  std::vector<std::pair<std::string, std::string>> cache_config;
+  // Where "logged once" messages go (unknown connectors, bad fields); nullptr = stderr.
+  std::function<void(const std::string&)> log;
+  // Catalog of connector rows; nullptr = ConnectorCatalog::BuiltIn().
+  const ConnectorCatalog* catalog = nullptr;
+};
+
+class StatsRecorder {
+ public:
+  StatsRecorder(Registry* registry, RecorderOptions options);
+  ~StatsRecorder();
+  StatsRecorder(const StatsRecorder&) = delete;
+  StatsRecorder& operator=(const StatsRecorder&) = delete;
+
+  // The context to decode messages with (catalog, configured connectors, reporter).
+  DecodeContext decode_context(uint64_t message_number) const;
+
+  // Records one decoded message (docs/recording.md). A message from an engine index not in
+  // options.engine_indexes is counted in vmetrics_unknown_engine_messages_total and skipped.
+  void Record(const EngineCoreOutputs& message);
+
+  // Counts a message that failed to decode (vmetrics_decode_errors_total).
+  void CountDecodeError();
+
+  // Sets vllm:cache_config_info's children (one per engine, value 1.0). Only the first call
+  // has an effect (Python registers it once, after the handshake).
+  void SetCacheConfig(std::vector<std::pair<std::string, std::string>> cache_config);
+
+  Reporter& reporter();
+  const RecorderOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vmetrics
+
+#endif  // VMETRICS_RECORDER_H_

@@ -1,0 +1,26 @@
+// File: buckets.h
+//
+// Histogram bucket lists of vLLM's Python frontend (vllm/v1/metrics/loggers.py at 6adad087;
+// ../shared/spec/reference/python-frontend-metrics.md §2.4). +Inf is implied.
+#ifndef VMETRICS_METRICS_BUCKETS_H_
+#define VMETRICS_METRICS_BUCKETS_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace vmetrics::internal {
+
+// build_1_2_5_buckets(max): 1, 2, 5, 10, 20, 50, ... while <= max (max itself is not appended).
+// Example: Build125Buckets(1024) == {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}.
+std::vector<double> Build125Buckets(int64_t max_value);
+
+const std::vector<double>& IterationTokensBuckets();
+const std::vector<double>& RequestParamsNBuckets();
+const std::vector<double>& TimeToFirstTokenBuckets();
+const std::vector<double>& InterTokenLatencyBuckets();
+const std::vector<double>& RequestLatencyBuckets();
+const std::vector<double>& KvResidencyBuckets();
+
+}  // namespace vmetrics::internal
+
+#endif  // VMETRICS_METRICS_BUCKETS_H_
