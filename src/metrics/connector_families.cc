@@ -10,7 +10,9 @@ ConnectorRecorder::ConnectorRecorder(Registry* registry, std::string model_name,
     : registry_(registry),
       model_name_(std::move(model_name)),
       engines_(std::move(engines)),
-      log_(std::move(log)) {
+      log_(std::move(log)) {}
+
+void ConnectorRecorder::RegisterAccounting() {
   FamilySpec spec;
   spec.name = "vmetrics_kv_connector_payloads";
   spec.type = MetricType::kCounter;

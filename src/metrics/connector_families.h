@@ -24,6 +24,8 @@ class ConnectorRecorder {
   ConnectorRecorder(Registry* registry, std::string model_name, std::vector<std::string> engines,
                     std::function<void(const std::string&)> log);
 
+  // Registers vmetrics_kv_connector_payloads (call once, where it belongs in render order).
+  void RegisterAccounting();
   // Registers a row's families (once per row) with eager children where the row says so.
   void Register(const ConnectorRow& row);
   // Records one message's kv_connector_stats from engine slot `engine_slot` (index into the
@@ -46,7 +48,7 @@ class ConnectorRecorder {
   std::string model_name_;
   std::vector<std::string> engines_;
   std::function<void(const std::string&)> log_;
-  Family* payloads_family_;
+  Family* payloads_family_ = nullptr;
   std::mutex mu_;  // guards rows_, lazy maps and the accounting cache
   std::map<const ConnectorRow*, RowState> rows_;
   std::map<std::pair<std::string, std::string>, Child*> accounting_;

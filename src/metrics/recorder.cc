@@ -148,6 +148,7 @@ struct StatsRecorder::Impl {
       spec.render_group = 1;
       unknown_engine =
           registry->AddFamily(std::move(spec)).GetOrCreate(std::span<const std::string>());
+      connectors->RegisterAccounting();
     }
     // Resolve the per-engine handles (engine-major for spec per-position children).
     handles.resize(engines.size());

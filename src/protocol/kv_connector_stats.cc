@@ -203,7 +203,9 @@ Status DecodeKvConnectorStats(MsgpackReader& r, const DecodeContext& ctx, KvConn
   if (!configured.empty() && !multi) {
     out->payloads.push_back(
         MakePayload(catalog, configured, IdentifiedBy::kConfigured, out->raw, offset, false));
-  } else if (!multi) {
+    return Status::Ok();
+  }
+  if (!multi) {
     // Nothing configured: infer by shape, in the catalog's row order (see connector_catalog.cc).
     for (const auto& row : catalog.rows()) {
       if (MatchesShape(*row, entries)) {
