@@ -312,6 +312,12 @@ void StatsRecorder::Record(const EngineCoreOutputs& message) {
     impl_->reporter.Report(p);
     return;
   }
+  // Python's output loop resolves a utility reply and `continue`s: no stats from it.
+  if (message.utility_output) return;
+  // A newer engine's sleep-telemetry-only update carries no scheduler data; recording its
+  // default-valued fields would zero the gauges. The sleep families themselves are not part of
+  // the 6adad087 family set, so nothing is recorded from it.
+  if (message.scheduler_stats && message.scheduler_stats->sleep_state_only) return;
   if (message.scheduler_stats) {
     DecodeContext ctx = decode_context(0);
     impl_->RecordScheduler(*message.scheduler_stats, static_cast<size_t>(slot), ctx);

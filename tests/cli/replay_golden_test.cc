@@ -1,0 +1,284 @@
+// File: replay_golden_test.cc
+//
+// Runs `vmetrics replay` on every scenario of tests/golden/scenarios.tsv and compares its stdout
+// byte for byte with the golden exposition. The scenarios, their inputs and the goldens are
+// written by tools/gen_goldens.py, an independent Python recorder that renders with
+// prometheus_client; regenerate them with tools/regen.sh, never by hand.
+//
+// scenarios.tsv: one scenario per line, `#` lines are comments, tab-separated columns
+//   name, input file, expected file (both relative to the source tree), replay arguments
+//   (space-separated; the generator guarantees no argument contains a space).
+// The binary is started with posix_spawn and an explicit argv: no shell sees the arguments, and
+// PROMETHEUS_DISABLE_CREATED_SERIES is removed from its environment (replay honours it, and the
+// goldens say themselves whether they carry `_created`).
+//
+// Exit status: replay prints the exposition either way, and exits 1 when it skipped a message
+// that did not decode. So the expected status is 1 when the golden counts a decode error
+// (it has no `vmetrics_decode_errors_total 0.0` sample) and 0 otherwise.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace {
+
+constexpr char kScenariosFile[] = "tests/golden/scenarios.tsv";
+
+std::string SourcePath(const std::string& relative) {
+  return std::string(VMETRICS_SOURCE_DIR) + "/" + relative;
+}
+
+struct Scenario {
+  std::string name;
+  std::string input;     // relative to the source tree
+  std::string expected;  // relative to the source tree
+  std::vector<std::string> args;
+  std::string load_error;  // set when this entry stands for a scenarios.tsv problem
+};
+
+// gtest prints the parameter in test listings (and ctest names); show the scenario name.
+void PrintTo(const Scenario& scenario, std::ostream* os) { *os << scenario.name; }
+
+std::vector<std::string> Split(const std::string& text, char separator, bool skip_empty) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream stream(text);
+  while (std::getline(stream, part, separator)) {
+    if (!skip_empty || !part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+// Reads scenarios.tsv. A problem with the file becomes one failing entry rather than an empty
+// test list, so a missing or broken file cannot pass silently.
+std::vector<Scenario> LoadScenarios() {
+  std::ifstream in(SourcePath(kScenariosFile));
+  if (!in) {
+    return {Scenario{"scenarios_tsv", "", "", {},
+                     "cannot open " + SourcePath(kScenariosFile) + " (run tools/regen.sh)"}};
+  }
+  std::vector<Scenario> scenarios;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> columns = Split(line, '\t', /*skip_empty=*/false);
+    if (columns.size() < 3 || columns.size() > 4 || columns[0].empty()) {
+      scenarios.push_back(Scenario{"scenarios_tsv_line_" + std::to_string(number), "", "", {},
+                                   "scenarios.tsv line " + std::to_string(number) +
+                                       " does not have 3 or 4 tab-separated columns: " + line});
+      continue;
+    }
+    Scenario scenario{columns[0], columns[1], columns[2], {}, ""};
+    if (columns.size() == 4) scenario.args = Split(columns[3], ' ', /*skip_empty=*/true);
+    scenarios.push_back(std::move(scenario));
+  }
+  if (scenarios.empty()) {
+    return {Scenario{"scenarios_tsv", "", "", {}, "no scenarios in " + SourcePath(kScenariosFile)}};
+  }
+  return scenarios;
+}
+
+bool ReadFile(const std::string& path, std::string* contents) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  *contents = buffer.str();
+  return true;
+}
+
+struct RunResult {
+  std::string error;  // spawning or waiting failed
+  int wait_status = 0;
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] with argv, stdin from /dev/null, and collects stdout and stderr separately
+// (both are drained together with poll, so neither pipe can fill up and block the child).
+RunResult RunBinary(const std::vector<std::string>& argv) {
+  RunResult result;
+  int out_pipe[2];
+  int err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    result.error = std::string("pipe2: ") + std::strerror(errno);
+    return result;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
+
+  std::vector<char*> c_argv;
+  for (const std::string& arg : argv) c_argv.push_back(const_cast<char*>(arg.c_str()));
+  c_argv.push_back(nullptr);
+
+  std::vector<char*> c_env;
+  const std::string kCreatedSwitch = "PROMETHEUS_DISABLE_CREATED_SERIES=";
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, kCreatedSwitch.c_str(), kCreatedSwitch.size()) != 0) {
+      c_env.push_back(*entry);
+    }
+  }
+  c_env.push_back(nullptr);
+
+  pid_t pid = 0;
+  int spawn_status = posix_spawn(&pid, c_argv[0], &actions, nullptr, c_argv.data(), c_env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (spawn_status != 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    result.error = "posix_spawn " + argv[0] + ": " + std::strerror(spawn_status);
+    return result;
+  }
+
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&result.out, &result.err};
+  int open_fds = 2;
+  char buffer[65536];
+  while (open_fds > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      result.error = std::string("poll: ") + std::strerror(errno);
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
+      if (n > 0) {
+        sinks[i]->append(buffer, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (pollfd& fd : fds) {
+    if (fd.fd >= 0) close(fd.fd);
+  }
+  while (waitpid(pid, &result.wait_status, 0) < 0) {
+    if (errno != EINTR) {
+      result.error = std::string("waitpid: ") + std::strerror(errno);
+      break;
+    }
+  }
+  return result;
+}
+
+std::string DescribeWaitStatus(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "wait status " + std::to_string(status);
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  return Split(text, '\n', /*skip_empty=*/false);
+}
+
+// A line between bars, so trailing spaces and doubled spaces are visible.
+std::string Show(const std::vector<std::string>& lines, size_t index) {
+  if (index >= lines.size()) return "<no line>";
+  return "|" + lines[index] + "|";
+}
+
+// Where two different outputs first part ways, with a few lines of context ("-" expected only,
+// "+" actual only, " " both), followed by both outputs in full.
+std::string DescribeDifference(const std::string& expected, const std::string& actual) {
+  std::vector<std::string> want = Lines(expected);
+  std::vector<std::string> got = Lines(actual);
+  size_t first = 0;
+  while (first < want.size() && first < got.size() && want[first] == got[first]) ++first;
+
+  std::ostringstream out;
+  out << "expected " << expected.size() << " bytes in " << want.size() << " lines, got "
+      << actual.size() << " bytes in " << got.size() << " lines\n";
+  if (first == want.size() && first == got.size()) {
+    out << "every line matches; the outputs differ only in their final newline\n";
+  } else {
+    out << "first difference at line " << first + 1 << ":\n"
+        << "  expected: " << Show(want, first) << "\n"
+        << "  actual:   " << Show(got, first) << "\n";
+    constexpr size_t kContext = 3;
+    size_t begin = first > kContext ? first - kContext : 0;
+    out << "@@ line " << begin + 1 << " @@\n";
+    for (size_t i = begin; i < first; ++i) out << "  " << want[i] << "\n";
+    for (size_t i = first; i < std::min(want.size(), first + kContext + 1); ++i) {
+      out << "- " << want[i] << "\n";
+    }
+    for (size_t i = first; i < std::min(got.size(), first + kContext + 1); ++i) {
+      out << "+ " << got[i] << "\n";
+    }
+  }
+  out << "===== expected (full) =====\n"
+      << expected << "\n===== actual (full) =====\n"
+      << actual << "\n===== end =====\n";
+  return out.str();
+}
+
+std::string JoinArgs(const std::vector<std::string>& argv) {
+  std::string joined;
+  for (const std::string& arg : argv) joined += (joined.empty() ? "" : " ") + arg;
+  return joined;
+}
+
+class ReplayGoldenTest : public ::testing::TestWithParam<Scenario> {};
+
+TEST_P(ReplayGoldenTest, StdoutMatchesGoldenByteForByte) {
+  const Scenario& scenario = GetParam();
+  ASSERT_TRUE(scenario.load_error.empty()) << scenario.load_error;
+
+  std::string expected;
+  ASSERT_TRUE(ReadFile(SourcePath(scenario.expected), &expected))
+      << "cannot read golden " << SourcePath(scenario.expected);
+
+  std::vector<std::string> argv = {VMETRICS_BINARY, "replay", SourcePath(scenario.input)};
+  argv.insert(argv.end(), scenario.args.begin(), scenario.args.end());
+  RunResult run = RunBinary(argv);
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  const bool counts_decode_error =
+      expected.find("\nvmetrics_decode_errors_total 0.0\n") == std::string::npos;
+  const int expected_exit = counts_decode_error ? 1 : 0;
+  ASSERT_TRUE(WIFEXITED(run.wait_status) && WEXITSTATUS(run.wait_status) == expected_exit)
+      << JoinArgs(argv) << "\nended with " << DescribeWaitStatus(run.wait_status)
+      << ", expected exit status " << expected_exit
+      << "\n----- stderr -----\n" << run.err << "\n----- stdout -----\n" << run.out;
+
+  if (run.out != expected) {
+    ADD_FAILURE() << "stdout of `" << JoinArgs(argv) << "` differs from " << scenario.expected
+                  << "\n" << DescribeDifference(expected, run.out)
+                  << "----- stderr -----\n" << run.err;
+  }
+}
+
+std::string ScenarioName(const ::testing::TestParamInfo<Scenario>& info) {
+  std::string name = info.param.name;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, ReplayGoldenTest, ::testing::ValuesIn(LoadScenarios()),
+                         ScenarioName);
+
+}  // namespace

@@ -1,0 +1,214 @@
+// Named tests for the behaviour that motivated vmetrics (vLLM PRs #52755 and the Mooncake P2P
+// follow-up in ../shared/spec/origin/): Python-shaped Mooncake P2P payloads must record, bare
+// and as MultiConnector children, without disturbing NIXL and Mooncake store.
+#include "vmetrics/recorder.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "tests/metrics/test_util.h"
+
+namespace vmetrics {
+namespace {
+
+using testing::RecordFixture;
+using testing::Render;
+
+RecorderOptions Options(std::string kv_transfer_config) {
+  RecorderOptions o;
+  o.served_model_name = "m";
+  o.log = [](const std::string&) {};
+  if (!kv_transfer_config.empty()) {
+    o.connectors = *ConnectorConfig::FromKvTransferConfigJson(kv_transfer_config);
+  }
+  return o;
+}
+
+constexpr const char* kMulti =
+    R"({"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":[)"
+    R"({"kv_connector":"NixlConnector"},{"kv_connector":"MooncakeStoreConnector"},)"
+    R"({"kv_connector":"MooncakeConnector"}]}})";
+
+void ExpectMooncakeP2pRecorded(const std::string& text) {
+  EXPECT_HAS_LINE(text, R"(vllm:mooncake_xfer_time_seconds_bucket{engine="0",le="0.005",model_name="m"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:mooncake_xfer_time_seconds_count{engine="0",model_name="m"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:mooncake_xfer_time_seconds_sum{engine="0",model_name="m"} 0.004)");
+  EXPECT_HAS_LINE(text, R"(vllm:mooncake_bytes_transferred_bucket{engine="0",le="2.097152e+06",model_name="m"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:mooncake_bytes_transferred_bucket{engine="0",le="524288.0",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:mooncake_num_descriptors_sum{engine="0",model_name="m"} 16.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:mooncake_num_failed_transfers_total{engine="0",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:mooncake_num_failed_recvs_total{engine="0",model_name="m"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:mooncake_num_kv_expired_reqs_total{engine="0",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(text, "# HELP vllm:mooncake_num_failed_recvs_total Number of failed Mooncake KV Cache receives.");
+}
+
+TEST(KvConnectorRecording, BareMooncakeP2pPayloadRecordsIntoTheSixMooncakeFamilies) {
+  Registry reg;
+  StatsRecorder rec(&reg, Options(R"({"kv_connector":"MooncakeConnector"})"));
+  RecordFixture(rec, "kv_mooncake_p2p.msgpack");
+  const std::string text = Render(reg);
+  ExpectMooncakeP2pRecorded(text);
+  EXPECT_HAS_LINE(text, R"(vmetrics_kv_connector_payloads_total{connector="MooncakeConnector",outcome="recorded"} 1.0)");
+  EXPECT_LACKS(text, "vllm:nixl_");  // Python semantics: only the configured connector's families
+}
+
+TEST(KvConnectorRecording, BareMooncakeP2pPayloadIsInferredWhenNothingIsConfigured) {
+  Registry reg;
+  StatsRecorder rec(&reg, Options(""));
+  RecordFixture(rec, "kv_mooncake_p2p.msgpack");
+  ExpectMooncakeP2pRecorded(Render(reg));
+}
+
+TEST(KvConnectorRecording, MooncakeP2pChildOfMultiConnectorRecordsBesideNixl) {
+  Registry reg;
+  StatsRecorder rec(&reg, Options(kMulti));
+  RecordFixture(rec, "kv_multi_mooncake_p2p.msgpack");
+  const std::string text = Render(reg);
+  ExpectMooncakeP2pRecorded(text);
+  // NIXL unchanged by the Mooncake child: same values as a bare NIXL payload.
+  EXPECT_HAS_LINE(text, R"(vllm:nixl_xfer_time_seconds_count{engine="0",model_name="m"} 2.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:nixl_num_kv_expired_reqs_total{engine="0",model_name="m"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_kv_connector_payloads_total{connector="MooncakeConnector",outcome="recorded"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_kv_connector_payloads_total{connector="NixlConnector",outcome="recorded"} 1.0)");
+}
+
+TEST(KvConnectorRecording, NixlAndStoreFamiliesAreUnchangedByMooncakeP2p) {
+  // Record NIXL and store alone, then with a Mooncake P2P payload in between: the NIXL and
+  // store lines must be identical.
+  auto nixl_and_store_lines = [](bool with_p2p) {
+    FixedClock clock(123.456);
+    Registry reg(&clock);
+    StatsRecorder rec(&reg, Options(""));  // bare payloads, identified by shape
+    RecordFixture(rec, "kv_nixl.msgpack");
+    if (with_p2p) RecordFixture(rec, "kv_mooncake_p2p.msgpack");
+    RecordFixture(rec, "kv_mooncake_store.msgpack");
+    std::string kept;
+    std::istringstream in(Render(reg));
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("vllm:nixl_") != std::string::npos ||
+          line.find("vllm:mooncake_store_") != std::string::npos) {
+        kept += line + "\n";
+      }
+    }
+    return kept;
+  };
+  const std::string without = nixl_and_store_lines(false);
+  EXPECT_NE(without.find("vllm:mooncake_store_operation_total{engine=\"0\",model_name=\"m\",operation=\"load_get\",status=\"ok\"} 1.0"),
+            std::string::npos)
+      << without;
+  EXPECT_EQ(without, nixl_and_store_lines(true));
+}
+
+TEST(KvConnectorRecording, NixlPayloadWithExtraKeysIsStillRecorded) {
+  // Rust's strict NixlStats (deny_unknown_fields) dropped this payload; Python ignores the keys.
+  Registry reg;
+  StatsRecorder rec(&reg, Options(R"({"kv_connector":"NixlConnector"})"));
+  RecordFixture(rec, "kv_nixl_extra_keys.msgpack");
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text, R"(vllm:nixl_xfer_time_seconds_count{engine="0",model_name="m"} 2.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:nixl_post_time_seconds_sum{engine="0",model_name="m"} 0.003)");
+  EXPECT_HAS_LINE(text, R"(vllm:nixl_num_kv_expired_reqs_total{engine="0",model_name="m"} 1.0)");
+  EXPECT_HAS_LINE(text, "# HELP vllm:nixl_num_descriptors Histogram of number of descriptors per NIXL  KV Cache transfers.");
+}
+
+TEST(KvConnectorRecording, UnsupportedMultiChildIsCountedNotDropped) {
+  Registry reg;
+  std::vector<std::string> logged;
+  RecorderOptions o = Options(kMulti);
+  o.log = [&](const std::string& line) { logged.push_back(line); };
+  StatsRecorder rec(&reg, o);
+  RecordFixture(rec, "kv_multi_unsupported_child.msgpack");
+  RecordFixture(rec, "kv_multi_unsupported_child.msgpack");
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text, R"(vmetrics_kv_connector_payloads_total{connector="UnsupportedConnector",outcome="unknown_connector"} 2.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:nixl_xfer_time_seconds_count{engine="0",model_name="m"} 4.0)");
+  // Logged once, not once per message.
+  int mentions = 0;
+  for (const auto& l : logged) mentions += l.find("UnsupportedConnector") != std::string::npos;
+  EXPECT_EQ(mentions, 1);
+}
+
+TEST(KvConnectorRecording, NonMapPayloadIsCountedMalformedAndTheMessageStillRecords) {
+  Registry reg;
+  StatsRecorder rec(&reg, Options(R"({"kv_connector":"NixlConnector"})"));
+  RecordFixture(rec, "kv_not_a_map.msgpack");
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text, R"(vmetrics_kv_connector_payloads_total{connector="NixlConnector",outcome="malformed"} 1.0)");
+}
+
+TEST(KvConnectorRecording, UnconfiguredConnectorRegistersItsFamiliesOnFirstSight) {
+  Registry reg;
+  std::vector<std::string> logged;
+  RecorderOptions o = Options("");
+  o.log = [&](const std::string& line) { logged.push_back(line); };
+  StatsRecorder rec(&reg, o);
+  EXPECT_LACKS(Render(reg), "vllm:nixl_");
+  RecordFixture(rec, "kv_nixl.msgpack");
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text, R"(vllm:nixl_xfer_time_seconds_count{engine="0",model_name="m"} 2.0)");
+  // Registered after vllm:cache_config_info, before vmetrics' own families.
+  EXPECT_LT(text.find("vllm:cache_config_info"), text.find("vllm:nixl_xfer_time_seconds"));
+  EXPECT_LT(text.find("vllm:nixl_xfer_time_seconds"), text.find("vmetrics_decode_errors"));
+  ASSERT_FALSE(logged.empty());
+  EXPECT_NE(logged[0].find("not configured"), std::string::npos);
+}
+
+TEST(StatsRecorder, MessageFromUnknownEngineIsCountedAndSkipped) {
+  Registry reg;
+  StatsRecorder rec(&reg, Options(""));
+  EngineCoreOutputs msg;
+  msg.engine_index = 7;
+  msg.scheduler_stats.emplace();
+  msg.scheduler_stats->num_running_reqs = 5;
+  rec.Record(msg);
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text, "vmetrics_unknown_engine_messages_total 1.0");
+  EXPECT_HAS_LINE(text, R"(vllm:num_requests_running{engine="0",model_name="m"} 0.0)");
+}
+
+TEST(StatsRecorder, SchedulerGaugesAndCountersFollowPythonRules) {
+  Registry reg;
+  RecorderOptions o = Options("");
+  o.engine_indexes = {0, 1};
+  o.num_speculative_tokens = 2;
+  StatsRecorder rec(&reg, o);
+  EngineCoreOutputs msg;
+  msg.engine_index = 1;
+  SchedulerStats& s = msg.scheduler_stats.emplace();
+  s.num_running_reqs = 3;
+  s.num_waiting_reqs = 2;
+  s.num_skipped_waiting_reqs = 1;
+  s.kv_cache_usage = 0.25;
+  s.prefix_cache_stats.queries = 10;
+  s.prefix_cache_stats.hits = 4;
+  s.spec_decoding_stats.emplace();
+  s.spec_decoding_stats->num_drafts = 2;
+  s.spec_decoding_stats->num_accepted_tokens_per_pos = {2, 1, 7};  // longer than k: extra ignored
+  s.perf_stats.emplace();  // all zero: Python leaves the MFU counters alone
+  rec.Record(msg);
+  rec.Record(msg);
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text, R"(vllm:num_requests_running{engine="1",model_name="m"} 3.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:num_requests_waiting{engine="1",model_name="m"} 3.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:num_requests_waiting_by_reason{engine="1",model_name="m",reason="deferred"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.25)");
+  EXPECT_HAS_LINE(text, R"(vllm:prefix_cache_queries_total{engine="1",model_name="m"} 20.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="1",model_name="m",position="1"} 2.0)");
+  EXPECT_LACKS(text, "position=\"2\"");
+  EXPECT_HAS_LINE(text, R"(vllm:estimated_flops_per_gpu_total{engine="1",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:engine_sleep_state{engine="0",model_name="m",sleep_state="awake"} 1.0)");
+}
+
+TEST(StatsRecorder, CacheConfigInfoGetsOneChildPerEngineWithSortedLabels) {
+  Registry reg;
+  RecorderOptions o = Options("");
+  o.engine_indexes = {0, 1};
+  StatsRecorder rec(&reg, o);
+  rec.SetCacheConfig({{"block_size", "16"}, {"_block_size_resolved", "True"}});
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text, R"(vllm:cache_config_info{_block_size_resolved="True",block_size="16",engine="1"} 1.0)");
+}
+
+}  // namespace
+}  // namespace vmetrics

@@ -1,0 +1,108 @@
+#include "vmetrics/registry.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <thread>
+
+namespace vmetrics {
+namespace {
+
+TEST(Registry, FamiliesKeepRegistrationOrderAndChildrenCreationOrder) {
+  FixedClock clock(1.5);
+  Registry reg(&clock);
+  reg.AddFamily({"b", MetricType::kGauge, "B.", {"engine"}});
+  Family& a = reg.AddFamily({"a", MetricType::kCounter, "A.", {"engine"}});
+  a.GetOrCreate({"1"});
+  a.GetOrCreate({"0"});
+  auto families = reg.Families();
+  ASSERT_EQ(families.size(), 2u);
+  EXPECT_EQ(families[0]->name(), "b");
+  EXPECT_EQ(families[1]->name(), "a");
+  auto children = a.Children();
+  ASSERT_EQ(children.size(), 2u);
+  EXPECT_EQ(children[0]->label_values()[0], "1");
+  EXPECT_EQ(children[1]->label_values()[0], "0");
+  EXPECT_EQ(children[0]->created(), 1.5);
+}
+
+TEST(Registry, RenderGroupOneStaysAfterLaterGroupZeroFamilies) {
+  Registry reg;
+  FamilySpec own{"vmetrics_x", MetricType::kCounter, "X.", {}};
+  own.render_group = 1;
+  reg.AddFamily(own);
+  reg.AddFamily({"vllm:late", MetricType::kGauge, "L.", {}});
+  auto families = reg.Families();
+  EXPECT_EQ(families[0]->name(), "vllm:late");
+  EXPECT_EQ(families[1]->name(), "vmetrics_x");
+}
+
+TEST(Registry, CounterNameLosesOneTotalSuffixLikePython) {
+  Registry reg;
+  Family& f = reg.AddFamily({"vllm:estimated_flops_per_gpu_total", MetricType::kCounter, "F.", {}});
+  EXPECT_EQ(f.name(), "vllm:estimated_flops_per_gpu");
+  Family& g = reg.AddFamily({"vllm:gauge_total", MetricType::kGauge, "G.", {}});
+  EXPECT_EQ(g.name(), "vllm:gauge_total");
+}
+
+TEST(Registry, SameNameReturnsTheExistingFamily) {
+  Registry reg;
+  Family& a = reg.AddFamily({"x", MetricType::kCounter, "X.", {}});
+  Family& b = reg.AddFamily({"x", MetricType::kCounter, "X.", {}});
+  EXPECT_EQ(&a, &b);
+  EXPECT_EQ(reg.Families().size(), 1u);
+}
+
+TEST(Child, CounterRefusesNegativeAndNanIncrements) {
+  Registry reg;
+  Child* c = reg.AddFamily({"c", MetricType::kCounter, "C.", {}}).GetOrCreate(
+      std::span<const std::string>());
+  EXPECT_TRUE(c->Add(2.5));
+  EXPECT_FALSE(c->Add(-1));
+  EXPECT_FALSE(c->Add(std::nan("")));
+  EXPECT_EQ(c->value(), 2.5);
+}
+
+TEST(Child, HistogramBucketsAreInclusiveUpperBounds) {
+  Registry reg;
+  Family& h = reg.AddFamily({"h", MetricType::kHistogram, "H.", {}, {0.1, 1.0}});
+  Child* c = h.GetOrCreate(std::span<const std::string>());
+  c->Observe(0.1);   // on the bound: first bucket
+  c->Observe(0.5);   // second
+  c->Observe(1.0);   // on the bound: second
+  c->Observe(7.0);   // +Inf
+  EXPECT_EQ(c->bucket_count(0), 1u);
+  EXPECT_EQ(c->bucket_count(1), 2u);
+  EXPECT_EQ(c->bucket_count(2), 1u);
+  EXPECT_DOUBLE_EQ(c->sum(), 8.6);
+}
+
+TEST(Child, NanObservationChangesSumOnlyLikePrometheusClient) {
+  Registry reg;
+  Family& h = reg.AddFamily({"h", MetricType::kHistogram, "H.", {}, {1.0}});
+  Child* c = h.GetOrCreate(std::span<const std::string>());
+  c->Observe(std::nan(""));
+  EXPECT_EQ(c->bucket_count(0) + c->bucket_count(1), 0u);
+  EXPECT_TRUE(std::isnan(c->sum()));
+}
+
+TEST(Registry, ConcurrentRecordingAndChildCreationLoseNothing) {
+  Registry reg;
+  Family& f = reg.AddFamily({"c", MetricType::kCounter, "C.", {"engine"}});
+  Child* shared = f.GetOrCreate({"0"});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20000; ++i) {
+        shared->Add(1);
+        if (i % 1000 == 0) f.GetOrCreate({std::to_string(t * 100 + i / 1000)});
+        if (i % 5000 == 0) (void)f.Children();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(shared->value(), 80000.0);
+}
+
+}  // namespace
+}  // namespace vmetrics

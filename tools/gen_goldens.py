@@ -1,0 +1,1310 @@
+#!/usr/bin/python3
+"""Golden expositions for `vmetrics replay`, produced by an independent Python peer.
+
+For every scenario in SCENARIOS this script
+
+  1. builds the EngineCoreOutputs messages an engine would send, encoded with python-msgpack the
+     way vLLM's msgspec encoder does (reference/python-frontend-metrics.md §4.1-4.2), and writes
+     them back to back to tests/golden/inputs/<scenario>.msgpack;
+  2. reads that file back, decodes it on its own and applies the recording rules of
+     docs/recording.md to real prometheus_client objects (time.time pinned to 123.456, so every
+     `_created` sample reads 123.456, like client_python's own tests);
+  3. renders tests/golden/<scenario>.txt (text format 0.0.4) and, for some scenarios, an
+     OpenMetrics rendering (.om) and a `--disable-created-series` rendering;
+  4. writes tests/golden/scenarios.tsv (read by tests/cli/replay_golden_test.cc and
+     tests/cli/promtool_check.sh) and tests/golden/MANIFEST.
+
+The recorder below is written from the reference notes and docs/recording.md, never from src/:
+it is the cross-check of the C++ recorder. Its replay configuration comes from the very argument
+list that scenarios.tsv hands to `vmetrics replay`, so both sides read the same flags.
+
+Run with Debian's interpreter (it sees python3-msgpack and python3-prometheus-client):
+    /usr/bin/python3 tools/gen_goldens.py        (or tools/regen.sh for every generator)
+"""
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections import namedtuple
+from unittest import mock
+
+import msgpack
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import generate_latest as generate_text
+from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GOLDEN_DIR = "tests/golden"          # relative to REPO; scenarios.tsv uses repo-relative paths
+INPUT_DIR = GOLDEN_DIR + "/inputs"
+VLLM_REFERENCE_COMMIT = "6adad08767583f52eb4d2122111af0bf638ed5e6"
+CREATED_TIMESTAMP = 123.456          # `_created` of every child; replay gets --created-timestamp
+DEFAULT_MODEL_NAME = "model"
+DEFAULT_MAX_MODEL_LEN = 8192
+
+# ================================================================================================
+# Buckets (python-frontend-metrics.md §2.4, python-kv-connector-metrics.md §6)
+# ================================================================================================
+
+
+def build_1_2_5_buckets(max_value):
+    """1, 2, 5, 10, 20, 50, ... up to and including max_value (vLLM's build_1_2_5_buckets)."""
+    buckets = []
+    exponent = 0
+    while True:
+        for mantissa in (1, 2, 5):
+            value = mantissa * 10**exponent
+            if value > max_value:
+                return buckets
+            buckets.append(value)
+        exponent += 1
+
+
+ITERATION_TOKEN_BUCKETS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
+REQUEST_N_BUCKETS = [1, 2, 5, 10, 20]
+TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0,
+                7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0]
+ITL_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
+               10.0, 20.0, 40.0, 80.0]
+REQUEST_LATENCY_BUCKETS = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0,
+                           50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0]
+KV_RESIDENCY_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 30,
+                        60, 120, 300, 600, 1200, 1800]
+XFER_TIME_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0]
+POST_TIME_BUCKETS = [0.001] + XFER_TIME_BUCKETS
+BYTES_BUCKETS = [2**(10 + i) for i in range(1, 24, 2)]          # 2 KiB .. 8 GiB
+DESCRIPTOR_BUCKETS = [10, 20, 30, 50, 75, 100, 200, 400, 1000, 2000, 4000, 10000, 20000, 50000]
+MOONCAKE_STORE_TIME_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5,
+                               2.0, 3.0, 4.0]
+HF3FS_DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0,
+                          5.0]
+TOKENS_1_2_5 = "1-2-5 up to --max-model-len"   # placeholder resolved at registration
+
+# ================================================================================================
+# Family tables (registration order = render order; docs/recording.md "Family order")
+# ================================================================================================
+
+COUNTER, GAUGE, HISTOGRAM = "counter", "gauge", "histogram"
+
+# name: the name Python passes to prometheus_client (a counter's `_total` is stripped by it);
+# extra: None or (label name, eager label values) — the extra label is the OUTER loop and the
+# engine the inner one when children are created; initial: value per extra label value (gauges).
+Family = namedtuple("Family", "name kind help buckets extra initial",
+                    defaults=(None, None, None))
+
+# Step 1: only with --speculative-config num_speculative_tokens = k > 0. The per-position family
+# is special: engine outer, positions 0..k-1 inner (see Recorder.register_spec_decode_families).
+SPEC_DECODE_FAMILIES = [
+    Family("vllm:spec_decode_num_drafts", COUNTER, "Number of spec decoding drafts."),
+    Family("vllm:spec_decode_num_draft_tokens", COUNTER, "Number of draft tokens."),
+    Family("vllm:spec_decode_num_accepted_tokens", COUNTER, "Number of accepted tokens."),
+    Family("vllm:spec_decode_num_accepted_tokens_per_pos", COUNTER,
+           "Accepted tokens per draft position."),
+]
+
+# Step 3. Python declares these with `_total`; prometheus_client strips it from the family name.
+MFU_FAMILIES = [
+    Family("vllm:estimated_flops_per_gpu_total", COUNTER,
+           "Estimated number of floating point operations per GPU (for Model Flops Utilization "
+           "calculations)."),
+    Family("vllm:estimated_read_bytes_per_gpu_total", COUNTER,
+           "Estimated number of bytes read from memory per GPU (for Model Flops Utilization "
+           "calculations)."),
+    Family("vllm:estimated_write_bytes_per_gpu_total", COUNTER,
+           "Estimated number of bytes written to memory per GPU (for Model Flops Utilization "
+           "calculations)."),
+]
+
+# Step 4.
+SCHEDULER_FAMILIES = [
+    Family("vllm:num_requests_running", GAUGE, "Number of requests in model execution batches."),
+    Family("vllm:num_requests_waiting", GAUGE, "Number of requests waiting to be processed."),
+    Family("vllm:num_requests_waiting_by_reason", GAUGE,
+           "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for "
+           "scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV "
+           "transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
+           extra=("reason", ("capacity", "deferred"))),
+    Family("vllm:engine_sleep_state", GAUGE,
+           "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is "
+           "awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.",
+           extra=("sleep_state", ("awake", "weights_offloaded", "discard_all")),
+           initial={"awake": 1.0, "weights_offloaded": 0.0, "discard_all": 0.0}),
+    Family("vllm:kv_cache_usage_perc", GAUGE, "KV-cache usage. 1 means 100 percent usage."),
+    Family("vllm:prefix_cache_queries", COUNTER,
+           "Prefix cache queries, in terms of number of queried tokens."),
+    Family("vllm:prefix_cache_hits", COUNTER,
+           "Prefix cache hits, in terms of number of cached tokens."),
+    Family("vllm:external_prefix_cache_queries", COUNTER,
+           "External prefix cache queries from KV connector cross-instance cache sharing, in "
+           "terms of number of queried tokens."),
+    Family("vllm:external_prefix_cache_hits", COUNTER,
+           "External prefix cache hits from KV connector cross-instance cache sharing, in terms "
+           "of number of cached tokens."),
+    Family("vllm:mm_cache_queries", COUNTER,
+           "Multi-modal cache queries, in terms of number of queried items."),
+    Family("vllm:mm_cache_hits", COUNTER,
+           "Multi-modal cache hits, in terms of number of cached items."),
+    Family("vllm:num_preemptions", COUNTER, "Cumulative number of preemption from the engine."),
+    Family("vllm:prompt_tokens", COUNTER, "Number of prefill tokens processed."),
+    Family("vllm:prompt_tokens_by_source", COUNTER, "Number of prompt tokens by source.",
+           extra=("source", ("local_compute", "local_cache_hit", "external_kv_transfer"))),
+    Family("vllm:prompt_tokens_cached", COUNTER,
+           "Number of cached prompt tokens (local + external)."),
+    Family("vllm:generation_tokens", COUNTER, "Number of generation tokens processed."),
+    Family("vllm:request_success", COUNTER, "Count of successfully processed requests.",
+           extra=("finished_reason", ("stop", "length", "abort", "error", "repetition"))),
+    Family("vllm:request_prompt_tokens", HISTOGRAM, "Number of prefill tokens processed.",
+           TOKENS_1_2_5),
+    Family("vllm:request_generation_tokens", HISTOGRAM, "Number of generation tokens processed.",
+           TOKENS_1_2_5),
+    Family("vllm:iteration_tokens_total", HISTOGRAM,
+           "Histogram of number of tokens per engine_step.", ITERATION_TOKEN_BUCKETS),
+    Family("vllm:request_max_num_generation_tokens", HISTOGRAM,
+           "Histogram of maximum number of requested generation tokens.", TOKENS_1_2_5),
+    Family("vllm:request_params_n", HISTOGRAM, "Histogram of the n request parameter.",
+           REQUEST_N_BUCKETS),
+    Family("vllm:request_params_max_tokens", HISTOGRAM,
+           "Histogram of the max_tokens request parameter.", TOKENS_1_2_5),
+    Family("vllm:time_to_first_token_seconds", HISTOGRAM,
+           "Histogram of time to first token in seconds.", TTFT_BUCKETS),
+    Family("vllm:inter_token_latency_seconds", HISTOGRAM,
+           "Histogram of inter-token latency in seconds.", ITL_BUCKETS),
+    Family("vllm:request_time_per_output_token_seconds", HISTOGRAM,
+           "Histogram of time_per_output_token_seconds per request.", ITL_BUCKETS),
+    Family("vllm:e2e_request_latency_seconds", HISTOGRAM,
+           "Histogram of e2e request latency in seconds.", REQUEST_LATENCY_BUCKETS),
+    Family("vllm:request_queue_time_seconds", HISTOGRAM,
+           "Histogram of time spent in WAITING phase for request.", REQUEST_LATENCY_BUCKETS),
+    Family("vllm:request_inference_time_seconds", HISTOGRAM,
+           "Histogram of time spent in RUNNING phase for request.", REQUEST_LATENCY_BUCKETS),
+    Family("vllm:request_prefill_time_seconds", HISTOGRAM,
+           "Histogram of time spent in PREFILL phase for request.", REQUEST_LATENCY_BUCKETS),
+    Family("vllm:request_decode_time_seconds", HISTOGRAM,
+           "Histogram of time spent in DECODE phase for request.", REQUEST_LATENCY_BUCKETS),
+    Family("vllm:request_prefill_kv_computed_tokens", HISTOGRAM,
+           "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
+           TOKENS_1_2_5),
+]
+
+# Step 5: only with --kv-cache-metrics.
+KV_RESIDENCY_FAMILIES = [
+    Family("vllm:kv_block_lifetime_seconds", HISTOGRAM,
+           "Histogram of KV cache block lifetime from allocation to eviction. Sampled metrics "
+           "(controlled by --kv-cache-metrics-sample).", KV_RESIDENCY_BUCKETS),
+    Family("vllm:kv_block_idle_before_evict_seconds", HISTOGRAM,
+           "Histogram of idle time before KV cache block eviction. Sampled metrics (controlled "
+           "by --kv-cache-metrics-sample).", KV_RESIDENCY_BUCKETS),
+    Family("vllm:kv_block_reuse_gap_seconds", HISTOGRAM,
+           "Histogram of time gaps between consecutive KV cache block accesses. Only the most "
+           "recent accesses are recorded (ring buffer). Sampled metrics (controlled by "
+           "--kv-cache-metrics-sample).", KV_RESIDENCY_BUCKETS),
+]
+
+# Step 6: no model_name; labels = CacheConfig keys + engine. Replay knows no cache config, so the
+# family has no children and renders HELP and TYPE only (its label names never show).
+CACHE_CONFIG_INFO = Family("vllm:cache_config_info", GAUGE,
+                           "Information of the LLMEngine CacheConfig")
+
+# Step 8: vmetrics' own accounting; no model_name/engine labels.
+DECODE_ERRORS = Family("vmetrics_decode_errors", COUNTER,
+                       "EngineCoreOutputs messages that could not be decoded and were skipped.")
+UNKNOWN_ENGINE = Family("vmetrics_unknown_engine_messages", COUNTER,
+                        "EngineCoreOutputs messages from an engine index outside the configured "
+                        "data-parallel ranks, skipped.")
+KV_PAYLOADS = Family("vmetrics_kv_connector_payloads", COUNTER,
+                     "KV-connector payloads received in SchedulerStats.kv_connector_stats, by "
+                     "connector class name and outcome (recorded, unknown_connector, malformed).")
+
+# ------------------------------------------------------------------------------------------------
+# Connector rows (python-kv-connector-metrics.md §6). One row per connector; a row's fields are in
+# the row's metric (= registration) order. How a field feeds its family:
+#   OBSERVE_EACH  histogram observes every list element
+#   ADD_EACH      counter is incremented by every list element
+#   ADD_SCALAR    counter is incremented by the scalar
+# The Mooncake store row is record-based and handled by its own function.
+# ------------------------------------------------------------------------------------------------
+OBSERVE_EACH, ADD_EACH, ADD_SCALAR = "observe_each", "add_each", "add_scalar"
+Field = namedtuple("Field", "key how family")
+# record_labels: the extra labels of a record-based row (after model_name, engine).
+ConnectorRow = namedtuple("ConnectorRow", "class_names children fields record_labels",
+                          defaults=((),))
+EAGER, PER_RECORD = "eager per engine", "first record per (engine, operation, status)"
+
+NIXL = ConnectorRow(
+    class_names=("NixlConnector", "NixlPullConnector", "NixlPushConnector"),
+    children=EAGER,
+    fields=[
+        Field("transfer_duration", OBSERVE_EACH, Family(
+            "vllm:nixl_xfer_time_seconds", HISTOGRAM,
+            "Histogram of transfer duration for NIXL KV Cache transfers.", XFER_TIME_BUCKETS)),
+        Field("post_duration", OBSERVE_EACH, Family(
+            "vllm:nixl_post_time_seconds", HISTOGRAM,
+            "Histogram of transfer post time for NIXL KV Cache transfers.", POST_TIME_BUCKETS)),
+        Field("bytes_transferred", OBSERVE_EACH, Family(
+            "vllm:nixl_bytes_transferred", HISTOGRAM,
+            "Histogram of bytes transferred per NIXL KV Cache transfers.", BYTES_BUCKETS)),
+        # Two spaces before "KV": upstream builds this HELP by string concatenation.
+        Field("num_descriptors", OBSERVE_EACH, Family(
+            "vllm:nixl_num_descriptors", HISTOGRAM,
+            "Histogram of number of descriptors per NIXL  KV Cache transfers.",
+            DESCRIPTOR_BUCKETS)),
+        Field("num_failed_transfers", ADD_EACH, Family(
+            "vllm:nixl_num_failed_transfers", COUNTER,
+            "Number of failed NIXL KV Cache transfers.")),
+        Field("num_failed_notifications", ADD_EACH, Family(
+            "vllm:nixl_num_failed_notifications", COUNTER,
+            "Number of failed NIXL KV Cache notifications.")),
+        Field("num_kv_expired_reqs", ADD_EACH, Family(
+            "vllm:nixl_num_kv_expired_reqs", COUNTER,
+            "Number of requests that had their KV expire. NOTE: This metric is tracked on the P "
+            "instance.")),
+    ])
+
+MOONCAKE_P2P = ConnectorRow(
+    class_names=("MooncakeConnector",),
+    children=EAGER,
+    fields=[
+        Field("transfer_duration", OBSERVE_EACH, Family(
+            "vllm:mooncake_xfer_time_seconds", HISTOGRAM,
+            "Histogram of transfer duration for Mooncake KV Cache transfers.", XFER_TIME_BUCKETS)),
+        Field("bytes_transferred", OBSERVE_EACH, Family(
+            "vllm:mooncake_bytes_transferred", HISTOGRAM,
+            "Histogram of bytes transferred per Mooncake KV Cache transfer.", BYTES_BUCKETS)),
+        Field("num_descriptors", OBSERVE_EACH, Family(
+            "vllm:mooncake_num_descriptors", HISTOGRAM,
+            "Histogram of number of descriptors per Mooncake KV Cache transfer.",
+            DESCRIPTOR_BUCKETS)),
+        Field("num_failed_transfers", ADD_EACH, Family(
+            "vllm:mooncake_num_failed_transfers", COUNTER,
+            "Number of failed Mooncake KV Cache transfers.")),
+        Field("num_failed_recvs", ADD_EACH, Family(
+            "vllm:mooncake_num_failed_recvs", COUNTER,
+            "Number of failed Mooncake KV Cache receives.")),
+        Field("num_kv_expired_reqs", ADD_EACH, Family(
+            "vllm:mooncake_num_kv_expired_reqs", COUNTER,
+            "Number of requests that had their KV expire. NOTE: This metric is tracked on the P "
+            "instance.")),
+    ])
+
+# Per record: labels operation = map key, status = record status (default "ok").
+MOONCAKE_STORE = ConnectorRow(
+    class_names=("MooncakeStoreConnector",),
+    children=PER_RECORD,
+    fields=[
+        Field("duration_seconds", OBSERVE_EACH, Family(
+            "vllm:mooncake_store_operation_time_seconds", HISTOGRAM,
+            "Histogram of Mooncake store communication time.", MOONCAKE_STORE_TIME_BUCKETS)),
+        Field(None, "inc by 1", Family(
+            "vllm:mooncake_store_operation_total", COUNTER,
+            "Number of Mooncake store communication operations.")),
+        Field("num_keys", "add", Family(
+            "vllm:mooncake_store_operation_keys_total", COUNTER,
+            "Number of Mooncake store keys touched by operations.")),
+        Field("num_bytes", "add", Family(
+            "vllm:mooncake_store_operation_bytes_total", COUNTER,
+            "Number of bytes transferred by Mooncake store operations.")),
+        Field("num_failed_keys", "add", Family(
+            "vllm:mooncake_store_operation_failed_keys_total", COUNTER,
+            "Number of Mooncake store keys that failed in operations.")),
+    ],
+    record_labels=("operation", "status"))
+
+HF3FS = ConnectorRow(
+    class_names=("HF3FSKVConnector",),
+    children=EAGER,
+    fields=[
+        Field("save_duration", OBSERVE_EACH, Family(
+            "vllm:hf3fs_save_duration_seconds", HISTOGRAM,
+            "Histogram of save duration for HF3FSKVConnector.", HF3FS_DURATION_BUCKETS)),
+        Field("load_duration", OBSERVE_EACH, Family(
+            "vllm:hf3fs_load_duration_seconds", HISTOGRAM,
+            "Histogram of load duration for HF3FSKVConnector.", HF3FS_DURATION_BUCKETS)),
+        Field("num_failed_save", ADD_SCALAR, Family(
+            "vllm:hf3fs_num_failed_save", COUNTER, "Number of failed HF3FS KV save.")),
+        Field("num_failed_load", ADD_SCALAR, Family(
+            "vllm:hf3fs_num_failed_load", COUNTER, "Number of failed HF3FS KV load.")),
+    ])
+
+CONNECTOR_ROWS = [MOONCAKE_P2P, NIXL, MOONCAKE_STORE, HF3FS]
+MULTI_CONNECTOR = "MultiConnector"
+
+
+def row_for_class(class_name):
+    for row in CONNECTOR_ROWS:
+        if class_name in row.class_names:
+            return row
+    return None
+
+
+# ================================================================================================
+# The wire: msgspec emulation with python-msgpack (python-frontend-metrics.md §3.1, §4.1-4.2)
+# ================================================================================================
+# Dataclasses (SchedulerStats and every nested stats type) are maps with EVERY field in definition
+# order; array_like Structs (EngineCoreOutputs, EngineCoreOutput, UtilityOutput) are arrays with
+# every position; floats are float64. Callers pass Python floats for float fields (0.0, not 0).
+
+
+def pack(obj):
+    return msgpack.packb(obj, use_bin_type=True, use_single_float=False)
+
+
+def prefix_cache_stats(requests=0, queries=0, hits=0, preempted_requests=0, preempted_queries=0,
+                       preempted_hits=0, reset=False):
+    return {"reset": reset, "requests": requests, "queries": queries, "hits": hits,
+            "preempted_requests": preempted_requests, "preempted_queries": preempted_queries,
+            "preempted_hits": preempted_hits}
+
+
+def spec_decoding_stats(num_spec_tokens, num_drafts, num_draft_tokens, num_accepted_tokens,
+                        num_accepted_tokens_per_pos, num_draft_tokens_per_pos):
+    return {"num_spec_tokens": num_spec_tokens, "num_drafts": num_drafts,
+            "num_draft_tokens": num_draft_tokens, "num_accepted_tokens": num_accepted_tokens,
+            "num_accepted_tokens_per_pos": num_accepted_tokens_per_pos,
+            "num_draft_tokens_per_pos": num_draft_tokens_per_pos}
+
+
+def kv_cache_eviction_event(lifetime_seconds, idle_seconds, reuse_gaps_seconds):
+    return {"lifetime_seconds": lifetime_seconds, "idle_seconds": idle_seconds,
+            "reuse_gaps_seconds": reuse_gaps_seconds}
+
+
+def perf_stats(flops, read_bytes, write_bytes, debug_stats=None):
+    return {"num_flops_per_gpu": flops, "num_read_bytes_per_gpu": read_bytes,
+            "num_write_bytes_per_gpu": write_bytes, "debug_stats": debug_stats}
+
+
+def iteration_details(iteration_index, elapsed_ms):
+    return {"iteration_index": iteration_index, "num_ctx_requests": 2, "num_ctx_tokens": 300,
+            "num_generation_requests": 5, "num_generation_tokens": 5, "elapsed_ms": elapsed_ms,
+            "num_encoder_inputs": 0, "num_encoder_output_tokens": 0, "is_dummy": False}
+
+
+def cudagraph_stat():
+    return {"num_unpadded_tokens": 300, "num_padded_tokens": 320, "num_paddings": 20,
+            "runtime_mode": "FULL"}
+
+
+def scheduler_stats(**fields):
+    """SchedulerStats as a map: the 16 keys of the reference commit in definition order, with
+    their defaults, overridden by `fields`; keys not in the dataclass (newer vLLM) go last."""
+    stats = {
+        "num_running_reqs": 0,
+        "num_waiting_reqs": 0,
+        "num_skipped_waiting_reqs": 0,
+        "step_counter": 0,
+        "current_wave": 0,
+        "kv_cache_usage": 0.0,
+        "iteration_details": None,
+        "prefix_cache_stats": prefix_cache_stats(),
+        "connector_prefix_cache_stats": None,
+        "kv_cache_eviction_events": [],
+        "spec_decoding_stats": None,
+        "kv_connector_stats": None,
+        "waiting_lora_adapters": {},
+        "running_lora_adapters": {},
+        "cudagraph_stats": None,
+        "perf_stats": None,
+    }
+    stats.update(fields)
+    return stats
+
+
+def engine_core_output(request_id, new_token_ids, events=None, prefill_stats=None,
+                       finish_reason=None):
+    """EngineCoreOutput: array_like, always all 16 positions."""
+    return [request_id, new_token_ids, None, None, None, finish_reason, None, events, None, None,
+            None, prefill_stats, None, 0, None, None]
+
+
+def engine_core_outputs(engine_index=0, outputs=(), stats=None, timestamp=0.0,
+                        utility_output=None, finished_requests=None, wave_complete=None,
+                        start_wave=None):
+    """EngineCoreOutputs: array_like, always all 8 positions."""
+    return [engine_index, list(outputs), stats, timestamp, utility_output, finished_requests,
+            wave_complete, start_wave]
+
+
+def stats_message(engine_index, timestamp, **stats_fields):
+    """A stats-only message, as the engine sends when a step produced no request outputs."""
+    return engine_core_outputs(engine_index, stats=scheduler_stats(**stats_fields),
+                               timestamp=timestamp)
+
+
+def connector_message(engine_index, timestamp, kv_connector_stats, **stats_fields):
+    return stats_message(engine_index, timestamp, kv_connector_stats=kv_connector_stats,
+                         **stats_fields)
+
+
+# ---- KV-connector payloads (python-kv-connector-metrics.md §3) ---------------------------------
+
+def nixl_payload(transfer_duration, post_duration, bytes_transferred, num_descriptors,
+                 num_failed_transfers=(), num_failed_notifications=(), num_kv_expired_reqs=()):
+    return {"transfer_duration": list(transfer_duration), "post_duration": list(post_duration),
+            "bytes_transferred": list(bytes_transferred),
+            "num_descriptors": list(num_descriptors),
+            "num_failed_transfers": list(num_failed_transfers),
+            "num_failed_notifications": list(num_failed_notifications),
+            "num_kv_expired_reqs": list(num_kv_expired_reqs)}
+
+
+def mooncake_p2p_payload(transfer_duration, bytes_transferred, num_descriptors,
+                         num_failed_transfers=(), num_failed_recvs=(), num_kv_expired_reqs=()):
+    return {"transfer_duration": list(transfer_duration),
+            "bytes_transferred": list(bytes_transferred),
+            "num_descriptors": list(num_descriptors),
+            "num_failed_transfers": list(num_failed_transfers),
+            "num_failed_recvs": list(num_failed_recvs),
+            "num_kv_expired_reqs": list(num_kv_expired_reqs)}
+
+
+def store_record(duration_seconds, num_keys, num_bytes, status, num_failed_keys):
+    return {"duration_seconds": duration_seconds, "num_keys": num_keys, "num_bytes": num_bytes,
+            "status": status, "num_failed_keys": num_failed_keys}
+
+
+# ================================================================================================
+# Scenarios
+# ================================================================================================
+# args: what scenarios.tsv passes to `vmetrics replay <input>` (plus --created-timestamp, and
+# --format openmetrics / --disable-created-series for the variants). JSON without spaces.
+# variants: "openmetrics" -> <name>.om, "no_created" -> <name>_no_created.txt.
+
+Scenario = namedtuple("Scenario", "name args messages variants", defaults=((),))
+
+NIXL_CONFIG = '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
+MULTI_CONFIG = ('{"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":['
+                '{"kv_connector":"NixlConnector"},{"kv_connector":"MooncakeStoreConnector"},'
+                '{"kv_connector":"MooncakeConnector"}]}}')
+LLAMA = "meta-llama/Llama-3.1-8B"
+
+
+def scenario_default_single():
+    """No connector, one engine, two stats-only messages."""
+    return [
+        stats_message(0, 1000.5, num_running_reqs=3, num_waiting_reqs=2,
+                      num_skipped_waiting_reqs=1, step_counter=17, kv_cache_usage=0.25,
+                      prefix_cache_stats=prefix_cache_stats(requests=4, queries=12345678,
+                                                            hits=2048),
+                      # Without --kv-cache-metrics eviction events are not recorded.
+                      kv_cache_eviction_events=[kv_cache_eviction_event(0.5, 0.1, [0.2])],
+                      perf_stats=perf_stats(0, 0, 0)),          # all zero: nothing recorded
+        stats_message(0, 1001.25, num_running_reqs=1, num_waiting_reqs=0,
+                      num_skipped_waiting_reqs=4, step_counter=18, kv_cache_usage=0.0625,
+                      prefix_cache_stats=prefix_cache_stats(requests=1, queries=100, hits=99,
+                                                            preempted_requests=1,
+                                                            preempted_queries=7,
+                                                            preempted_hits=7),
+                      # No spec-decode families without --speculative-config: ignored.
+                      spec_decoding_stats=spec_decoding_stats(3, 1, 3, 2, [1, 1, 0], [1, 1, 1]),
+                      perf_stats=perf_stats(1500000000000, 3000000000, 1000000)),
+    ]
+
+
+def scenario_scheduler_full():
+    """Spec decoding (k=3), KV residency, two engines, and the SchedulerStats keys that are not
+    exported (iteration_details, cudagraph_stats, newer sleep_state keys)."""
+    request_output = engine_core_output(
+        "r1", [42], events=[{"type": 1, "timestamp": 1.5}, {"type": 2, "timestamp": 1.75}],
+        prefill_stats={"num_prompt_tokens": 7, "num_computed_tokens": 7, "num_cached_tokens": 0,
+                       "num_local_cached_tokens": 0, "num_external_cached_tokens": 0,
+                       "num_cache_creation_tokens": 0})
+    first = engine_core_outputs(
+        0, outputs=[request_output], timestamp=2.0,
+        stats=scheduler_stats(
+            num_running_reqs=5, num_waiting_reqs=1, kv_cache_usage=0.5,
+            iteration_details=iteration_details(1, 12.5),
+            prefix_cache_stats=prefix_cache_stats(requests=2, queries=300, hits=128),
+            connector_prefix_cache_stats=prefix_cache_stats(requests=2, queries=64, hits=32),
+            kv_cache_eviction_events=[
+                kv_cache_eviction_event(0.5, 0.001, [0.002, 2000.0, 0.0]),  # bounds, > top
+                kv_cache_eviction_event(1800.0, 1800.5, []),
+            ],
+            # per-pos list shorter than k: position 2 gets 0.
+            spec_decoding_stats=spec_decoding_stats(3, 5, 15, 8, [5, 3], [5, 5, 5]),
+            cudagraph_stats=cudagraph_stat(),
+            # Newer vLLM appends these keys; unknown keys are ignored.
+            sleep_state={"scheduler_paused": False, "weights": "resident",
+                         "kv_cache": "resident"},
+            sleep_state_only=False))
+    second = stats_message(
+        1, 2.5, num_running_reqs=2, num_waiting_reqs=3, num_skipped_waiting_reqs=2,
+        kv_cache_usage=0.75,
+        prefix_cache_stats=prefix_cache_stats(requests=1, queries=16, hits=16),
+        kv_cache_eviction_events=[kv_cache_eviction_event(0.0004, 30.0, [60.0, 60.0])],
+        # per-pos list longer than k: position 3 is ignored.
+        spec_decoding_stats=spec_decoding_stats(3, 4, 12, 10, [4, 3, 2, 1], [4, 4, 4, 4]),
+        perf_stats=perf_stats(0, 0, 0))
+    third = engine_core_outputs(
+        0, timestamp=3.0,
+        stats=scheduler_stats(
+            num_running_reqs=4, kv_cache_usage=1,             # an int in a float field
+            connector_prefix_cache_stats=prefix_cache_stats(requests=1, queries=16, hits=0),
+            spec_decoding_stats=spec_decoding_stats(3, 1, 3, 3, [1, 1, 1], [1, 1, 1]),
+            perf_stats=perf_stats(123456789, 0, 4096))) + ["a field from a newer vLLM"]
+    utility_only = engine_core_outputs(1, timestamp=3.5,
+                                       utility_output=[123, None, [None, ["generate"]]])
+    # A shorter array (trailing fields take defaults) with a sparse SchedulerStats map (missing
+    # keys take defaults: the gauges go back to 0).
+    short = [1, [], {"num_running_reqs": 7}]
+    return [first, second, third, utility_only, short]
+
+
+def scenario_nixl_two_engines():
+    return [
+        connector_message(0, 10.0, nixl_payload(
+            transfer_duration=[0.005, 1.0, 5.0, 7.5],       # on bounds, above the top bound
+            post_duration=[0.001, 0.0005],
+            bytes_transferred=[2097152, 8589934592, 8589934593, 17179869184],
+            num_descriptors=[10, 50000, 50001, 75],
+            num_failed_transfers=[1], num_kv_expired_reqs=[1, 1]),
+            num_running_reqs=1, kv_cache_usage=0.125),
+        connector_message(1, 10.5, nixl_payload(
+            transfer_duration=[0.0123],
+            post_duration=[0.1, 0.2],                       # _sum 0.30000000000000004
+            bytes_transferred=[2048, 2049], num_descriptors=[64],
+            num_failed_notifications=[1]),
+            num_running_reqs=2, kv_cache_usage=0.25),
+        connector_message(0, 11.0, nixl_payload(
+            transfer_duration=[0.3], post_duration=[], bytes_transferred=[524288],
+            num_descriptors=[32], num_failed_transfers=[1, 1])),
+        connector_message(1, 11.5, None),
+    ]
+
+
+def scenario_nixl_extra_keys():
+    newer = nixl_payload(transfer_duration=[0.0071, 0.0123], post_duration=[0.0009, 0.0011],
+                         bytes_transferred=[1048576, 524288], num_descriptors=[64, 32],
+                         num_failed_transfers=[1])
+    newer["num_failed_handshakes"] = [1, 1]                 # no family: ignored
+    newer["num_notifications_after_expiry"] = [1]           # no family: ignored
+    sparse = {"transfer_duration": [0.25, 1],               # an int duration is a float
+              "num_failed_transfers": [1]}                  # missing keys are empty lists
+    return [connector_message(0, 20.0, newer), connector_message(0, 21.0, sparse)]
+
+
+def scenario_mooncake_p2p_bare():
+    return [
+        connector_message(0, 30.0, mooncake_p2p_payload(
+            transfer_duration=[0.004, 0.75], bytes_transferred=[2097152, 1048576],
+            num_descriptors=[16, 20], num_failed_recvs=[1])),
+        connector_message(0, 31.0, mooncake_p2p_payload(
+            transfer_duration=[6.0], bytes_transferred=[8589934592], num_descriptors=[100000],
+            num_failed_transfers=[1], num_failed_recvs=[1, 1], num_kv_expired_reqs=[1])),
+    ]
+
+
+def scenario_mooncake_store():
+    """Children appear per (engine, operation, status) on first record, interleaved engines."""
+    no_status = {"duration_seconds": 0.001, "num_keys": 2, "num_bytes": 0, "num_failed_keys": 0}
+    return [
+        connector_message(1, 40.0, {
+            "save_put": [store_record(0.31, 8, 33554432, "partial_failure", 1)],
+            "load_get": [store_record(0.02, 4, 16777216, "ok", 0)]}),
+        connector_message(0, 40.5, {
+            "lookup_exists": [store_record(0.0004, 8, 0, "ok", 0), no_status],
+            "save_put": [store_record(4.0, 1, 1024, "error", 1)]}),
+        connector_message(1, 41.0, {
+            "load_get": [store_record(5.5, 3, 100, "error", 3),
+                         store_record(0.75, 4, 16777216, "ok", 0)],
+            "save_put": [store_record(0.05, 8, 33554432, "ok", 0)]}),
+        connector_message(0, 41.5, {}),                     # empty: no payload
+        connector_message(0, 42.0, {
+            "save_exists": [store_record(0.3, 16, 0, "ok", 0)],
+            "lookup_exists": [store_record(0.0004, 8, 0, "ok", 0)]}),
+    ]
+
+
+def multi_children(wrap):
+    """The MultiConnector messages, children flat or `{"data": {...}}`-wrapped (old shape)."""
+    def child(payload):
+        return {"data": payload} if wrap else payload
+    nixl = nixl_payload(transfer_duration=[0.0123, 0.0071], post_duration=[0.0009, 0.0011],
+                        bytes_transferred=[1048576, 524288], num_descriptors=[64, 32],
+                        num_failed_transfers=[1])
+    store = {"load_get": [store_record(0.02, 4, 16777216, "ok", 0)],
+             "save_put": [store_record(0.31, 8, 33554432, "partial_failure", 1)]}
+    p2p = mooncake_p2p_payload(transfer_duration=[0.004], bytes_transferred=[2097152],
+                               num_descriptors=[16], num_failed_recvs=[1])
+    return [
+        {"NixlConnector": child(nixl), "MooncakeStoreConnector": child(store),
+         "MooncakeConnector": child(p2p)},
+        {"MooncakeConnector": child(p2p), "NixlConnector": child(nixl),
+         "UnsupportedConnector": child({"sample_count": 1})},
+        {"MooncakeStoreConnector": child({"lookup_exists": [store_record(0.0004, 8, 0, "ok", 0)]})},
+    ]
+
+
+def scenario_multi_flat():
+    return [connector_message(0, 50.0 + i, payload)
+            for i, payload in enumerate(multi_children(wrap=False))]
+
+
+def scenario_multi_data_wrapped():
+    return [connector_message(i % 2, 60.0 + i, payload)
+            for i, payload in enumerate(multi_children(wrap=True))]
+
+
+def scenario_unconfigured_inferred():
+    """No --kv-transfer-config: payloads identified by shape, families registered on first sight
+    after vllm:cache_config_info, eager children for every engine."""
+    return [
+        connector_message(1, 70.0, mooncake_p2p_payload(
+            transfer_duration=[0.004], bytes_transferred=[2097152], num_descriptors=[16],
+            num_failed_recvs=[1])),
+        connector_message(0, 70.5, nixl_payload(
+            transfer_duration=[0.05], post_duration=[0.002], bytes_transferred=[8192],
+            num_descriptors=[10])),
+        connector_message(1, 71.0, {
+            "save_put": [store_record(0.1, 2, 8192, "ok", 0)],
+            "load_get": [store_record(0.2, 2, 8192, "error", 2)]}),
+        connector_message(0, 71.5, {"NixlConnector": nixl_payload(
+            transfer_duration=[0.5], post_duration=[0.001], bytes_transferred=[2048],
+            num_descriptors=[20], num_failed_notifications=[1])}),
+        connector_message(1, 72.0, {"MooncakeConnector": {"data": mooncake_p2p_payload(
+            transfer_duration=[1.0], bytes_transferred=[4096], num_descriptors=[30],
+            num_kv_expired_reqs=[1])}}),
+    ]
+
+
+def scenario_bad_payloads():
+    nixl = nixl_payload(transfer_duration=[0.01], post_duration=[0.001], bytes_transferred=[4096],
+                        num_descriptors=[10])
+    store = {"save_put": [store_record(0.2, 4, 4096, "ok", 0)]}
+    wrong_type = nixl_payload(transfer_duration=[0.05], post_duration=[], bytes_transferred=[8192],
+                              num_descriptors=[20], num_failed_transfers=[1])
+    wrong_type["post_duration"] = "x"                       # that field skipped, rest recorded
+    return [
+        connector_message(0, 80.0, {"NixlConnector": nixl, "MooncakeStoreConnector": store},
+                          num_running_reqs=1),
+        connector_message(0, 80.5, {"NixlConnector": [1, 2], "MooncakeStoreConnector": store}),
+        # Top-level map instead of the positional array: a decode error, then the stream goes on.
+        {"engine_index": 0, "outputs": [], "scheduler_stats": None},
+        # Engine 5 is not a configured engine (dp=1): skipped whole.
+        connector_message(5, 81.0, {"NixlConnector": nixl}, num_running_reqs=99),
+        connector_message(0, 81.5, {"NixlConnector": wrong_type}, num_running_reqs=2),
+        connector_message(0, 82.0, {}, num_running_reqs=3),  # empty: no payload
+    ]
+
+
+def scenario_hf3fs_in_multi():
+    """HF3FS counters add a scalar (no connector configured: inferred MultiConnector payload)."""
+    return [
+        connector_message(0, 90.0, {"HF3FSKVConnector": {
+            "save_duration": [0.001, 0.3], "load_duration": [5.0, 6.0], "num_failed_save": 1,
+            "num_failed_load": 0, "num_transfer_task": 4}}),
+        connector_message(0, 91.0, {"HF3FSKVConnector": {
+            "save_duration": [], "load_duration": [0.02], "num_failed_save": 0,
+            "num_failed_load": 2, "num_transfer_task": 1}}),
+    ]
+
+
+SCENARIOS = [
+    Scenario("default_single", ["--served-model-name", LLAMA], scenario_default_single()),
+    Scenario("scheduler_full",
+             ["--speculative-config", '{"num_speculative_tokens":3}', "--kv-cache-metrics",
+              "--data-parallel-size", "2", "--max-model-len", "2048"],
+             scenario_scheduler_full()),
+    Scenario("nixl_two_engines",
+             ["--served-model-name", LLAMA, "--kv-transfer-config", NIXL_CONFIG,
+              "--data-parallel-size", "2"],
+             scenario_nixl_two_engines(), ("openmetrics", "no_created")),
+    Scenario("nixl_extra_keys", ["--kv-transfer-config", NIXL_CONFIG], scenario_nixl_extra_keys()),
+    Scenario("mooncake_p2p_bare", ["--kv-transfer-config", '{"kv_connector":"MooncakeConnector"}'],
+             scenario_mooncake_p2p_bare()),
+    Scenario("mooncake_store",
+             ["--served-model-name", LLAMA,
+              "--kv-transfer-config", '{"kv_connector":"MooncakeStoreConnector"}',
+              "--data-parallel-size", "2"],
+             scenario_mooncake_store(), ("openmetrics",)),
+    Scenario("multi_flat", ["--kv-transfer-config", MULTI_CONFIG], scenario_multi_flat()),
+    Scenario("multi_data_wrapped", ["--kv-transfer-config", MULTI_CONFIG,
+                                    "--data-parallel-size", "2"],
+             scenario_multi_data_wrapped()),
+    Scenario("unconfigured_inferred", ["--data-parallel-size", "2"],
+             scenario_unconfigured_inferred()),
+    Scenario("bad_payloads",
+             ["--kv-transfer-config",
+              '{"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":['
+              '{"kv_connector":"NixlConnector"},{"kv_connector":"MooncakeStoreConnector"}]}}'],
+             scenario_bad_payloads()),
+    Scenario("hf3fs_in_multi", [], scenario_hf3fs_in_multi()),
+]
+
+# ================================================================================================
+# Replay configuration, parsed from the same argument list scenarios.tsv gives `vmetrics replay`
+# ================================================================================================
+
+
+def parse_replay_args(args):
+    parser = argparse.ArgumentParser(prog="vmetrics replay", add_help=False)
+    parser.add_argument("--served-model-name", default=DEFAULT_MODEL_NAME)
+    parser.add_argument("--data-parallel-size", type=int, default=1)
+    parser.add_argument("--kv-transfer-config", type=json.loads, default=None)
+    parser.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN)
+    parser.add_argument("--speculative-config", type=json.loads, default=None)
+    parser.add_argument("--kv-cache-metrics", action="store_true")
+    parser.add_argument("--format", choices=("text", "openmetrics"), default="text")
+    parser.add_argument("--disable-created-series", action="store_true")
+    parser.add_argument("--created-timestamp", type=float, default=None)
+    return parser.parse_args(args)
+
+
+def configured_connector_classes(kv_transfer_config):
+    """(top-level class name or None, [child class names in config order])."""
+    if not kv_transfer_config or not kv_transfer_config.get("kv_connector"):
+        return None, []
+    top = kv_transfer_config["kv_connector"]
+    if top != MULTI_CONNECTOR:
+        return top, [top]
+    extra = kv_transfer_config.get("kv_connector_extra_config") or {}
+    return top, [child["kv_connector"] for child in extra.get("connectors", [])]
+
+
+# ================================================================================================
+# Independent decoding of the input file (python-frontend-metrics.md §4.1-4.2, DESIGN.md §4)
+# ================================================================================================
+
+
+class DecodeError(Exception):
+    pass
+
+
+Decoded = namedtuple("Decoded", "engine_index scheduler_stats")
+
+
+def is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value):
+    return is_int(value) or isinstance(value, float)
+
+
+def decode_engine_core_outputs(obj):
+    """EngineCoreOutputs is a positional array; missing trailing positions take their defaults,
+    extra trailing positions are ignored. Only the fields replay records from are checked."""
+    if not isinstance(obj, list):
+        raise DecodeError("EngineCoreOutputs is not an array")
+    engine_index = obj[0] if len(obj) > 0 else 0
+    outputs = obj[1] if len(obj) > 1 else []
+    stats = obj[2] if len(obj) > 2 else None
+    if not is_int(engine_index):
+        raise DecodeError("engine_index is not an int")
+    if not isinstance(outputs, list) or not all(isinstance(o, list) for o in outputs):
+        raise DecodeError("outputs is not an array of arrays")
+    if stats is not None and not isinstance(stats, dict):
+        raise DecodeError("scheduler_stats is neither a map nor nil")
+    return Decoded(engine_index, None if stats is None else decode_scheduler_stats(stats))
+
+
+def get_typed(mapping, key, default, check, what):
+    value = mapping.get(key, default)
+    if not check(value):
+        raise DecodeError(f"{key} is not {what}")
+    return value
+
+
+def decode_prefix_cache_stats(obj):
+    if not isinstance(obj, dict):
+        raise DecodeError("PrefixCacheStats is not a map")
+    return {key: get_typed(obj, key, 0, is_int, "an int") for key in ("queries", "hits")}
+
+
+def decode_scheduler_stats(obj):
+    """SchedulerStats is a map: missing keys take their defaults, unknown keys are ignored.
+    kv_connector_stats stays a raw value: nothing in it may fail the message."""
+    stats = {
+        "num_running_reqs": get_typed(obj, "num_running_reqs", 0, is_int, "an int"),
+        "num_waiting_reqs": get_typed(obj, "num_waiting_reqs", 0, is_int, "an int"),
+        "num_skipped_waiting_reqs": get_typed(obj, "num_skipped_waiting_reqs", 0, is_int,
+                                              "an int"),
+        "kv_cache_usage": get_typed(obj, "kv_cache_usage", 0.0, is_number, "a number"),
+        "prefix_cache_stats": decode_prefix_cache_stats(
+            obj.get("prefix_cache_stats", {"queries": 0, "hits": 0})),
+        "connector_prefix_cache_stats": None,
+        "spec_decoding_stats": None,
+        "kv_connector_stats": obj.get("kv_connector_stats"),
+        "perf_stats": None,
+        "kv_cache_eviction_events": [],
+    }
+    if obj.get("connector_prefix_cache_stats") is not None:
+        stats["connector_prefix_cache_stats"] = decode_prefix_cache_stats(
+            obj["connector_prefix_cache_stats"])
+    spec = obj.get("spec_decoding_stats")
+    if spec is not None:
+        if not isinstance(spec, dict):
+            raise DecodeError("spec_decoding_stats is not a map")
+        stats["spec_decoding_stats"] = {
+            key: get_typed(spec, key, 0, is_int, "an int")
+            for key in ("num_drafts", "num_draft_tokens", "num_accepted_tokens")}
+        stats["spec_decoding_stats"]["num_accepted_tokens_per_pos"] = get_typed(
+            spec, "num_accepted_tokens_per_pos", [],
+            lambda v: isinstance(v, list) and all(is_int(x) for x in v), "a list of ints")
+    perf = obj.get("perf_stats")
+    if perf is not None:
+        if not isinstance(perf, dict):
+            raise DecodeError("perf_stats is not a map")
+        stats["perf_stats"] = {
+            key: get_typed(perf, key, 0, is_int, "an int")
+            for key in ("num_flops_per_gpu", "num_read_bytes_per_gpu", "num_write_bytes_per_gpu")}
+    events = get_typed(obj, "kv_cache_eviction_events", [], lambda v: isinstance(v, list),
+                       "a list")
+    for event in events:
+        if not isinstance(event, dict):
+            raise DecodeError("KVCacheEvictionEvent is not a map")
+        stats["kv_cache_eviction_events"].append({
+            "lifetime_seconds": get_typed(event, "lifetime_seconds", None, is_number, "a number"),
+            "idle_seconds": get_typed(event, "idle_seconds", None, is_number, "a number"),
+            "reuse_gaps_seconds": get_typed(
+                event, "reuse_gaps_seconds", None,
+                lambda v: isinstance(v, list) and all(is_number(x) for x in v),
+                "a list of numbers"),
+        })
+    return stats
+
+
+def read_messages(path):
+    """Every msgpack object of a file of concatenated messages (frame 0 of each ZMQ message)."""
+    with open(path, "rb") as f:
+        unpacker = msgpack.Unpacker(f, raw=False, strict_map_key=False, use_list=True)
+        return list(unpacker)
+
+
+# ================================================================================================
+# The recorder: docs/recording.md, one method per step
+# ================================================================================================
+
+
+class Exposition:
+    """What replay renders: the vLLM registry (steps 1-7, in registration order, as Python's
+    REGISTRY would hold them), then vmetrics' own accounting families (step 8). generate_latest
+    only calls collect(), so chaining two registries keeps the documented order without having to
+    register the accounting families after families that appear mid-stream (step 7)."""
+
+    def __init__(self):
+        self.vllm = CollectorRegistry()
+        self.vmetrics = CollectorRegistry()
+
+    def collect(self):
+        yield from self.vllm.collect()
+        yield from self.vmetrics.collect()
+
+
+class Recorder:
+    def __init__(self, args):
+        config = parse_replay_args(args)
+        self.model_name = config.served_model_name
+        self.engines = list(range(config.data_parallel_size))
+        self.max_model_len = config.max_model_len
+        self.kv_cache_metrics = config.kv_cache_metrics
+        spec = config.speculative_config or {}
+        self.num_spec_tokens = int(spec.get("num_speculative_tokens") or 0)
+        self.connector_top, self.connector_children = configured_connector_classes(
+            config.kv_transfer_config)
+        self.exposition = Exposition()
+        self.metrics = {}           # family name (as declared) -> prometheus_client metric
+        self.registered_rows = []   # connector rows whose families exist
+        self.register_startup_families()
+
+    # ---- registration ---------------------------------------------------------------------
+
+    def make_metric(self, family, labelnames, registry):
+        # strip_created_blocks relies on this: only `_created` blocks end in `_created`.
+        assert not family.name.endswith("_created"), family.name
+        buckets = family.buckets
+        if buckets == TOKENS_1_2_5:
+            buckets = build_1_2_5_buckets(self.max_model_len)
+        if family.kind == COUNTER:
+            metric = Counter(family.name, family.help, labelnames, registry=registry)
+        elif family.kind == GAUGE:
+            metric = Gauge(family.name, family.help, labelnames, registry=registry)
+        else:
+            metric = Histogram(family.name, family.help, labelnames, buckets=buckets,
+                               registry=registry)
+        self.metrics[family.name] = metric
+        return metric
+
+    def register_engine_family(self, family):
+        """A family with model_name and engine (+ its extra label), children created eagerly:
+        extra label outer loop, engine inner loop."""
+        if family.extra is None:
+            metric = self.make_metric(family, ["model_name", "engine"], self.exposition.vllm)
+            for engine in self.engines:
+                metric.labels(self.model_name, str(engine))
+            return
+        label, values = family.extra
+        metric = self.make_metric(family, ["model_name", "engine", label], self.exposition.vllm)
+        for value in values:
+            for engine in self.engines:
+                child = metric.labels(self.model_name, str(engine), value)
+                if family.initial is not None:
+                    child.set(family.initial[value])
+
+    def register_spec_decode_families(self):
+        """Step 1. The per-position counter: engine outer, positions 0..k-1 inner."""
+        for family in SPEC_DECODE_FAMILIES[:3]:
+            self.register_engine_family(family)
+        per_pos = SPEC_DECODE_FAMILIES[3]
+        metric = self.make_metric(per_pos, ["model_name", "engine", "position"],
+                                  self.exposition.vllm)
+        for engine in self.engines:
+            for position in range(self.num_spec_tokens):
+                metric.labels(self.model_name, str(engine), str(position))
+
+    def register_connector_row(self, row):
+        """A connector row's families in the row's metric order. Eager rows get one child per
+        engine now; the Mooncake store's children appear on first record."""
+        if row in self.registered_rows:
+            return
+        self.registered_rows.append(row)
+        for field in row.fields:
+            if row.children == EAGER:
+                self.register_engine_family(field.family)
+            else:
+                labelnames = ["model_name", "engine"] + list(row.record_labels)
+                self.make_metric(field.family, labelnames, self.exposition.vllm)
+
+    def register_startup_families(self):
+        if self.num_spec_tokens > 0:                                    # 1
+            self.register_spec_decode_families()
+        for class_name in self.connector_children:                     # 2
+            row = row_for_class(class_name)
+            if row is not None:
+                self.register_connector_row(row)
+        for family in MFU_FAMILIES + SCHEDULER_FAMILIES:               # 3, 4
+            self.register_engine_family(family)
+        if self.kv_cache_metrics:                                      # 5
+            for family in KV_RESIDENCY_FAMILIES:
+                self.register_engine_family(family)
+        self.make_metric(CACHE_CONFIG_INFO, ["engine"], self.exposition.vllm)    # 6, no child
+        # 7 happens during recording (register_connector_row on first sight).
+        for family in (DECODE_ERRORS, UNKNOWN_ENGINE):                 # 8
+            self.make_metric(family, [], self.exposition.vmetrics)
+        self.make_metric(KV_PAYLOADS, ["connector", "outcome"], self.exposition.vmetrics)
+
+    def child(self, name, engine, *extra):
+        return self.metrics[name].labels(self.model_name, str(engine), *extra)
+
+    # ---- one EngineCoreOutputs message -------------------------------------------------------
+
+    def record_message(self, obj):
+        try:
+            message = decode_engine_core_outputs(obj)
+        except DecodeError:
+            self.metrics[DECODE_ERRORS.name].inc()
+            return
+        if message.engine_index not in self.engines:
+            self.metrics[UNKNOWN_ENGINE.name].inc()
+            return
+        # `outputs` feed the request/iteration families only in `serve`; replay does not.
+        stats = message.scheduler_stats
+        if stats is None:
+            return
+        engine = message.engine_index
+        self.record_scheduler_gauges(engine, stats)        # 1
+        self.record_prefix_cache(engine, stats)            # 2
+        self.record_external_prefix_cache(engine, stats)   # 3
+        self.record_spec_decoding(engine, stats)           # 4
+        self.record_kv_connector_stats(engine, stats)      # 5
+        self.record_perf_stats(engine, stats)              # 6
+        self.record_kv_cache_residency(engine, stats)      # 7
+
+    def record_scheduler_gauges(self, engine, stats):
+        running, waiting = stats["num_running_reqs"], stats["num_waiting_reqs"]
+        deferred = stats["num_skipped_waiting_reqs"]
+        self.child("vllm:num_requests_running", engine).set(running)
+        self.child("vllm:num_requests_waiting", engine).set(waiting + deferred)
+        self.child("vllm:num_requests_waiting_by_reason", engine, "capacity").set(waiting)
+        self.child("vllm:num_requests_waiting_by_reason", engine, "deferred").set(deferred)
+        self.child("vllm:kv_cache_usage_perc", engine).set(stats["kv_cache_usage"])
+
+    def record_prefix_cache(self, engine, stats):
+        self.child("vllm:prefix_cache_queries", engine).inc(stats["prefix_cache_stats"]["queries"])
+        self.child("vllm:prefix_cache_hits", engine).inc(stats["prefix_cache_stats"]["hits"])
+
+    def record_external_prefix_cache(self, engine, stats):
+        external = stats["connector_prefix_cache_stats"]
+        if external is None:
+            return
+        self.child("vllm:external_prefix_cache_queries", engine).inc(external["queries"])
+        self.child("vllm:external_prefix_cache_hits", engine).inc(external["hits"])
+
+    def record_spec_decoding(self, engine, stats):
+        spec = stats["spec_decoding_stats"]
+        if spec is None or self.num_spec_tokens <= 0:
+            return
+        self.child("vllm:spec_decode_num_drafts", engine).inc(spec["num_drafts"])
+        self.child("vllm:spec_decode_num_draft_tokens", engine).inc(spec["num_draft_tokens"])
+        self.child("vllm:spec_decode_num_accepted_tokens", engine).inc(
+            spec["num_accepted_tokens"])
+        per_pos = spec["num_accepted_tokens_per_pos"]
+        for position in range(self.num_spec_tokens):
+            accepted = per_pos[position] if position < len(per_pos) else 0
+            self.child("vllm:spec_decode_num_accepted_tokens_per_pos", engine,
+                       str(position)).inc(accepted)
+
+    def record_perf_stats(self, engine, stats):
+        perf = stats["perf_stats"]
+        if perf is None:
+            return
+        values = (perf["num_flops_per_gpu"], perf["num_read_bytes_per_gpu"],
+                  perf["num_write_bytes_per_gpu"])
+        if all(value == 0 for value in values):
+            return
+        for family, value in zip(MFU_FAMILIES, values):
+            self.child(family.name, engine).inc(value)
+
+    def record_kv_cache_residency(self, engine, stats):
+        if not self.kv_cache_metrics:
+            return
+        for event in stats["kv_cache_eviction_events"]:
+            self.child("vllm:kv_block_lifetime_seconds", engine).observe(
+                event["lifetime_seconds"])
+            self.child("vllm:kv_block_idle_before_evict_seconds", engine).observe(
+                event["idle_seconds"])
+            for gap in event["reuse_gaps_seconds"]:
+                self.child("vllm:kv_block_reuse_gap_seconds", engine).observe(gap)
+
+    # ---- step 5: kv_connector_stats (docs/recording.md "kv_connector_stats") ------------------
+
+    def record_kv_connector_stats(self, engine, stats):
+        payload = stats["kv_connector_stats"]
+        if payload is None or payload == {}:        # an empty map carries no payload
+            return
+        if self.connector_top == MULTI_CONNECTOR:
+            self.record_multi_payload(engine, payload)
+        elif self.connector_top is not None:
+            self.record_payload(engine, self.connector_top, payload)
+        else:
+            kind = infer_connector(payload)
+            if kind == MULTI_CONNECTOR:
+                self.record_multi_payload(engine, payload)
+            else:
+                self.record_payload(engine, kind, payload)
+
+    def record_multi_payload(self, engine, payload):
+        """Children keyed by class name; a child {"data": {...}} (old shape) is unwrapped."""
+        for class_name, child in payload.items():
+            if isinstance(child, dict) and list(child) == ["data"] and isinstance(child["data"],
+                                                                                  dict):
+                child = child["data"]
+            self.record_payload(engine, class_name, child)
+
+    def count_payload(self, class_name, outcome):
+        self.metrics[KV_PAYLOADS.name].labels(class_name, outcome).inc()
+
+    def record_payload(self, engine, class_name, payload):
+        row = row_for_class(class_name)
+        if row is None:
+            self.count_payload(class_name, "unknown_connector")
+            return
+        if not isinstance(payload, dict):
+            self.count_payload(class_name, "malformed")
+            return
+        self.register_connector_row(row)   # no-op if configured; step 7 (first sight) otherwise
+        if row is MOONCAKE_STORE:
+            self.record_mooncake_store(engine, payload)
+        else:
+            self.record_list_fields(engine, row, payload)
+        self.count_payload(class_name, "recorded")
+
+    def record_list_fields(self, engine, row, payload):
+        """Extra keys ignored; a missing key is an empty list; a wrong type skips the field."""
+        for field in row.fields:
+            value = payload.get(field.key, [] if field.how != ADD_SCALAR else 0)
+            child = self.child(field.family.name, engine)
+            if field.how == ADD_SCALAR:
+                if is_number(value):
+                    child.inc(value)
+                continue
+            if not isinstance(value, list) or not all(is_number(x) for x in value):
+                continue
+            for element in value:
+                if field.how == OBSERVE_EACH:
+                    child.observe(element)
+                else:
+                    child.inc(element)
+
+    def record_mooncake_store(self, engine, payload):
+        """Per record: the five children of (engine, operation, status) — created together on
+        first use — get duration observed, +1 operation, + keys/bytes/failed keys. An operation
+        whose value is not a list is a field of the wrong type and skipped. Records themselves are
+        taken as well-formed (a KeyError here means a scenario strayed outside the contract:
+        docs/recording.md does not say what a broken record does)."""
+        time_family, ops_family, keys_family, bytes_family, failed_family = (
+            field.family.name for field in MOONCAKE_STORE.fields)
+        for operation, records in payload.items():
+            if not isinstance(records, list):
+                continue
+            for record in records:
+                status = str(record.get("status", "ok"))
+                children = [self.child(name, engine, operation, status)
+                            for name in (time_family, ops_family, keys_family, bytes_family,
+                                         failed_family)]
+                children[0].observe(float(record["duration_seconds"]))
+                children[1].inc()
+                children[2].inc(int(record["num_keys"]))
+                children[3].inc(int(record.get("num_bytes", 0)))
+                children[4].inc(int(record.get("num_failed_keys", 0)))
+
+
+def infer_connector(payload):
+    """Only when no connector is configured, in this order (docs/recording.md): Mooncake P2P
+    (has num_failed_recvs), NIXL (has post_duration), Mooncake store (every key an operation with
+    a list of records), Offloading (types and data), then a MultiConnector payload (keys are class
+    names, values maps). Returns the class name the payload is counted under.
+
+    Shapes this generator cannot turn into a golden raise instead of guessing: Offloading has no
+    row here, and the contract names no `connector` label for a payload of no known shape."""
+    if not isinstance(payload, dict):
+        raise NotImplementedError("an unconfigured kv_connector_stats that is not a map")
+    if "num_failed_recvs" in payload:
+        return "MooncakeConnector"
+    if "post_duration" in payload:
+        return "NixlConnector"
+    if all(isinstance(v, list) and all(isinstance(r, dict) for r in v) for v in payload.values()):
+        return "MooncakeStoreConnector"
+    if "types" in payload and "data" in payload:
+        raise NotImplementedError("Offloading payloads are not modelled by gen_goldens.py")
+    if all(isinstance(v, dict) for v in payload.values()):
+        return MULTI_CONNECTOR
+    raise NotImplementedError(f"a payload of no known shape: {sorted(payload)}")
+
+
+# ================================================================================================
+# Rendering
+# ================================================================================================
+
+VARIANT_ARGS = {"text": [], "openmetrics": ["--format", "openmetrics"],
+                "no_created": ["--disable-created-series"]}
+VARIANT_SUFFIX = {"text": ("", ".txt"), "openmetrics": ("", ".om"),
+                  "no_created": ("_no_created", ".txt")}
+
+
+def replay_args(scenario, variant):
+    return (scenario.args + VARIANT_ARGS[variant]
+            + ["--created-timestamp", repr(CREATED_TIMESTAMP)])
+
+
+def input_path(scenario):
+    return f"{INPUT_DIR}/{scenario.name}.msgpack"
+
+
+def expected_path(scenario, variant):
+    suffix, ext = VARIANT_SUFFIX[variant]
+    return f"{GOLDEN_DIR}/{scenario.name}{suffix}{ext}"
+
+
+def record_and_render(scenario, variant):
+    """Decode the scenario's input file, record it, render it. Every child is created inside the
+    patch, so each `_created` is CREATED_TIMESTAMP."""
+    args = replay_args(scenario, variant)
+    with mock.patch("time.time", return_value=CREATED_TIMESTAMP):
+        recorder = Recorder(args)
+        for obj in read_messages(os.path.join(REPO, input_path(scenario))):
+            recorder.record_message(obj)
+    if parse_replay_args(args).format == "openmetrics":
+        return generate_openmetrics(recorder.exposition)
+    return generate_text(recorder.exposition)
+
+
+def render_without_created(scenario):
+    """prometheus_client 0.16 has no disable_created_metrics(), but honours its own switch, the
+    environment variable PROMETHEUS_DISABLE_CREATED_SERIES, read once at import. So render in a
+    child interpreter that has it set."""
+    env = dict(os.environ, PROMETHEUS_DISABLE_CREATED_SERIES="True")
+    result = subprocess.run([sys.executable, os.path.abspath(__file__), "--render-no-created",
+                             scenario.name], env=env, stdout=subprocess.PIPE, check=True)
+    return result.stdout
+
+
+def strip_created_blocks(text):
+    """The text rendering minus every `<family>_created` gauge block: HELP, TYPE and samples whose
+    metric name ends in `_created` (no real family name does; asserted by the caller)."""
+    kept = []
+    for line in text.decode().splitlines(keepends=True):
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            name = line.split(" ")[2]
+        else:
+            name = line.split("{")[0].split(" ")[0]
+        if not name.endswith("_created"):
+            kept.append(line)
+    return "".join(kept).encode()
+
+
+# ================================================================================================
+# Main
+# ================================================================================================
+
+
+def write(relative_path, data):
+    path = os.path.join(REPO, relative_path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def tsv_line(name, scenario, variant):
+    args = replay_args(scenario, variant)
+    for arg in args:
+        assert " " not in arg and "\t" not in arg, f"{name}: argument with a space: {arg!r}"
+    return "\t".join([name, input_path(scenario), expected_path(scenario, variant),
+                      " ".join(args)]) + "\n"
+
+
+def manifest():
+    return (
+        "# Everything in tests/golden/ is generated: do not edit it by hand; change the\n"
+        "# generator and run tools/regen.sh. The replay goldens (<scenario>.txt, <scenario>.om,\n"
+        "# <scenario>_no_created.txt, inputs/<scenario>.msgpack, scenarios.tsv) and this file\n"
+        "# come from tools/gen_goldens.py, with:\n"
+        f"python\t{platform.python_version()} ({sys.executable})\n"
+        f"msgpack\t{'.'.join(map(str, msgpack.version))}\n"
+        f"prometheus_client\t{prometheus_version()}\n"
+        f"vllm_reference_commit\t{VLLM_REFERENCE_COMMIT}\n"
+        f"created_timestamp\t{CREATED_TIMESTAMP!r}\n"
+        "regenerate\ttools/regen.sh   (or: /usr/bin/python3 tools/gen_goldens.py)\n")
+
+
+def prometheus_version():
+    try:
+        from importlib.metadata import version
+        return version("prometheus_client")
+    except Exception:  # pragma: no cover - Debian ships the dist-info, keep a readable fallback
+        return getattr(prometheus_client, "__version__", "unknown")
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--render-no-created":
+        scenario = next(s for s in SCENARIOS if s.name == sys.argv[2])
+        sys.stdout.buffer.write(record_and_render(scenario, "no_created"))
+        return
+    if os.environ.get("PROMETHEUS_DISABLE_CREATED_SERIES"):
+        sys.exit("gen_goldens.py: unset PROMETHEUS_DISABLE_CREATED_SERIES (it would drop "
+                 "_created from every golden)")
+    tsv = ["# name\tinput\texpected\treplay args (space-separated); generated by "
+           "tools/gen_goldens.py\n"]
+    for scenario in SCENARIOS:
+        write(input_path(scenario), b"".join(pack(m) for m in scenario.messages))
+        text = record_and_render(scenario, "text")
+        write(expected_path(scenario, "text"), text)
+        tsv.append(tsv_line(scenario.name, scenario, "text"))
+        for variant in scenario.variants:
+            if variant == "no_created":
+                rendered = render_without_created(scenario)
+                assert rendered == strip_created_blocks(text), \
+                    f"{scenario.name}: PROMETHEUS_DISABLE_CREATED_SERIES rendering differs " \
+                    "from the text rendering minus its _created blocks"
+            else:
+                rendered = record_and_render(scenario, variant)
+            write(expected_path(scenario, variant), rendered)
+            tsv.append(tsv_line(f"{scenario.name}_{variant}", scenario, variant))
+    write(f"{GOLDEN_DIR}/scenarios.tsv", "".join(tsv).encode())
+    write(f"{GOLDEN_DIR}/MANIFEST", manifest().encode())
+
+
+if __name__ == "__main__":
+    main()
