@@ -1,0 +1,88 @@
+// WriteOpenMetrics: OpenMetrics 1.0.0 as prometheus_client's openmetrics generate_latest
+// writes it (openmetrics/exposition.py, 0.16). Per family, in registration order:
+//
+//   # HELP <name> <help, `\`, newline and `"` escaped>
+//   # TYPE <name> counter|gauge|histogram
+//   per child, in creation order:
+//     counter:   <name>_total{...} v, then <name>_created{...} t
+//     gauge:     <name>{...} v
+//     histogram: _bucket lines, _count, _sum, then <name>_created{...} t
+//
+// and "# EOF\n" after the last family. The family name is the one without `_total`; the
+// `_created` samples stay inline, right after their child's other samples. No `# UNIT`
+// lines: no family here has a unit.
+//
+// Deliberate deviation: names keep their `vllm:` colons. prometheus_client 0.23+ rewrites
+// them to underscores in OpenMetrics samples (client_python#1177), which breaks every
+// dashboard; 0.16-0.22 keep them, and so do we.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "exposition/escape.h"
+#include "exposition/sample_writer.h"
+#include "vmetrics/exposition.h"
+
+namespace vmetrics {
+namespace {
+
+std::string_view TypeName(MetricType type) {
+  switch (type) {
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kHistogram:
+      return "histogram";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+void WriteOpenMetrics(const Registry& registry, const ExpositionOptions& options,
+                      std::string* out) {
+  internal::LabelSets labels;
+  for (const Family* family : registry.Families()) {
+    const FamilySpec& spec = family->spec();
+    const std::vector<const Child*> children = family->Children();
+    labels.Reset(spec, children);
+
+    out->append("# HELP ");
+    out->append(spec.name);
+    out->push_back(' ');
+    internal::AppendEscapedHelpOpenMetrics(spec.help, out);
+    out->append("\n# TYPE ");
+    out->append(spec.name);
+    out->push_back(' ');
+    out->append(TypeName(spec.type));
+    out->push_back('\n');
+
+    for (size_t i = 0; i < children.size(); ++i) {
+      const Child& child = *children[i];
+      switch (spec.type) {
+        case MetricType::kCounter:
+          internal::AppendName(spec.name, "_total", out);
+          labels.AppendPlain(i, out);
+          internal::AppendValueEnd(child.value(), out);
+          break;
+        case MetricType::kGauge:
+          out->append(spec.name);
+          labels.AppendPlain(i, out);
+          internal::AppendValueEnd(child.value(), out);
+          break;
+        case MetricType::kHistogram:
+          internal::AppendHistogramSamples(spec.name, spec, labels, i, child, out);
+          break;
+      }
+      if (options.created_series && spec.type != MetricType::kGauge) {
+        internal::AppendName(spec.name, "_created", out);
+        labels.AppendPlain(i, out);
+        internal::AppendValueEnd(child.created(), out);
+      }
+    }
+  }
+  out->append("# EOF\n");
+}
+
+}  // namespace vmetrics
