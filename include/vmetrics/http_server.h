@@ -5,13 +5,21 @@
 //
 //   GET|HEAD /metrics   200, the exposition chosen by Negotiate(Accept, Accept-Encoding):
 //                       text 0.0.4 or OpenMetrics 1.0.0, gzip-compressed when accepted.
+//                       Repeated Accept headers are joined with "," (prometheus_client does).
 //                       `/metrics/` and any query string (`/metrics?x=1`) are the same route.
 //   GET|HEAD /health    200 when HttpHandlers::health reports healthy, 503 otherwise.
-//   other methods       405 with `Allow: GET, HEAD` on the two paths above.
+//   other methods       405 with `Allow: GET, HEAD` on the two paths above (404 elsewhere);
+//                       bodies of 404 and 405 are FastAPI's JSON, as from vLLM.
 //   other paths         404.
-//   malformed requests  4xx from libmicrohttpd (garbage request line: 400; headers above
-//                       max_request_bytes: 431), more than max_headers header lines: 431.
+//   malformed requests  400 for a request line without an HTTP/1.x version or a header line
+//                       without a name; 431 for more than max_headers header lines or a head
+//                       above max_request_bytes, 414 for a URI above it. libmicrohttpd closes
+//                       the connection on a request line it cannot parse at all.
 //   handler throws      500; the server keeps serving.
+//
+// Connections are kept alive between requests (Prometheus reuses its scrape connection),
+// except after a refusal above or a GET that carries a body, which close the connection so
+// the server never reads a body.
 //
 // The server owns no metrics: it calls the handlers it is given, on its own worker threads,
 // once per request. Rendering therefore happens on a worker thread, and a slow scrape holds up
@@ -60,8 +68,9 @@ struct HttpServerOptions {
 
   // Address to bind: an IPv4 literal ("127.0.0.1", "0.0.0.0"), an IPv6 literal ("::1"; "::"
   // also accepts IPv4 on a dual-stack host) or a host name, resolved with getaddrinfo; the
-  // first resolved address that binds wins. "" binds every interface. Default: loopback only,
-  // as `vllm serve --host` is usually set explicitly when a scraper runs elsewhere.
+  // first resolved address that binds wins. "" binds every interface. Default: loopback only
+  // (DESIGN.md §7), so nothing is exposed until asked; use "0.0.0.0" or "::" for a scraper
+  // on another host.
   std::string host = "127.0.0.1";
 
   // TCP port. 0 picks a free ephemeral port; HttpServer::port() tells which.
@@ -70,8 +79,9 @@ struct HttpServerOptions {
   // ---- Performance ----
 
   // Worker threads, each with its own epoll loop (poll where epoll is missing). Each worker
-  // accepts and serves whole connections, so a slow render stalls only its own worker's
-  // connections. Must be >= 1.
+  // accepts and serves whole connections and renders on its own thread, so this is also how
+  // many scrapes render at once; a slow render stalls only its own worker's connections.
+  // More threads cost a stack each and buy nothing beyond the number of cores. Must be >= 1.
   unsigned threads = 2;
 
   // ---- Limits: what one client may cost ----
@@ -103,20 +113,22 @@ struct HealthReport {
 
 // HttpHandlers
 //
-// What the server calls to answer a request. Both are called on worker threads, possibly
-// concurrently (see the thread-safety contract above). An exception escaping a handler is
-// caught and answered with 500.
+// What the server calls. All are called on worker threads, possibly concurrently (see the
+// thread-safety contract above). An exception escaping render_metrics or health is caught
+// and answered with 500; one escaping log is dropped.
 struct HttpHandlers {
   // Required. Returns the complete exposition in `format` (WriteText or WriteOpenMetrics
-  // output). The server compresses it when the client accepts gzip.
+  // output). Called once per GET or HEAD of /metrics (HEAD needs its Content-Length); the
+  // server compresses the result when the client accepts gzip.
   std::function<std::string(ExpositionFormat)> render_metrics;
 
   // Optional. Unset means always healthy with an empty body.
   std::function<HealthReport()> health;
 
-  // Optional. Receives libmicrohttpd's own error messages (failed accepts, protocol errors),
-  // one message per call without a trailing newline. Unset drops them; messages logged while
-  // Start is running are also included in its error status.
+  // Optional. Receives libmicrohttpd's own error messages (failed binds and accepts, protocol
+  // errors of clients), handler exceptions and gzip failures, one message per call without a
+  // trailing newline. Unset drops them; messages logged while Start is running are also
+  // included in its error status.
   std::function<void(std::string_view)> log;
 };
 

@@ -1,0 +1,279 @@
+// HttpServer lifecycle: option checks, address resolution, starting and stopping the
+// libmicrohttpd daemon. What each request gets is in request_handler.cc.
+#include "vmetrics/http_server.h"
+
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <climits>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "server/request_handler.h"
+
+namespace vmetrics {
+
+namespace internal {
+
+struct HttpServerState {
+  HttpServerOptions options;
+  HttpHandlers handlers;
+  MHD_Daemon* daemon = nullptr;
+  uint16_t port = 0;
+
+  // libmicrohttpd may log from its worker threads while MHD_start_daemon is still running, so
+  // the start log is guarded.
+  std::mutex log_mu;
+  bool starting = false;
+  std::string start_log;
+};
+
+}  // namespace internal
+
+namespace {
+
+using internal::HttpServerState;
+
+// Smallest per-connection memory pool accepted: below this libmicrohttpd cannot hold an
+// ordinary scrape request (Prometheus sends about 300 bytes of headers) plus its own response
+// header buffer.
+constexpr size_t kMinRequestBytes = 4096;
+
+// MHD_LogCallback: formats one message and passes it on.
+void LogFromMhd(void* cls, const char* format, va_list args) {
+  auto* state = static_cast<HttpServerState*>(cls);
+  char small[256];
+  va_list copy;
+  va_copy(copy, args);
+  const int length = std::vsnprintf(small, sizeof small, format, copy);
+  va_end(copy);
+  if (length < 0) return;
+  std::string message;
+  if (static_cast<size_t>(length) < sizeof small) {
+    message.assign(small, static_cast<size_t>(length));
+  } else {
+    message.resize(static_cast<size_t>(length) + 1);
+    std::vsnprintf(message.data(), message.size(), format, args);
+    message.resize(static_cast<size_t>(length));
+  }
+  while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) {
+    message.pop_back();
+  }
+  {
+    std::lock_guard<std::mutex> lock(state->log_mu);
+    if (state->starting) {
+      if (!state->start_log.empty()) state->start_log += "; ";
+      state->start_log += message;
+    }
+  }
+  if (state->handlers.log) {
+    try {
+      state->handlers.log(message);
+    } catch (...) {
+      // Must not unwind into libmicrohttpd.
+    }
+  }
+}
+
+// Stored in *req_cls once a request's head has been accepted; only its address matters.
+char head_accepted_tag;
+
+// MHD_AccessHandlerCallback. libmicrohttpd calls it once the headers are in, then once per
+// chunk of request body, then once more with no data when the request is complete.
+//
+// Refusals are queued on the first call: libmicrohttpd then closes the connection instead of
+// reading a body nobody wants, whatever its size. A good request is answered on the last call:
+// queued any earlier, libmicrohttpd 0.9.75 cannot tell the request was fully read and closes
+// the connection after the response, which would cost every Prometheus scrape a new TCP
+// connection. The exception is a GET or HEAD announcing a body, answered at once for the
+// same reason as a refusal.
+MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url, const char* method,
+                         const char* version, const char* /*upload_data*/, size_t* upload_data_size,
+                         void** req_cls) {
+  const auto* state = static_cast<const HttpServerState*>(cls);
+  const unsigned max_headers = state->options.max_headers;
+  // Read on each call rather than kept in *req_cls: it is a walk over a few headers, and
+  // keeping it would need a completion callback to free it.
+  const internal::RequestHead head = internal::ReadRequestHead(connection, url, method, version);
+  if (*req_cls == nullptr) {
+    if (std::optional<internal::Reply> refusal = internal::RejectReply(max_headers, head)) {
+      return internal::QueueReply(connection, std::move(*refusal));
+    }
+    if (!head.has_body) {
+      *req_cls = &head_accepted_tag;
+      return MHD_YES;
+    }
+  } else if (*upload_data_size != 0) {
+    // Not reached (a request with a body is answered on the first call); discard regardless.
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  return internal::QueueReply(connection, internal::BuildReply(state->handlers, max_headers, head));
+}
+
+Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handlers) {
+  if (!handlers.render_metrics) {
+    return Status::InvalidArgument("HttpHandlers::render_metrics must be set");
+  }
+  if (options.threads == 0) {
+    return Status::InvalidArgument("HttpServerOptions::threads must be >= 1");
+  }
+  if (options.max_connections < options.threads || options.max_connections > UINT_MAX) {
+    return Status::InvalidArgument("HttpServerOptions::max_connections must be between threads (" +
+                                   std::to_string(options.threads) + ") and " +
+                                   std::to_string(UINT_MAX));
+  }
+  if (options.max_request_bytes < kMinRequestBytes) {
+    return Status::InvalidArgument("HttpServerOptions::max_request_bytes must be >= " +
+                                   std::to_string(kMinRequestBytes));
+  }
+  return Status::Ok();
+}
+
+// The addresses `host` resolves to, port filled in, in getaddrinfo's order (which follows
+// RFC 6724 and /etc/gai.conf, so the preferred address is tried first).
+Result<std::vector<sockaddr_storage>> ResolveHost(const std::string& host, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  // AI_PASSIVE: an empty host means the wildcard addresses, as for a listening socket.
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  const std::string service = std::to_string(port);
+  addrinfo* found = nullptr;
+  const int rc =
+      getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
+  if (rc != 0) {
+    return Status::InvalidArgument("cannot resolve host '" + host + "': " + gai_strerror(rc));
+  }
+  std::vector<sockaddr_storage> addresses;
+  for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+    if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
+        ai->ai_addrlen > sizeof(sockaddr_storage)) {
+      continue;
+    }
+    sockaddr_storage address{};
+    std::memcpy(&address, ai->ai_addr, ai->ai_addrlen);
+    addresses.push_back(address);
+  }
+  freeaddrinfo(found);
+  if (addresses.empty()) {
+    return Status::InvalidArgument("host '" + host + "' has no IPv4 or IPv6 address");
+  }
+  return addresses;
+}
+
+std::string DescribeAddress(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN + 8] = "?";
+  getnameinfo(reinterpret_cast<const sockaddr*>(&address), sizeof address, text, sizeof text,
+              nullptr, 0, NI_NUMERICHOST);
+  return address.ss_family == AF_INET6 ? "[" + std::string(text) + "]" : std::string(text);
+}
+
+unsigned DaemonFlags(const sockaddr_storage& address) {
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+  // ITC lets MHD_stop_daemon wake the workers at once instead of waiting for a poll timeout.
+  flags |= MHD_USE_ITC;
+  flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_AUTO;
+  if (address.ss_family == AF_INET6) {
+    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(address);
+    // "::" should mean every address, IPv4 included, as it does for vLLM's uvicorn; MHD's
+    // plain IPv6 flag would set IPV6_V6ONLY.
+    flags |= IN6_IS_ADDR_UNSPECIFIED(&v6.sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+  }
+  return flags;
+}
+
+uint16_t BoundPort(MHD_Daemon* daemon) {
+  const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+  if (info != nullptr && info->port != 0) return info->port;
+  // Older builds leave BIND_PORT empty; ask the socket.
+  info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_LISTEN_FD);
+  if (info == nullptr) return 0;
+  sockaddr_storage bound{};
+  socklen_t length = sizeof bound;
+  if (getsockname(info->listen_fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) return 0;
+  if (bound.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6&>(bound).sin6_port);
+  return ntohs(reinterpret_cast<sockaddr_in&>(bound).sin_port);
+}
+
+// Starts the daemon on one address. Returns nullptr on failure, with MHD's reasons in
+// state->start_log.
+MHD_Daemon* StartDaemon(HttpServerState* state, const sockaddr_storage& address) {
+  const HttpServerOptions& o = state->options;
+  // A pool of one is no pool: MHD then runs the single polling thread itself.
+  const unsigned pool_size = o.threads > 1 ? o.threads : 0;
+  // clang-format off
+  return MHD_start_daemon(
+      DaemonFlags(address), o.port, /*apc=*/nullptr, /*apc_cls=*/nullptr, &AccessHandler, state,
+      // First, so no startup message goes to libmicrohttpd's own stderr logger.
+      MHD_OPTION_EXTERNAL_LOGGER, &LogFromMhd, state,
+      MHD_OPTION_SOCK_ADDR, reinterpret_cast<const sockaddr*>(&address),
+      MHD_OPTION_THREAD_POOL_SIZE, pool_size,
+      MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(o.max_connections),
+      MHD_OPTION_CONNECTION_TIMEOUT, o.connection_timeout_s,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, o.max_request_bytes,
+      // Off on purpose: every Prometheus server of a deployment may scrape from one address
+      // (a federation proxy, a sidecar), and max_connections already bounds the total.
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0u,
+      MHD_OPTION_END);
+  // clang-format on
+}
+
+}  // namespace
+
+HttpServer::HttpServer(std::unique_ptr<HttpServerState> state) : state_(std::move(state)) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+uint16_t HttpServer::port() const { return state_->port; }
+
+void HttpServer::Stop() {
+  if (state_->daemon == nullptr) return;
+  MHD_stop_daemon(state_->daemon);
+  state_->daemon = nullptr;
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
+                                                      HttpHandlers handlers) {
+  if (Status s = CheckOptions(options, handlers); !s.ok()) return s;
+  Result<std::vector<sockaddr_storage>> addresses = ResolveHost(options.host, options.port);
+  if (!addresses.ok()) return addresses.status();
+
+  auto state = std::make_unique<HttpServerState>();
+  state->options = std::move(options);
+  state->handlers = std::move(handlers);
+  std::string failures;
+  for (const sockaddr_storage& address : *addresses) {
+    {
+      std::lock_guard<std::mutex> lock(state->log_mu);
+      state->starting = true;
+      state->start_log.clear();
+    }
+    MHD_Daemon* daemon = StartDaemon(state.get(), address);
+    std::string log;
+    {
+      std::lock_guard<std::mutex> lock(state->log_mu);
+      state->starting = false;
+      log = std::move(state->start_log);
+    }
+    if (daemon != nullptr) {
+      state->daemon = daemon;
+      state->port = BoundPort(daemon);
+      return std::unique_ptr<HttpServer>(new HttpServer(std::move(state)));
+    }
+    if (!failures.empty()) failures += "; ";
+    failures += DescribeAddress(address) + ":" + std::to_string(state->options.port) + ": " +
+                (log.empty() ? "libmicrohttpd could not start" : log);
+  }
+  return Status::InvalidArgument("cannot serve HTTP on '" + state->options.host + "' port " +
+                                 std::to_string(state->options.port) + ": " + failures);
+}
+
+}  // namespace vmetrics

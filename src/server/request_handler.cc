@@ -1,0 +1,189 @@
+// Routing and responses for the HTTP server; see request_handler.h.
+#include "server/request_handler.h"
+
+#include <strings.h>
+
+#include <exception>
+#include <memory>
+#include <utility>
+
+#include "vmetrics/exposition.h"
+
+namespace vmetrics::internal {
+namespace {
+
+constexpr std::string_view kContentTypePlain = "text/plain; charset=utf-8";
+constexpr std::string_view kContentTypeJson = "application/json";
+constexpr std::string_view kAllowGetHead = "GET, HEAD";
+
+// FastAPI's bodies for unknown paths and wrong methods, so a client that parses vLLM's errors
+// parses ours.
+constexpr std::string_view kNotFoundBody = R"({"detail":"Not Found"})";
+constexpr std::string_view kMethodNotAllowedBody = R"({"detail":"Method Not Allowed"})";
+
+Reply TextReply(unsigned status, std::string_view body) {
+  Reply reply;
+  reply.status = status;
+  reply.body = std::string(body);
+  reply.content_type = kContentTypePlain;
+  return reply;
+}
+
+Reply JsonReply(unsigned status, std::string_view body) {
+  Reply reply;
+  reply.status = status;
+  reply.body = std::string(body);
+  reply.content_type = kContentTypeJson;
+  return reply;
+}
+
+void Log(const HttpHandlers& handlers, std::string_view message) {
+  if (!handlers.log) return;
+  // A throwing log sink must not take the request down with it.
+  try {
+    handlers.log(message);
+  } catch (...) {
+  }
+}
+
+Reply MetricsReply(const HttpHandlers& handlers, const RequestHead& head) {
+  const Negotiated negotiated = Negotiate(head.accept, head.accept_encoding);
+  Reply reply;
+  reply.status = MHD_HTTP_OK;
+  reply.body = handlers.render_metrics(negotiated.format);
+  reply.content_type = negotiated.content_type;
+  if (negotiated.gzip) {
+    std::string compressed;
+    // A zlib failure is no reason to fail the scrape: identity is always acceptable.
+    if (GzipCompress(reply.body, &compressed)) {
+      reply.body = std::move(compressed);
+      reply.content_encoding = "gzip";
+    } else {
+      Log(handlers, "gzip compression failed; sending /metrics uncompressed");
+    }
+  }
+  return reply;
+}
+
+Reply HealthReply(const HttpHandlers& handlers) {
+  if (!handlers.health) return Reply{};
+  HealthReport report = handlers.health();
+  Reply reply;
+  reply.status = report.healthy ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
+  reply.body = std::move(report.body);
+  // vLLM answers /health with no body and so no Content-Type; keep it that way when empty.
+  if (!reply.body.empty()) reply.content_type = kContentTypePlain;
+  return reply;
+}
+
+// Collects header count, Accept and Accept-Encoding for ReadRequestHead.
+MHD_Result CollectHeader(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* value) {
+  auto* head = static_cast<RequestHead*>(cls);
+  ++head->header_count;
+  if (key == nullptr || *key == '\0') head->empty_header_name = true;
+  if (key == nullptr || value == nullptr) return MHD_YES;
+  if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0 ||
+      (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0 && std::string_view(value) != "0")) {
+    head->has_body = true;
+  }
+  std::string* joined = nullptr;
+  if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT) == 0) {
+    joined = &head->accept;
+  } else if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING) == 0) {
+    joined = &head->accept_encoding;
+  }
+  if (joined != nullptr) {
+    if (!joined->empty()) joined->push_back(',');
+    joined->append(value);
+  }
+  return MHD_YES;
+}
+
+void FreeBody(void* cls) { delete static_cast<std::string*>(cls); }
+
+}  // namespace
+
+Endpoint RouteFor(std::string_view path) {
+  if (path == "/metrics" || path == "/metrics/") return Endpoint::kMetrics;
+  if (path == "/health") return Endpoint::kHealth;
+  return Endpoint::kNotFound;
+}
+
+std::optional<Reply> RejectReply(unsigned max_headers, const RequestHead& head) {
+  // libmicrohttpd answers unknown HTTP versions itself (505) but passes on a request line
+  // without one (HTTP/0.9's "GET /metrics") with an empty version. Nothing speaks 0.9 any more;
+  // such a line is garbage, and answering it with a body would only confuse the sender.
+  // Likewise a header line with no name (": value"): a field name is at least one character
+  // (RFC 9110 §5.1), so the sender is not speaking HTTP.
+  if ((head.version != MHD_HTTP_VERSION_1_1 && head.version != MHD_HTTP_VERSION_1_0) ||
+      head.empty_header_name) {
+    return TextReply(MHD_HTTP_BAD_REQUEST, "Bad Request");
+  }
+  // Checked before routing: the header count is a cost the client already imposed, whatever
+  // the path.
+  if (head.header_count > max_headers) {
+    return TextReply(MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "Request Header Fields Too Large");
+  }
+  if (RouteFor(head.path) == Endpoint::kNotFound) {
+    return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
+  }
+  if (head.method != MHD_HTTP_METHOD_GET && head.method != MHD_HTTP_METHOD_HEAD) {
+    Reply reply = JsonReply(MHD_HTTP_METHOD_NOT_ALLOWED, kMethodNotAllowedBody);
+    reply.allow = kAllowGetHead;
+    return reply;
+  }
+  return std::nullopt;
+}
+
+Reply BuildReply(const HttpHandlers& handlers, unsigned max_headers, const RequestHead& head) {
+  if (std::optional<Reply> refusal = RejectReply(max_headers, head)) return std::move(*refusal);
+  const Endpoint endpoint = RouteFor(head.path);
+  // The handlers are the caller's code running on a C library's thread; nothing may unwind
+  // through libmicrohttpd.
+  try {
+    return endpoint == Endpoint::kMetrics ? MetricsReply(handlers, head) : HealthReply(handlers);
+  } catch (const std::exception& e) {
+    Log(handlers, std::string("handler for ") + std::string(head.path) + " threw: " + e.what());
+  } catch (...) {
+    Log(handlers, std::string("handler for ") + std::string(head.path) + " threw");
+  }
+  return TextReply(MHD_HTTP_INTERNAL_SERVER_ERROR, "Internal Server Error");
+}
+
+RequestHead ReadRequestHead(MHD_Connection* connection, const char* path, const char* method,
+                            const char* version) {
+  RequestHead head;
+  head.path = path != nullptr ? path : "";
+  head.method = method != nullptr ? method : "";
+  head.version = version != nullptr ? version : "";
+  MHD_get_connection_values(connection, MHD_HEADER_KIND, &CollectHeader, &head);
+  return head;
+}
+
+MHD_Result QueueReply(MHD_Connection* connection, Reply reply) {
+  // The response takes the body string itself, freed by FreeBody once the response is
+  // destroyed: a scrape body is a few hundred KiB, not worth copying on every request.
+  auto body = std::make_unique<std::string>(std::move(reply.body));
+  MHD_Response* response = MHD_create_response_from_buffer_with_free_callback_cls(
+      body->size(), body->data(), &FreeBody, body.get());
+  if (response == nullptr) return MHD_NO;
+  body.release();  // owned by `response` from here on
+  bool headers_ok = true;
+  auto add_header = [&](const char* name, std::string_view value) {
+    if (value.empty()) return;
+    // MHD wants NUL-terminated values; the views come from string constants but are not
+    // guaranteed to be terminated, so copy.
+    headers_ok = headers_ok &&
+                 MHD_add_response_header(response, name, std::string(value).c_str()) == MHD_YES;
+  };
+  add_header(MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type);
+  add_header(MHD_HTTP_HEADER_CONTENT_ENCODING, reply.content_encoding);
+  add_header(MHD_HTTP_HEADER_ALLOW, reply.allow);
+  const MHD_Result queued =
+      headers_ok ? MHD_queue_response(connection, reply.status, response) : MHD_NO;
+  // The connection holds its own reference once queued.
+  MHD_destroy_response(response);
+  return queued;
+}
+
+}  // namespace vmetrics::internal

@@ -1,0 +1,163 @@
+// Routing and reply rules of src/server/request_handler.cc, without sockets.
+#include "server/request_handler.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "http_test_client.h"  // Gunzip
+
+namespace vmetrics::internal {
+namespace {
+
+constexpr unsigned kMaxHeaders = 100;
+
+HttpHandlers FixedHandlers() {
+  HttpHandlers handlers;
+  handlers.render_metrics = [](ExpositionFormat format) {
+    return std::string(format == ExpositionFormat::kOpenMetrics ? "om\n# EOF\n" : "text\n");
+  };
+  handlers.health = [] { return HealthReport{false, "engine 0 is dead"}; };
+  return handlers;
+}
+
+RequestHead Head(std::string_view method, std::string_view path) {
+  RequestHead head;
+  head.method = method;
+  head.path = path;
+  head.version = "HTTP/1.1";
+  return head;
+}
+
+TEST(RouteFor, KnownPathsAndTheirNeighbours) {
+  EXPECT_EQ(RouteFor("/metrics"), Endpoint::kMetrics);
+  EXPECT_EQ(RouteFor("/metrics/"), Endpoint::kMetrics);
+  EXPECT_EQ(RouteFor("/health"), Endpoint::kHealth);
+  EXPECT_EQ(RouteFor("/health/"), Endpoint::kNotFound);
+  EXPECT_EQ(RouteFor("/metricsz"), Endpoint::kNotFound);
+  EXPECT_EQ(RouteFor("/Metrics"), Endpoint::kNotFound);
+  EXPECT_EQ(RouteFor("/"), Endpoint::kNotFound);
+  EXPECT_EQ(RouteFor(""), Endpoint::kNotFound);
+}
+
+TEST(BuildReply, MetricsDefaultsToText) {
+  Reply r = BuildReply(FixedHandlers(), kMaxHeaders, Head("GET", "/metrics"));
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "text\n");
+  EXPECT_EQ(r.content_type, kContentTypeText004);
+  EXPECT_EQ(r.content_encoding, "");
+}
+
+TEST(BuildReply, MetricsHonoursAcceptAndAcceptEncoding) {
+  RequestHead head = Head("HEAD", "/metrics");
+  head.accept = "application/openmetrics-text; version=1.0.0";
+  head.accept_encoding = "gzip";
+  Reply r = BuildReply(FixedHandlers(), kMaxHeaders, head);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.content_type, kContentTypeOpenMetrics100);
+  EXPECT_EQ(r.content_encoding, "gzip");
+  std::string inflated;
+  ASSERT_TRUE(http_test::Gunzip(r.body, &inflated));
+  EXPECT_EQ(inflated, "om\n# EOF\n");
+}
+
+TEST(BuildReply, UnhealthyIs503WithTheReason) {
+  Reply r = BuildReply(FixedHandlers(), kMaxHeaders, Head("GET", "/health"));
+  EXPECT_EQ(r.status, 503u);
+  EXPECT_EQ(r.body, "engine 0 is dead");
+  EXPECT_EQ(r.content_type, "text/plain; charset=utf-8");
+}
+
+TEST(BuildReply, UnknownPathIs404BeforeTheMethodIsLookedAt) {
+  Reply r = BuildReply(FixedHandlers(), kMaxHeaders, Head("POST", "/v1/completions"));
+  EXPECT_EQ(r.status, 404u);
+  EXPECT_EQ(r.body, R"({"detail":"Not Found"})");
+  EXPECT_EQ(r.content_type, "application/json");
+}
+
+TEST(BuildReply, WrongMethodIs405WithAllow) {
+  Reply r = BuildReply(FixedHandlers(), kMaxHeaders, Head("POST", "/metrics"));
+  EXPECT_EQ(r.status, 405u);
+  EXPECT_EQ(r.allow, "GET, HEAD");
+  EXPECT_EQ(r.body, R"({"detail":"Method Not Allowed"})");
+}
+
+TEST(BuildReply, TooManyHeadersIs431WhateverThePath) {
+  for (std::string_view path : {"/metrics", "/nowhere"}) {
+    RequestHead head = Head("GET", path);
+    head.header_count = kMaxHeaders + 1;
+    EXPECT_EQ(BuildReply(FixedHandlers(), kMaxHeaders, head).status, 431u) << path;
+  }
+  RequestHead at_limit = Head("GET", "/metrics");
+  at_limit.header_count = kMaxHeaders;
+  EXPECT_EQ(BuildReply(FixedHandlers(), kMaxHeaders, at_limit).status, 200u);
+}
+
+TEST(BuildReply, HandlerExceptionsBecome500AndAreLogged) {
+  std::vector<std::string> logged;
+  HttpHandlers handlers;
+  handlers.render_metrics = [](ExpositionFormat) -> std::string {
+    throw std::runtime_error("boom");
+  };
+  handlers.health = []() -> HealthReport { throw 42; };
+  handlers.log = [&](std::string_view message) { logged.emplace_back(message); };
+
+  EXPECT_EQ(BuildReply(handlers, kMaxHeaders, Head("GET", "/metrics")).status, 500u);
+  EXPECT_EQ(BuildReply(handlers, kMaxHeaders, Head("GET", "/health")).status, 500u);
+  ASSERT_EQ(logged.size(), 2u);
+  EXPECT_EQ(logged[0], "handler for /metrics threw: boom");
+  EXPECT_EQ(logged[1], "handler for /health threw");
+}
+
+TEST(BuildReply, RequestWithoutAnHttp1VersionIs400) {
+  for (std::string_view version : {"", "HTTP/2.0", "http/1.1"}) {
+    RequestHead head = Head("GET", "/metrics");
+    head.version = version;
+    EXPECT_EQ(BuildReply(FixedHandlers(), kMaxHeaders, head).status, 400u) << version;
+  }
+  RequestHead old = Head("GET", "/metrics");
+  old.version = "HTTP/1.0";
+  EXPECT_EQ(BuildReply(FixedHandlers(), kMaxHeaders, old).status, 200u);
+}
+
+TEST(RejectReply, GoodRequestsAreLeftToTheHandlers) {
+  for (std::string_view method : {"GET", "HEAD"}) {
+    for (std::string_view path : {"/metrics", "/metrics/", "/health"}) {
+      EXPECT_FALSE(RejectReply(kMaxHeaders, Head(method, path)).has_value()) << method << path;
+    }
+  }
+}
+
+TEST(RejectReply, BadVersionComesBeforeTheOtherChecks) {
+  RequestHead head = Head("POST", "/nowhere");
+  head.version = "";
+  head.header_count = kMaxHeaders + 1;
+  EXPECT_EQ(RejectReply(kMaxHeaders, head)->status, 400u);
+  head.version = "HTTP/1.1";
+  EXPECT_EQ(RejectReply(kMaxHeaders, head)->status, 431u);
+  head.header_count = 1;
+  EXPECT_EQ(RejectReply(kMaxHeaders, head)->status, 404u);
+  head.path = "/health";
+  EXPECT_EQ(RejectReply(kMaxHeaders, head)->status, 405u);
+}
+
+TEST(BuildReply, EmptyHeaderNameIs400) {
+  RequestHead head = Head("GET", "/metrics");
+  head.header_count = 1;
+  head.empty_header_name = true;
+  EXPECT_EQ(BuildReply(FixedHandlers(), kMaxHeaders, head).status, 400u);
+}
+
+TEST(BuildReply, UnsetHealthHandlerIsAnEmpty200) {
+  HttpHandlers handlers = FixedHandlers();
+  handlers.health = nullptr;
+  Reply r = BuildReply(handlers, kMaxHeaders, Head("GET", "/health"));
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(r.content_type, "");
+}
+
+}  // namespace
+}  // namespace vmetrics::internal
