@@ -45,8 +45,12 @@ struct RecorderOptions {
   std::vector<std::pair<std::string, std::string>> cache_config;
   // Where "logged once" messages go (unknown connectors, bad fields); nullptr = stderr.
   std::function<void(const std::string&)> log;
-  // Catalog of connector rows; nullptr = ConnectorCatalog::BuiltIn().
+  // Catalog of connector rows; nullptr = ConnectorCatalog::BuiltIn(). The recorder keeps a
+  // copy; rows that `_metrics_descriptor` registers at run time go into the copy only.
   const ConnectorCatalog* catalog = nullptr;
+  // Registers vmetrics_engine_up{engine} (1 while the engine is connected, 0 once it died);
+  // `serve` sets it, `replay` has no engines to watch.
+  bool track_engine_liveness = false;
 };
 
 class StatsRecorder {
@@ -69,6 +73,9 @@ class StatsRecorder {
   // Sets vllm:cache_config_info's children (one per engine, value 1.0). Only the first call
   // has an effect (Python registers it once, after the handshake).
   void SetCacheConfig(std::vector<std::pair<std::string, std::string>> cache_config);
+
+  // vmetrics_engine_up{engine} = up ? 1 : 0 (requires options.track_engine_liveness).
+  void SetEngineUp(int64_t engine_index, bool up);
 
   Reporter& reporter();
   const RecorderOptions& options() const;

@@ -107,7 +107,8 @@ struct StatsRecorder::Impl {
       for (const FrontendFamily& f : internal::SpecDecodeFamilies()) Register(f);
     }
     // Connector families of the configured connectors, in config order.
-    connectors = std::make_unique<internal::ConnectorRecorder>(registry, options.served_model_name,
+    connectors = std::make_unique<internal::ConnectorRecorder>(registry, &runtime_catalog,
+                                                               options.served_model_name,
                                                                engines, options.log ? options.log
                                                                                     : nullptr);
     if (options.connectors.configured()) {
@@ -149,6 +150,17 @@ struct StatsRecorder::Impl {
       unknown_engine =
           registry->AddFamily(std::move(spec)).GetOrCreate(std::span<const std::string>());
       connectors->RegisterAccounting();
+      if (options.track_engine_liveness) {
+        spec = FamilySpec{};
+        spec.name = "vmetrics_engine_up";
+        spec.type = MetricType::kGauge;
+        spec.help = "1 while the engine is connected and alive, 0 after it died or went silent.";
+        spec.label_names = {"engine"};
+        spec.render_group = 1;
+        Family& up = registry->AddFamily(std::move(spec));
+        for (const std::string& e : engines) up.GetOrCreate({e})->Set(1.0);
+        engine_up = &up;
+      }
     }
     // Resolve the per-engine handles (engine-major for spec per-position children).
     handles.resize(engines.size());
@@ -272,7 +284,10 @@ struct StatsRecorder::Impl {
   Registry* registry;
   RecorderOptions options;
   LoggingReporter reporter;
-  const ConnectorCatalog* catalog = nullptr;
+  const ConnectorCatalog* catalog = nullptr;  // = &runtime_catalog
+  // A copy of options.catalog (it shares the rows): rows registered at run time from
+  // `_metrics_descriptor` go here, where decoding sees them, never into the caller's catalog.
+  ConnectorCatalog runtime_catalog;
   std::vector<std::string> engines;
   std::map<std::string, Family*, std::less<>> families;
   std::vector<EngineHandles> handles;
@@ -282,12 +297,14 @@ struct StatsRecorder::Impl {
   bool cache_config_set = false;
   Child* decode_errors = nullptr;
   Child* unknown_engine = nullptr;
+  Family* engine_up = nullptr;
 };
 
 StatsRecorder::StatsRecorder(Registry* registry, RecorderOptions options)
     : impl_(std::make_unique<Impl>(registry, std::move(options))) {
-  impl_->catalog =
-      impl_->options.catalog != nullptr ? impl_->options.catalog : &ConnectorCatalog::BuiltIn();
+  impl_->runtime_catalog =
+      impl_->options.catalog != nullptr ? *impl_->options.catalog : ConnectorCatalog::BuiltIn();
+  impl_->catalog = &impl_->runtime_catalog;
   impl_->RegisterAll();
 }
 
@@ -328,6 +345,11 @@ void StatsRecorder::CountDecodeError() { impl_->decode_errors->Add(1); }
 
 void StatsRecorder::SetCacheConfig(std::vector<std::pair<std::string, std::string>> config) {
   impl_->SetCacheConfig(config);
+}
+
+void StatsRecorder::SetEngineUp(int64_t engine_index, bool up) {
+  if (impl_->engine_up == nullptr) return;
+  impl_->engine_up->GetOrCreate({std::to_string(engine_index)})->Set(up ? 1.0 : 0.0);
 }
 
 Reporter& StatsRecorder::reporter() { return impl_->reporter; }

@@ -1,0 +1,330 @@
+#include "cli/frontend.h"
+
+#include <csignal>
+#include <ctime>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "cli/log.h"
+#include "vmetrics/engine_core_client.h"
+#include "vmetrics/exposition.h"
+#include "vmetrics/http_server.h"
+#include "vmetrics/recorder.h"
+
+namespace vmetrics::cli {
+
+void AddFrontendFlags(CLI::App* cmd, FrontendArgs* a) {
+  cmd->add_option("--served-model-name", a->served_model_name, "model_name label (default: model)");
+  cmd->add_option("--kv-transfer-config", a->kv_transfer_config,
+                  "vLLM's KVTransferConfig JSON; default: the engines' kv_connector");
+  cmd->add_option("--data-parallel-size", a->data_parallel_size,
+                  "Engines to wait for in frontend mode")
+      ->check(CLI::Range(1, 65535));
+  cmd->add_option("--data-parallel-address", a->data_parallel_address,
+                  "Handshake address engines connect to (vLLM's flag)");
+  cmd->add_option("--data-parallel-rpc-port", a->data_parallel_rpc_port,
+                  "Handshake port engines connect to (vLLM's flag)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--handshake-address", a->handshake_address,
+                  "Full ZeroMQ handshake endpoint (overrides the two above), e.g. ipc:///tmp/hs");
+  cmd->add_option("--input-address", a->input_address, "Bootstrapped mode: input ROUTER address");
+  cmd->add_option("--output-address", a->output_address, "Bootstrapped mode: output PULL address");
+  cmd->add_option("--engine-start-index", a->engine_start_index, "Bootstrapped mode: first engine")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--engine-count", a->engine_count,
+                  "Bootstrapped mode: engines to wait for (selects bootstrapped mode)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--engine-ready-timeout", a->engine_ready_timeout_s,
+                  "Seconds to wait for each startup stage")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--speculative-config", a->speculative_config,
+                  "vLLM's speculative config JSON (num_speculative_tokens)");
+  cmd->add_flag("--kv-cache-metrics", a->kv_cache_metrics, "Register KV block residency histograms");
+  cmd->add_option("--max-model-len", a->max_model_len,
+                  "Override the engines' max_model_len for the token buckets");
+  cmd->add_option("--cache-config-info", a->cache_config_info,
+                  "JSON object of CacheConfig labels for vllm:cache_config_info");
+  cmd->add_flag("--disable-created-series", a->disable_created_series, "Omit _created samples");
+  cmd->add_option("--host", a->host, "HTTP bind address (loopback by default)");
+  cmd->add_option("--port", a->port, "HTTP port (0 = ephemeral)")->check(CLI::Range(0, 65535));
+  cmd->add_option("--http-threads", a->http_threads, "HTTP worker threads")
+      ->check(CLI::Range(1u, 64u));
+  cmd->add_option("--web-config-file", a->web_config_file,
+                  "Prometheus exporter-toolkit web config (TLS, basic auth)");
+  cmd->add_option("--log-format", a->log_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+}
+
+namespace {
+
+std::string PyRepr(const nlohmann::json& v) {
+  // str() of a Python value, for cache_config_info label values.
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_null()) return "None";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {
+    return FormatGoFloat(v.get<double>());
+  }
+  return v.dump();
+}
+
+bool CreatedDisabledByEnvironment() {
+  const char* v = std::getenv("PROMETHEUS_DISABLE_CREATED_SERIES");
+  if (v == nullptr) return false;
+  std::string s(v);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s == "true" || s == "1" || s == "t";
+}
+
+}  // namespace
+
+struct Frontend::Impl {
+  FrontendArgs args;
+  std::unique_ptr<EngineCoreClient> client;
+  std::unique_ptr<Registry> registry;
+  std::unique_ptr<StatsRecorder> recorder;
+  std::unique_ptr<HttpServer> http;
+  ExpositionOptions expo;
+  std::atomic<uint64_t> recorded{0};
+  EngineCoreOutputs scratch;  // reused by the (single) output thread
+
+  void OnMessage(std::span<const std::string_view> frames, uint64_t number) {
+    Status s = DecodeEngineCoreOutputs(frames, recorder->decode_context(number), &scratch);
+    if (!s.ok()) {
+      recorder->CountDecodeError();
+      Problem p;
+      p.message_number = number;
+      p.offset = s.offset();
+      p.what = "message skipped: " + s.ToString();
+      recorder->reporter().Report(p);
+      return;
+    }
+    recorder->Record(scratch);
+    recorded.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  HealthReport Health() const {
+    HealthReport r;
+    if (client == nullptr) return r;
+    for (const EngineInfo& e : client->engines()) {
+      if (!e.alive) {
+        r.healthy = false;
+        r.body += "engine " + std::to_string(e.index) + " is dead: " + e.death_reason + "\n";
+      }
+    }
+    return r;
+  }
+};
+
+Frontend::Frontend(FrontendArgs args) : impl_(std::make_unique<Impl>()) {
+  impl_->args = std::move(args);
+  LogFormat f;
+  if (ParseLogFormat(impl_->args.log_format, &f)) SetLogFormat(f);
+}
+
+Frontend::~Frontend() { Stop(); }
+
+bool Frontend::Bind(std::string* error) {
+  const FrontendArgs& a = impl_->args;
+  EngineCoreClientOptions o;
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(a.engine_ready_timeout_s * 1000));
+  o.hello_timeout = o.ready_timeout = o.registration_timeout = timeout;
+  if (a.engine_count > 0) {
+    o.mode = StartupMode::kBootstrapped;
+    o.input_address = a.input_address;
+    o.output_address = a.output_address;
+    o.engine_start_index = a.engine_start_index;
+    o.engine_count = a.engine_count;
+  } else {
+    o.mode = StartupMode::kFrontend;
+    o.handshake_address = !a.handshake_address.empty()
+                              ? a.handshake_address
+                              : "tcp://" + a.data_parallel_address + ":" +
+                                    std::to_string(a.data_parallel_rpc_port);
+    o.input_address = a.input_address;
+    o.output_address = a.output_address;
+    o.engine_count = a.data_parallel_size;
+  }
+  impl_->client = std::make_unique<EngineCoreClient>(o);
+  TransportStatus s = impl_->client->Bind();
+  if (!s.ok()) {
+    *error = s.ToString();
+    return false;
+  }
+  return true;
+}
+
+std::string Frontend::handshake_endpoint() const { return impl_->client->endpoints().handshake; }
+std::string Frontend::input_endpoint() const { return impl_->client->endpoints().input; }
+std::string Frontend::output_endpoint() const { return impl_->client->endpoints().output; }
+
+bool Frontend::Start(std::string* error) {
+  Impl& m = *impl_;
+  const FrontendArgs& a = m.args;
+  TransportStatus ts = m.client->WaitForEngines();
+  if (!ts.ok()) {
+    *error = ts.ToString();
+    return false;
+  }
+  std::vector<EngineInfo> engines = m.client->engines();
+  ReadyResponseSummary ready = SummarizeEngines(engines);
+
+  RecorderOptions o;
+  o.served_model_name = a.served_model_name.empty() ? "model" : a.served_model_name;
+  o.engine_indexes.clear();
+  for (const EngineInfo& e : engines) o.engine_indexes.push_back(e.index);
+  o.max_model_len = a.max_model_len > 0 ? a.max_model_len : ready.max_model_len.value_or(8192);
+  o.kv_cache_metrics = a.kv_cache_metrics;
+  o.track_engine_liveness = true;
+  o.log = [](const std::string& line) { LogWarning(line); };
+  if (!a.kv_transfer_config.empty()) {
+    Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(a.kv_transfer_config);
+    if (!c.ok()) {
+      *error = c.status().message();
+      return false;
+    }
+    o.connectors = *c;
+  } else if (ready.kv_connector) {
+    // vLLM's frontend knows its connector from its own config; with headless engines the ready
+    // response is where it comes from.
+    o.connectors.connector = *ready.kv_connector;
+  }
+  if (!a.speculative_config.empty()) {
+    auto doc = nlohmann::json::parse(a.speculative_config, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      *error = "--speculative-config must be a JSON object";
+      return false;
+    }
+    if (doc.contains("num_speculative_tokens") && doc["num_speculative_tokens"].is_number_integer()) {
+      o.num_speculative_tokens = doc["num_speculative_tokens"].get<int64_t>();
+    }
+  }
+  // vllm:cache_config_info: what the ready responses tell (block_size, num_gpu_blocks summed
+  // over engines, kv_cache_size_tokens, kv_cache_max_concurrency), plus --cache-config-info.
+  std::vector<std::pair<std::string, std::string>> cache;
+  auto put = [&](const std::string& k, const std::string& v) {
+    for (auto& [key, value] : cache) {
+      if (key == k) {
+        value = v;
+        return;
+      }
+    }
+    cache.emplace_back(k, v);
+  };
+  if (ready.block_size) put("block_size", std::to_string(*ready.block_size));
+  put("num_gpu_blocks", std::to_string(ready.num_gpu_blocks));
+  if (ready.kv_cache_size_tokens) put("kv_cache_size_tokens", std::to_string(*ready.kv_cache_size_tokens));
+  if (ready.kv_cache_max_concurrency) {
+    put("kv_cache_max_concurrency", FormatGoFloat(*ready.kv_cache_max_concurrency));
+  }
+  if (!a.cache_config_info.empty()) {
+    auto doc = nlohmann::json::parse(a.cache_config_info, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      *error = "--cache-config-info must be a JSON object";
+      return false;
+    }
+    for (auto it = doc.begin(); it != doc.end(); ++it) put(it.key(), PyRepr(it.value()));
+  }
+  o.cache_config = cache;
+
+  m.registry = std::make_unique<Registry>();
+  m.recorder = std::make_unique<StatsRecorder>(m.registry.get(), o);
+  m.expo.created_series = !(a.disable_created_series || CreatedDisabledByEnvironment());
+  for (const EngineInfo& e : engines) {
+    LogInfo("engine " + std::to_string(e.index) + " joined (max_model_len " +
+            (e.ready_response.max_model_len ? std::to_string(*e.ready_response.max_model_len)
+                                            : std::string("unknown")) +
+            (e.ready_response.kv_connector ? ", kv_connector " + *e.ready_response.kv_connector
+                                           : std::string()) +
+            ")");
+  }
+
+  EngineCoreClientCallbacks cb;
+  cb.on_message = [this](std::span<const std::string_view> frames, uint64_t n) {
+    impl_->OnMessage(frames, n);
+  };
+  cb.on_engine_event = [this](const EngineEvent& e) {
+    if (e.kind == EngineEventKind::kDead) {
+      LogWarning("engine " + std::to_string(e.engine_index) + " lost: " + e.reason);
+      impl_->recorder->SetEngineUp(e.engine_index, false);
+    } else {
+      impl_->recorder->SetEngineUp(e.engine_index, true);
+    }
+  };
+  cb.on_loop_exit = [](const TransportStatus& s) {
+    if (!s.ok() && s.code() != TransportCode::kStopped) {
+      LogError("engine output loop ended: " + s.ToString());
+    }
+  };
+  ts = m.client->Start(std::move(cb));
+  if (!ts.ok()) {
+    *error = ts.ToString();
+    return false;
+  }
+
+  HttpServerOptions h;
+  h.host = a.host;
+  h.port = static_cast<uint16_t>(a.port);
+  h.threads = a.http_threads;
+  HttpHandlers handlers;
+  handlers.render_metrics = [this](ExpositionFormat format) {
+    std::string out;
+    if (format == ExpositionFormat::kOpenMetrics) {
+      WriteOpenMetrics(*impl_->registry, impl_->expo, &out);
+    } else {
+      WriteText(*impl_->registry, impl_->expo, &out);
+    }
+    return out;
+  };
+  handlers.health = [this] { return impl_->Health(); };
+  handlers.log = [](std::string_view line) { LogWarning(std::string("http: ") + std::string(line)); };
+  Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(h, std::move(handlers));
+  if (!server.ok()) {
+    *error = "HTTP: " + server.status().ToString();
+    return false;
+  }
+  m.http = std::move(*server);
+  return true;
+}
+
+uint16_t Frontend::http_port() const { return impl_->http ? impl_->http->port() : 0; }
+
+std::string Frontend::RenderText() const {
+  std::string out;
+  if (impl_->registry) WriteText(*impl_->registry, impl_->expo, &out);
+  return out;
+}
+
+uint64_t Frontend::messages_recorded() const { return impl_->recorded.load(); }
+
+void Frontend::Stop() {
+  if (impl_->http) impl_->http->Stop();
+  if (impl_->client) impl_->client->Stop();
+}
+
+void BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int WaitForStopSignal(double timeout_s) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  if (timeout_s <= 0) {
+    int sig = 0;
+    sigwait(&set, &sig);
+    return sig;
+  }
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(timeout_s);
+  ts.tv_nsec = static_cast<long>((timeout_s - static_cast<double>(ts.tv_sec)) * 1e9);
+  const int sig = sigtimedwait(&set, nullptr, &ts);
+  return sig > 0 ? sig : 0;
+}
+
+}  // namespace vmetrics::cli
