@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup build test demo asan tsan fuzz bench format regen clean
+.PHONY: setup build test demo asan tsan fuzz bench format regen package clean
 
 setup:
 	@./tools/setup.sh
@@ -21,9 +21,14 @@ demo: build
 	$(BUILD)/src/cli/vmetrics demo $(DEMO_ARGS)
 
 asan: setup
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVMETRICS_SANITIZE=ON -DVMETRICS_WERROR=ON >/dev/null
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVMETRICS_SANITIZE=ON -DVMETRICS_WERROR=ON >/dev/null
 	cmake --build build-asan -j $(JOBS)
 	ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+
+tsan: setup
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVMETRICS_TSAN=ON -DVMETRICS_WERROR=ON >/dev/null
+	cmake --build build-tsan -j $(JOBS)
+	ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -L concurrency
 
 fuzz: setup
 	./tools/run_fuzzers.sh $(FUZZ_SECONDS)
@@ -36,6 +41,9 @@ format:
 
 regen: setup
 	./tools/regen.sh
+
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz
