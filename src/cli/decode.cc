@@ -268,36 +268,22 @@ int RunDecode(const DecodeArgs& args) {
   }
   LoggingReporter reporter(
       [](const std::string& line) { std::fprintf(stderr, "vmetrics decode: %s\n", line.c_str()); });
-  int exit_code = 0;
-  EngineCoreOutputs message;
-  uint64_t seen = 0;
-  Status stream = ForEachMessage(
-      data,
-      [&](uint64_t number, size_t offset, std::string_view bytes) {
+  const uint64_t failed = DecodeStream(
+      data, "vmetrics decode",
+      [&](uint64_t number) {
         DecodeContext ctx;
         ctx.connectors = config.configured() ? &config : nullptr;
         ctx.reporter = &reporter;
         ctx.message_number = number;
-        std::string_view frames[] = {bytes};
-        Status s = DecodeEngineCoreOutputs(frames, ctx, &message);
-        if (!s.ok()) {
-          std::fprintf(stderr, "vmetrics decode: message %llu at byte %zu: %s\n",
-                       static_cast<unsigned long long>(number),
-                       offset + static_cast<size_t>(std::max<int64_t>(s.offset(), 0)),
-                       s.ToString().c_str());
-          exit_code = 1;
-          return;
-        }
-        std::string line = MessageJson(message, number, offset, ctx).dump();
+        return ctx;
+      },
+      [&](const EngineCoreOutputs& m, uint64_t number, size_t offset, const DecodeContext& ctx) {
+        std::string line = MessageJson(m, number, offset, ctx).dump();
         line.push_back('\n');
         std::fwrite(line.data(), 1, line.size(), stdout);
       },
-      &seen);
-  if (!stream.ok()) {
-    std::fprintf(stderr, "vmetrics decode: message %llu: %s; cannot find the next message\n",
-                 static_cast<unsigned long long>(seen + 1), stream.ToString().c_str());
-    exit_code = 1;
-  }
+      nullptr);
+  const int exit_code = failed > 0 ? 1 : 0;
   return exit_code;
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/log.h"
+#include "cli/stream.h"
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/exposition.h"
 #include "vmetrics/http_server.h"
@@ -66,14 +67,6 @@ std::string PyRepr(const nlohmann::json& v) {
     return FormatGoFloat(v.get<double>());
   }
   return v.dump();
-}
-
-bool CreatedDisabledByEnvironment() {
-  const char* v = std::getenv("PROMETHEUS_DISABLE_CREATED_SERIES");
-  if (v == nullptr) return false;
-  std::string s(v);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s == "true" || s == "1" || s == "t";
 }
 
 }  // namespace

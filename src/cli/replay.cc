@@ -26,15 +26,6 @@ struct ReplayArgs {
   double created_timestamp = -1;
 };
 
-// prometheus_client's own switch for _created samples.
-bool CreatedDisabledByEnvironment() {
-  const char* v = std::getenv("PROMETHEUS_DISABLE_CREATED_SERIES");
-  if (v == nullptr) return false;
-  std::string s(v);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s == "true" || s == "1" || s == "t";
-}
-
 int RunReplay(const ReplayArgs& args) {
   RecorderOptions options;
   options.served_model_name = args.served_model_name;
@@ -71,32 +62,13 @@ int RunReplay(const ReplayArgs& args) {
     std::fprintf(stderr, "vmetrics replay: %s\n", error.c_str());
     return 2;
   }
-  int exit_code = 0;
-  EngineCoreOutputs message;
-  uint64_t seen = 0;
-  Status stream = ForEachMessage(
-      data,
-      [&](uint64_t number, size_t offset, std::string_view bytes) {
-        std::string_view frames[] = {bytes};
-        Status s = DecodeEngineCoreOutputs(frames, recorder.decode_context(number), &message);
-        if (!s.ok()) {
-          recorder.CountDecodeError();
-          std::fprintf(stderr, "vmetrics replay: message %llu at byte %zu: %s; skipped\n",
-                       static_cast<unsigned long long>(number),
-                       offset + static_cast<size_t>(std::max<int64_t>(s.offset(), 0)),
-                       s.ToString().c_str());
-          exit_code = 1;
-          return;
-        }
-        recorder.Record(message);
+  const uint64_t failed = DecodeStream(
+      data, "vmetrics replay", [&](uint64_t n) { return recorder.decode_context(n); },
+      [&](const EngineCoreOutputs& m, uint64_t, size_t, const DecodeContext&) {
+        recorder.Record(m);
       },
-      &seen);
-  if (!stream.ok()) {
-    recorder.CountDecodeError();
-    std::fprintf(stderr, "vmetrics replay: message %llu: %s; the rest of the stream is skipped\n",
-                 static_cast<unsigned long long>(seen + 1), stream.ToString().c_str());
-    exit_code = 1;
-  }
+      [&] { recorder.CountDecodeError(); });
+  const int exit_code = failed > 0 ? 1 : 0;
   ExpositionOptions expo;
   expo.created_series = !(args.disable_created_series || CreatedDisabledByEnvironment());
   std::string out;

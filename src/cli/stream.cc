@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "protocol/msgpack_reader.h"
@@ -47,6 +48,49 @@ Status ForEachMessage(std::string_view data,
   }
   *messages_seen = number;
   return Status::Ok();
+}
+
+uint64_t DecodeStream(std::string_view data, const char* who,
+                      const std::function<DecodeContext(uint64_t)>& context_for,
+                      const std::function<void(const EngineCoreOutputs&, uint64_t, size_t,
+                                               const DecodeContext&)>& on_message,
+                      const std::function<void()>& on_error) {
+  uint64_t failed = 0;
+  uint64_t seen = 0;
+  EngineCoreOutputs message;  // reused: its vectors keep their capacity
+  Status stream = ForEachMessage(
+      data,
+      [&](uint64_t number, size_t offset, std::string_view bytes) {
+        const DecodeContext ctx = context_for(number);
+        std::string_view frames[] = {bytes};
+        Status s = DecodeEngineCoreOutputs(frames, ctx, &message);
+        if (!s.ok()) {
+          ++failed;
+          if (on_error) on_error();
+          std::fprintf(stderr, "%s: message %llu at byte %zu: %s; skipped\n", who,
+                       static_cast<unsigned long long>(number),
+                       offset + static_cast<size_t>(std::max<int64_t>(s.offset(), 0)),
+                       s.ToString().c_str());
+          return;
+        }
+        on_message(message, number, offset, ctx);
+      },
+      &seen);
+  if (!stream.ok()) {
+    ++failed;
+    if (on_error) on_error();
+    std::fprintf(stderr, "%s: message %llu: %s; the next message cannot be found, stopping\n",
+                 who, static_cast<unsigned long long>(seen + 1), stream.ToString().c_str());
+  }
+  return failed;
+}
+
+bool CreatedDisabledByEnvironment() {
+  const char* v = std::getenv("PROMETHEUS_DISABLE_CREATED_SERIES");
+  if (v == nullptr) return false;
+  std::string s(v);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s == "true" || s == "1" || s == "t";
 }
 
 }  // namespace vmetrics::cli
