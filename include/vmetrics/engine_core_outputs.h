@@ -56,7 +56,9 @@ struct Tensor {
   std::string_view dtype;  // numpy descriptor ("<f4") or torch name ("float32")
   std::vector<int64_t> shape;
   int32_t aux_frame = -1;  // >= 1 when the data travelled as an aux frame
-  std::string_view data;   // the raw bytes, empty if the aux frame was not supplied
+  // The raw bytes. An index naming an aux frame the message does not have makes the message
+  // malformed, as it does in Python's decoder.
+  std::string_view data;
 };
 
 // LogprobsLists / LogprobsTensors (NamedTuples, arrays). Each position holds a tensor triple

@@ -354,9 +354,12 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
         uint32_t count;
         s = r.ReadArrayHeader(&count);
         if (!s.ok()) break;
-        // Each output takes at least a few bytes, so count is bounded by the frame size.
-        out->outputs.resize(count);
-        for (uint32_t i = 0; s.ok() && i < count; ++i) s = DecodeOutput(r, frames, &out->outputs[i]);
+        // Grown one decoded output at a time: a count is only a claim until the outputs are
+        // there, and an EngineCoreOutput is far larger than the byte that claims it.
+        for (uint32_t i = 0; s.ok() && i < count; ++i) {
+          out->outputs.emplace_back();
+          s = DecodeOutput(r, frames, &out->outputs.back());
+        }
         break;
       }
       case 2:
@@ -376,8 +379,9 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
         if (!ConsumeNil(r)) {
           uint32_t count;
           s = r.ReadArrayHeader(&count);
+          if (!s.ok()) break;
           out->finished_requests.emplace();
-          out->finished_requests->reserve(count);
+          out->finished_requests->reserve(count);  // bounded: count <= remaining bytes
           for (uint32_t i = 0; s.ok() && i < count; ++i) {
             std::string_view id;
             s = r.ReadStr(&id);

@@ -266,9 +266,9 @@ Status DecodeSchedulerStatsAt(MsgpackReader& r, const DecodeContext& ctx, Schedu
             if (ConsumeNil(rr)) return Status::Ok();
             uint32_t n;
             if (Status s = rr.ReadArrayHeader(&n); !s.ok()) return s;
-            out->kv_cache_eviction_events.resize(n);
-            for (uint32_t i = 0; i < n; ++i) {
-              if (Status s = DecodeEvictionEvent(rr, ctx, &out->kv_cache_eviction_events[i]);
+            for (uint32_t i = 0; i < n; ++i) {  // grown as events decode, not by the claim
+              out->kv_cache_eviction_events.emplace_back();
+              if (Status s = DecodeEvictionEvent(rr, ctx, &out->kv_cache_eviction_events.back());
                   !s.ok()) {
                 return s;
               }
