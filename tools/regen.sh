@@ -5,13 +5,15 @@
 # Runs, in this order and only if present, with Debian's /usr/bin/python3 (it sees
 # python3-msgpack and python3-prometheus-client; a pyenv python3 on PATH does not):
 #   tools/gen_fixtures.py  tools/gen_float_table.py  tools/gen_exposition_goldens.py
-#   tools/gen_goldens.py
+#   tools/gen_goldens.py  tools/gen_descriptor_fixtures.py  tools/gen_request_goldens.py
 # Usage: tools/regen.sh          (also: make regen)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=/usr/bin/python3
-GENERATORS=(gen_fixtures.py gen_float_table.py gen_exposition_goldens.py gen_goldens.py)
+# gen_goldens.py rewrites scenarios.tsv whole; the two after it append their own lines.
+GENERATORS=(gen_fixtures.py gen_float_table.py gen_exposition_goldens.py gen_goldens.py
+            gen_descriptor_fixtures.py gen_request_goldens.py)
 
 # Files under tests/ that git does not track yet, before the generators run (hand-written files
 # not committed yet are not "stale"; a file a generator creates is).

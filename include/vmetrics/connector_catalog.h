@@ -7,18 +7,27 @@
 //
 // The row type is the `_metrics_descriptor` (version 1) that third-party connectors send on
 // the wire (vLLM `kv_connector/v1/metrics_descriptor.py`), which is why it lives with the
-// protocol: built-in rows and descriptor rows are the same data, checked by one Validate().
+// protocol: built-in rows and descriptor rows are the same data, checked by one ValidateRow().
+// metrics_descriptor.h turns a descriptor into a row and a row back into a descriptor.
 //
-// Thread safety: a ConnectorCatalog is built before decoding starts; lookups are const and
-// may run on any thread. AddRow() must not race with lookups.
+// Thread safety: every method may be called from any thread. A row is immutable once added
+// and is never removed, so a `const ConnectorRow*` from FindByClassName() stays valid for as
+// long as the catalog (or any copy of it: copies share their rows) lives. The row list is
+// copy-on-write: AddRow() and AddAlias() build a new list under the mutex and publish it;
+// readers take the current list under the mutex (one shared_ptr copy) and scan it unlocked.
+// Decoding on one thread while a descriptor registers a row on another is therefore safe.
 //
 // Example:
 //   const ConnectorCatalog& c = ConnectorCatalog::BuiltIn();
 //   EXPECT_EQ(c.FindByClassName("NixlPullConnector")->id, "NixlConnector");
+//   ConnectorCatalog mine = c;                    // shares the built-in rows
+//   ASSERT_TRUE(mine.AddRow(acme_row).ok());      // BuiltIn() is not changed
 #ifndef VMETRICS_CONNECTOR_CATALOG_H_
 #define VMETRICS_CONNECTOR_CATALOG_H_
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,21 +50,33 @@ enum class SampleKind : uint8_t {
   kSetF64,               // gauge = scalar (float)
   kObserveEachF64,       // histogram.observe(element * scale) for each list element
   kObserveEachU64AsF64,  // same, for integer lists
-  kIncByOne,             // counter += 1 per record (record-shaped payloads only)
+  kIncByOne,             // counter += 1 per record (record-shaped payloads only; not on the wire)
 };
 const char* SampleKindName(SampleKind kind);
 bool ParseSampleKind(std::string_view name, SampleKind* kind);
 
+// Reserved payload keys (vLLM metrics_descriptor.py): the descriptor itself and the number of
+// engine steps an aggregated payload covers. Both are stripped before a payload is identified
+// by shape or recorded; no metric may read them.
+inline constexpr std::string_view kMetricsDescriptorKey = "_metrics_descriptor";
+inline constexpr std::string_view kNStepsKey = "_n_steps";
+bool IsReservedPayloadKey(std::string_view key);
+
 // One metric definition: a family plus the payload path that feeds it.
 struct MetricDef {
-  std::string name;           // family name as registered ("vllm:nixl_num_failed_transfers")
+  std::string name;  // family name as registered ("vllm:nixl_num_failed_transfers")
   MetricType type = MetricType::kCounter;
-  std::string documentation;  // HELP, byte for byte as Python registers it
-  std::vector<double> buckets;  // histograms only; ascending, +Inf implied
-  std::string samples_path;   // dot-separated path into the payload (or record); "" for kIncByOne
+  std::string documentation;    // HELP, byte for byte as Python registers it
+  std::vector<double> buckets;  // histograms only; ascending, finite, +Inf implied
+  std::string samples_path;     // dot-separated path into the payload (or record); "" for kIncByOne
   SampleKind sample_kind = SampleKind::kIncBySumU64;
-  double scale = 1.0;         // multiplier for observations
+  double scale = 1.0;  // multiplier for histogram observations
   std::vector<std::pair<std::string, std::string>> const_labels;
+  // Labels whose values come from the payload: a typed value at `samples_path` maps label-value
+  // tuples to numbers (Offloading's `data.<name>`), and each tuple gives these labels, in order
+  // (Python's MetricMetadata.labelnames). Empty: only the unlabelled entry is read. Children of
+  // such a metric appear on first record. Not allowed on record-shaped rows.
+  std::vector<std::string> labelnames;
 };
 
 // When a row's children appear. Python creates NIXL-like children for every engine at
@@ -64,17 +85,17 @@ enum class ChildCreation : uint8_t { kEagerPerEngine, kOnFirstRecord };
 
 // How a payload is recognised when no connector is configured (DESIGN.md §3).
 enum class ShapeRule : uint8_t {
-  kHasKey,              // the payload map has key `shape_key`
-  kOperationRecords,    // every key is an operation and every value a list of record maps
-  kTypedPayload,        // has `types` and `data` (Offloading's typed, self-describing payload)
-  kNever,               // recognised only by name (configured, Multi child key, descriptor)
+  kHasKey,            // the payload map has key `shape_key`
+  kOperationRecords,  // every key is an operation and every value a list of record maps
+  kTypedPayload,      // has `types` and `data` (Offloading's typed, self-describing payload)
+  kNever,             // recognised only by name (configured, Multi child key, descriptor)
 };
 
 struct ConnectorRow {
   std::string id;                        // the Python class name used in labels and logs
   std::vector<std::string> class_names;  // every class name that answers to this row (incl. id)
   ShapeRule shape_rule = ShapeRule::kNever;
-  std::string shape_key;                 // for kHasKey
+  std::string shape_key;  // for kHasKey
   ChildCreation children = ChildCreation::kEagerPerEngine;
   // Record-shaped payloads (Mooncake store): {<key>: [record, ...]}. The map key becomes
   // label `record_key_label`; each (field, default) of `record_label_fields` becomes a label
@@ -82,34 +103,83 @@ struct ConnectorRow {
   std::string record_key_label;
   std::vector<std::pair<std::string, std::string>> record_label_fields;
   std::vector<MetricDef> metrics;
-  bool builtin = true;
+  bool builtin = true;  // false: registered at run time from a `_metrics_descriptor`
 
   bool record_shaped() const { return !record_key_label.empty(); }
   // Names of the extra labels this row's families carry after model_name and engine.
   std::vector<std::string> ExtraLabelNames() const;
 };
 
-// Checks a row the way vLLM's descriptor.rs validates a descriptor: non-empty id, known
-// type/kind pairs (counter: inc_*; gauge: set_*; histogram: observe_*), buckets present and
-// ascending for histograms, non-empty names.
+// The sample names a family of `type` named `name` puts in the exposition, as
+// prometheus_client reserves them (its `_get_names`): counter `x`, `x_total`, `x_created`;
+// histogram `x`, `x_bucket`, `x_count`, `x_sum`, `x_created`; gauge `x`. `name` is the
+// registered name (a counter's `_total` already stripped). Two families collide when these
+// sets overlap (prometheus_client: "Duplicated timeseries in CollectorRegistry").
+std::vector<std::string> ExpositionNames(std::string_view name, MetricType type);
+
+// ValidateRow
+//
+// Checks a row the way vLLM's descriptor.rs validates a descriptor, plus what the exposition
+// needs: non-empty id; per metric a valid Prometheus name, a type/kind pair that fits
+// (counter: inc_*; gauge: set_*; histogram: observe_*), a non-empty samples_path whose segments
+// are non-empty and that does not start at a reserved key, strictly ascending finite buckets
+// for histograms and none for the others, a finite scale, valid and distinct label names
+// (never model_name, engine, le, a record label, or one starting with "__"). Metrics may share
+// a family name only if type, documentation, buckets and label names agree (the family is
+// registered once and fed by each). Returns InvalidArgument naming the connector, metric and
+// field.
 Status ValidateRow(const ConnectorRow& row);
 
 class ConnectorCatalog {
  public:
+  using RowList = std::vector<std::shared_ptr<const ConnectorRow>>;
+
+  // At most this many rows, and as many aliases, may be added at run time (descriptor rows); a
+  // hostile engine cannot grow the catalog, and with it the registry, without bound.
+  static constexpr size_t kMaxRuntimeRows = 64;
+
   // The built-in rows, in inference order (see connector_catalog.cc for the reason).
   static const ConnectorCatalog& BuiltIn();
 
-  ConnectorCatalog() = default;
+  ConnectorCatalog();
   explicit ConnectorCatalog(std::vector<ConnectorRow> rows);
+  // Copies share the (immutable) rows; rows added to a copy later are not seen by the original.
+  ConnectorCatalog(const ConnectorCatalog& other);
+  ConnectorCatalog& operator=(const ConnectorCatalog& other);
 
-  const std::vector<std::shared_ptr<const ConnectorRow>>& rows() const { return rows_; }
-  // The row answering to a Python class name, or nullptr.
+  // A snapshot of the rows, in catalog order (built-in rows first, then rows added at run
+  // time in the order they were added).
+  RowList rows() const;
+  // The row answering to a Python class name (a row's class_names, or an alias), or nullptr.
   const ConnectorRow* FindByClassName(std::string_view class_name) const;
-  // Adds a validated row (descriptor path). Fails if its id or a family name collides.
+  // The rows added at run time (builtin == false), in the order added.
+  RowList RuntimeRows() const;
+
+  // AddRow
+  //
+  // Adds a row after ValidateRow(). Fails (InvalidArgument) if one of its class names already
+  // answers to a row, if one of its families collides with a family of another row
+  // (ExpositionNames overlap), or if kMaxRuntimeRows non-built-in rows exist. An empty
+  // class_names becomes {id}. On failure the catalog is unchanged.
   Status AddRow(ConnectorRow row);
 
+  // AddAlias
+  //
+  // Makes `class_name` answer to the row that answers to `target` (a subclass reporting under
+  // its own class name with its parent's descriptor). Fails if `class_name` already answers
+  // to a row, `target` to none, or kMaxRuntimeRows aliases exist.
+  Status AddAlias(std::string_view class_name, std::string_view target);
+
  private:
-  std::vector<std::shared_ptr<const ConnectorRow>> rows_;
+  struct State {
+    RowList rows;
+    std::vector<std::pair<std::string, const ConnectorRow*>> aliases;
+  };
+  std::shared_ptr<const State> Snapshot() const;
+  static const ConnectorRow* Find(const State& state, std::string_view class_name);
+
+  mutable std::mutex mu_;
+  std::shared_ptr<const State> state_;  // never null
 };
 
 // Well-known operation names of the Mooncake store (used only for shape inference; any

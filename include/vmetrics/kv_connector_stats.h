@@ -3,12 +3,28 @@
 // Walking an identified kv_connector_stats payload with its connector row: every value the row
 // describes comes out as one ConnectorSample (metric index, value, extra label values), in
 // payload order. This is the one place that knows how a field feeds a family, shared by the
-// recorder, `vmetrics decode` and the descriptor path.
+// recorder, `vmetrics decode` and the descriptor path: a row registered from a
+// `_metrics_descriptor` is walked exactly like a built-in row.
 //
 // Tolerance (DESIGN.md §3): extra keys are ignored, a missing key is an empty list, and a value
-// of the wrong type skips that field only, reported once through the context's Reporter.
+// of the wrong type skips that field only, reported once through the context's Reporter. The
+// reserved keys `_metrics_descriptor` and `_n_steps` are never read as data.
+//
+// Typed values (Offloading's `data.<name>`, any path that ends at a map whose keys are msgpack
+// arrays): the keys are label-value tuples (msgspec encodes Python tuples as arrays).
+//   - metric without labelnames: the empty tuple's value is read; a sole labelled entry is read
+//     too, its label values dropped and reported (the Rust frontend's unwrap); with several
+//     labelled entries those are reported and skipped;
+//   - metric with labelnames: every entry whose tuple has one value per label name (str or int)
+//     is read, the tuple giving the sample's extra label values; other entries are reported and
+//     skipped.
 //
 // Thread safety: reentrant; the payload bytes must stay alive during the call.
+//
+// Example:
+//   size_t n = ForEachConnectorSample(payload, ctx, [&](const ConnectorSample& s) {
+//     sums[payload.row->metrics[s.metric_index].name] += s.value;
+//   });
 #ifndef VMETRICS_KV_CONNECTOR_STATS_H_
 #define VMETRICS_KV_CONNECTOR_STATS_H_
 
@@ -23,7 +39,9 @@ namespace vmetrics {
 struct ConnectorSample {
   size_t metric_index = 0;  // into row->metrics
   double value = 0;         // already multiplied by the metric's scale for observations
-  // Values of row->ExtraLabelNames() (record-shaped rows), valid during the callback only.
+  // Values of the labels this sample carries after model_name and engine: row->ExtraLabelNames()
+  // for record-shaped rows, the metric's labelnames for labelled typed values, otherwise none
+  // (const labels are the recorder's business). Valid during the callback only.
   std::span<const std::string_view> extra_label_values;
 };
 
@@ -31,11 +49,13 @@ using ConnectorSampleFn = std::function<void(const ConnectorSample&)>;
 
 // ForEachConnectorSample
 //
-// Calls `fn` for each sample of `payload` (which must have a row and not be malformed). Returns
-// the number of samples produced. Problems go to ctx.reporter with the connector name and key.
+// Calls `fn` for each sample of `payload` with the metrics of `row` (default: payload.row).
+// Returns the number of samples produced; 0 for a malformed payload or without a row. Problems
+// go to ctx.reporter with the connector name and key.
 size_t ForEachConnectorSample(const ConnectorPayload& payload, const DecodeContext& ctx,
                               const ConnectorSampleFn& fn);
-
+size_t ForEachConnectorSample(const ConnectorPayload& payload, const ConnectorRow& row,
+                              const DecodeContext& ctx, const ConnectorSampleFn& fn);
 
 }  // namespace vmetrics
 

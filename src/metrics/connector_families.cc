@@ -1,13 +1,32 @@
 #include "metrics/connector_families.h"
 
 #include "vmetrics/kv_connector_stats.h"
+#include "vmetrics/metrics_descriptor.h"
 
 namespace vmetrics::internal {
+namespace {
 
-ConnectorRecorder::ConnectorRecorder(Registry* registry, std::string model_name,
-                                     std::vector<std::string> engines,
+// Problems with a payload's descriptor, reported under its class name and the reserved key
+// (the reporter logs each distinct one once).
+void ReportDescriptorProblem(const DecodeContext& ctx, const ConnectorPayload& p,
+                             std::string what) {
+  if (ctx.reporter == nullptr) return;
+  Problem problem;
+  problem.message_number = ctx.message_number;
+  problem.offset = static_cast<int64_t>(p.payload_offset);
+  problem.connector = p.connector;
+  problem.key = kMetricsDescriptorKey;
+  problem.what = std::move(what);
+  ctx.reporter->Report(problem);
+}
+
+}  // namespace
+
+ConnectorRecorder::ConnectorRecorder(Registry* registry, ConnectorCatalog* catalog,
+                                     std::string model_name, std::vector<std::string> engines,
                                      std::function<void(const std::string&)> log)
     : registry_(registry),
+      catalog_(catalog),
       model_name_(std::move(model_name)),
       engines_(std::move(engines)),
       log_(std::move(log)) {}
@@ -16,6 +35,8 @@ void ConnectorRecorder::RegisterAccounting() {
   FamilySpec spec;
   spec.name = "vmetrics_kv_connector_payloads";
   spec.type = MetricType::kCounter;
+  // The HELP is shared with tools/gen_goldens.py; invalid_descriptor (docs/recording.md) is
+  // not listed in it yet so the existing goldens stay as they are.
   spec.help =
       "KV-connector payloads received in SchedulerStats.kv_connector_stats, by connector class "
       "name and outcome (recorded, unknown_connector, malformed).";
@@ -24,26 +45,35 @@ void ConnectorRecorder::RegisterAccounting() {
   payloads_family_ = &registry_->AddFamily(std::move(spec));
 }
 
+void ConnectorRecorder::Log(const std::string& line) const {
+  if (log_) log_(line);
+}
+
 ConnectorRecorder::RowState& ConnectorRecorder::StateFor(const ConnectorRow& row) {
   auto it = rows_.find(&row);
   if (it != rows_.end()) return it->second;
   RowState& state = rows_[&row];
-  std::vector<std::string> labels = {"model_name", "engine"};
-  for (const std::string& l : row.ExtraLabelNames()) labels.push_back(l);
+  const std::vector<std::string> extra = row.ExtraLabelNames();
   for (const MetricDef& m : row.metrics) {
     FamilySpec spec;
     spec.name = m.name;
     spec.type = m.type;
     spec.help = m.documentation;
-    spec.label_names = labels;
+    spec.label_names = {"model_name", "engine"};
+    spec.label_names.insert(spec.label_names.end(), extra.begin(), extra.end());
+    spec.label_names.insert(spec.label_names.end(), m.labelnames.begin(), m.labelnames.end());
     for (const auto& [name, unused] : m.const_labels) spec.label_names.push_back(name);
     spec.buckets = m.buckets;
+    // Metrics that share a family name get the family registered first (ValidateRow made
+    // sure they describe the same family).
     state.families.push_back(&registry_->AddFamily(std::move(spec)));
   }
   if (row.children == ChildCreation::kEagerPerEngine && !row.record_shaped()) {
-    // Python's create_metric_per_engine: family by family, every engine.
+    // Python's create_metric_per_engine: family by family, every engine. A metric with
+    // labelnames gets its children from the payload's label tuples instead.
     state.eager.assign(engines_.size(), std::vector<Child*>(row.metrics.size(), nullptr));
     for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
+      if (!row.metrics[mi].labelnames.empty()) continue;
       for (size_t e = 0; e < engines_.size(); ++e) {
         std::vector<std::string> values = {model_name_, engines_[e]};
         for (const auto& [unused, v] : row.metrics[mi].const_labels) values.push_back(v);
@@ -92,35 +122,153 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
   return state.lazy.emplace(std::move(key), std::move(children)).first->second;
 }
 
+Status ConnectorRecorder::CheckRegistryConflicts(const ConnectorRow& row) const {
+  // prometheus_client refuses a family one of whose sample names another family already
+  // exposes ("Duplicated timeseries"); so does vmetrics, instead of feeding the wrong family.
+  std::map<std::string, std::string> taken;  // sample name -> registered family
+  for (const Family* f : registry_->Families()) {
+    for (std::string& n : ExpositionNames(f->name(), f->type()))
+      taken.emplace(std::move(n), f->name());
+  }
+  for (const MetricDef& m : row.metrics) {
+    for (const std::string& n : ExpositionNames(m.name, m.type)) {
+      if (auto it = taken.find(n); it != taken.end()) {
+        return Status::InvalidArgument("family " + m.name + " conflicts with the registered " +
+                                       "family " + it->second + " (both expose " + n + ")");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status ConnectorRecorder::AdoptDescriptor(const ConnectorPayload& p, const DecodeContext& ctx,
+                                          const ConnectorRow** out) {
+  Result<ConnectorRow> parsed = ParseMetricsDescriptor(p.descriptor);
+  if (!parsed.ok()) return parsed.status();
+  ConnectorRow row = std::move(*parsed);
+  const std::string& key = p.connector;
+  if (row.id != key) {
+    // A subclass reporting under its own class name with its parent's descriptor answers to
+    // the parent's row (Python registers the parent's families for it).
+    if (const ConnectorRow* parent = catalog_->FindByClassName(row.id);
+        parent != nullptr && SameMetrics(row, *parent, nullptr)) {
+      if (Status s = catalog_->AddAlias(key, row.id); !s.ok()) return s;
+      *out = catalog_->FindByClassName(key);
+      StateFor(**out);
+      Log("connector " + key + " sends the _metrics_descriptor of " + row.id +
+          "; it now answers to that connector's row");
+      descriptors_seen_[key] = std::string(p.descriptor);
+      return Status::Ok();
+    }
+    ReportDescriptorProblem(
+        ctx, p,
+        "descriptor connector_id '" + row.id +
+            "' differs from the class name; its metrics are bound to the class name");
+    row.id = key;
+    row.class_names = {key};
+  }
+  if (Status s = CheckRegistryConflicts(row); !s.ok()) return s;
+  if (Status s = catalog_->AddRow(row); !s.ok()) return s;
+  *out = catalog_->FindByClassName(key);
+  StateFor(**out);
+  Log("connector " + key + " described its metrics with _metrics_descriptor; registered " +
+      std::to_string((*out)->metrics.size()) + " metric(s) with children for every engine");
+  descriptors_seen_[key] = std::string(p.descriptor);
+  return Status::Ok();
+}
+
+void ConnectorRecorder::CheckDescriptor(const ConnectorPayload& p, const ConnectorRow& row,
+                                        const DecodeContext& ctx) {
+  auto seen = descriptors_seen_.find(p.connector);
+  if (seen != descriptors_seen_.end() && seen->second == p.descriptor) return;
+  if (descriptors_seen_.size() < kMaxRemembered || seen != descriptors_seen_.end()) {
+    descriptors_seen_[p.connector] = std::string(p.descriptor);
+  }
+  Result<ConnectorRow> parsed = ParseMetricsDescriptor(p.descriptor);
+  if (!parsed.ok()) {
+    ReportDescriptorProblem(
+        ctx, p,
+        "descriptor ignored, the connector already has a row: " + parsed.status().message());
+    return;
+  }
+  std::string difference;
+  if (!SameMetrics(*parsed, row, &difference)) {
+    ReportDescriptorProblem(
+        ctx, p,
+        "descriptor differs from the connector's " +
+            std::string(row.builtin ? "built-in row" : "registered descriptor") + " (" +
+            difference + "); the row is kept");
+  }
+}
+
+const ConnectorRow* ConnectorRecorder::Resolve(const ConnectorPayload& p, const DecodeContext& ctx,
+                                               const char** outcome) {
+  // A descriptor adopted after this payload was decoded (another thread, or an earlier payload
+  // of the same message) has added the row since: look again.
+  const ConnectorRow* row = p.row != nullptr ? p.row : catalog_->FindByClassName(p.connector);
+  if (!p.descriptor.empty()) {
+    if (row != nullptr) {
+      CheckDescriptor(p, *row, ctx);
+    } else {
+      auto refused = refused_.find(p.connector);
+      Status s = Status::Ok();
+      if (refused != refused_.end() && refused->second.first == p.descriptor) {
+        s = Status::InvalidArgument(refused->second.second);  // already reported
+      } else {
+        s = AdoptDescriptor(p, ctx, &row);
+        if (!s.ok()) {
+          ReportDescriptorProblem(ctx, p,
+                                  "descriptor refused: " + s.message() +
+                                      "; payloads of this connector count as invalid_descriptor");
+          if (refused_.size() < kMaxRemembered || refused != refused_.end()) {
+            refused_[p.connector] = {std::string(p.descriptor), s.message()};
+          }
+        }
+      }
+      if (!s.ok()) {
+        *outcome = kOutcomeInvalidDescriptor;
+        return nullptr;
+      }
+      refused_.erase(p.connector);
+    }
+  }
+  if (row == nullptr) {
+    *outcome =
+        refused_.count(p.connector) != 0 ? kOutcomeInvalidDescriptor : kOutcomeUnknownConnector;
+  }
+  return row;
+}
+
 void ConnectorRecorder::Record(const KvConnectorStats& stats, size_t engine_slot,
                                const DecodeContext& ctx) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const ConnectorPayload& p : stats.payloads) {
     if (p.malformed) {
-      Account(p.connector, "malformed");
+      Account(p.connector, kOutcomeMalformed);
       continue;
     }
-    if (p.row == nullptr) {
-      Account(p.connector, "unknown_connector");
+    const char* outcome = kOutcomeUnknownConnector;
+    const ConnectorRow* resolved = Resolve(p, ctx, &outcome);
+    if (resolved == nullptr) {
+      Account(p.connector, outcome);
       continue;
     }
-    const ConnectorRow& row = *p.row;
+    const ConnectorRow& row = *resolved;
     if (rows_.find(&row) == rows_.end() && !row.metrics.empty()) {
       // Python registers families only for the configured connector and drops the rest; we
       // register on first sight so the data is visible, and say so once.
-      if (log_) {
-        log_("connector " + p.connector +
-             " was not configured; registering its families on first sight");
-      }
+      Log("connector " + p.connector +
+          " was not configured; registering its families on first sight");
     }
     RowState& state = StateFor(row);
-    ForEachConnectorSample(p, ctx, [&](const ConnectorSample& s) {
+    ForEachConnectorSample(p, row, ctx, [&](const ConnectorSample& s) {
       Child* child = nullptr;
-      if (!state.eager.empty()) {
+      if (!state.eager.empty() && s.extra_label_values.empty()) {
         child = state.eager[engine_slot][s.metric_index];
-      } else {
-        child = LazyChildren(row, state, engine_slot, s.extra_label_values, s.metric_index)
-                    [s.metric_index];
+      }
+      if (child == nullptr) {
+        child = LazyChildren(row, state, engine_slot, s.extra_label_values,
+                             s.metric_index)[s.metric_index];
       }
       const MetricDef& m = row.metrics[s.metric_index];
       switch (m.type) {
@@ -142,7 +290,7 @@ void ConnectorRecorder::Record(const KvConnectorStats& stats, size_t engine_slot
           break;
       }
     });
-    Account(p.connector, "recorded");
+    Account(p.connector, kOutcomeRecorded);
   }
 }
 

@@ -4,6 +4,26 @@
 // kv_connector_stats payloads into them, accounting every payload in
 // vmetrics_kv_connector_payloads_total{connector,outcome}. Registration, children and
 // recording are loops over the row; nothing here knows a connector by name.
+//
+// Third-party connectors (`_metrics_descriptor`, metrics_descriptor.h): a payload whose class
+// name has no row but that carries a descriptor gets a row here, at run time, in the catalog
+// the decoder reads (so the connector's later payloads are identified while decoding), and its
+// families are registered with one zero child per engine, like Python's eager children. The
+// row is bound to the payload's class name: a MultiConnector child key, the configured
+// connector, or (a bare payload, nothing configured) the descriptor's connector_id. A
+// descriptor whose connector_id differs from that key is re-bound to the key, or, when its
+// connector_id names a row with exactly these metrics (a subclass sending its parent's
+// descriptor), the key becomes an alias of that row. A descriptor for a class that already has
+// a row is checked against the row and any difference reported; the row is kept.
+//
+// Outcomes (docs/recording.md): recorded, unknown_connector (no row, no descriptor),
+// malformed (not a map), invalid_descriptor (its descriptor was refused: invalid, or its
+// families collide with registered ones; every later payload of that class counts here too
+// until a valid descriptor arrives). Each refusal is reported once with its reason.
+//
+// Thread safety: Record and Register may be called from any thread (one mutex serialises
+// them); the catalog is shared with decoding threads (connector_catalog.h), and the registry
+// renders concurrently (registry.h).
 #ifndef VMETRICS_METRICS_CONNECTOR_FAMILIES_H_
 #define VMETRICS_METRICS_CONNECTOR_FAMILIES_H_
 
@@ -19,10 +39,18 @@
 
 namespace vmetrics::internal {
 
+// Values of the `outcome` label of vmetrics_kv_connector_payloads_total.
+inline constexpr const char* kOutcomeRecorded = "recorded";
+inline constexpr const char* kOutcomeUnknownConnector = "unknown_connector";
+inline constexpr const char* kOutcomeMalformed = "malformed";
+inline constexpr const char* kOutcomeInvalidDescriptor = "invalid_descriptor";
+
 class ConnectorRecorder {
  public:
-  ConnectorRecorder(Registry* registry, std::string model_name, std::vector<std::string> engines,
-                    std::function<void(const std::string&)> log);
+  // `catalog` is the one the payloads are decoded with; descriptor rows are added to it. It
+  // and `registry` must outlive the recorder.
+  ConnectorRecorder(Registry* registry, ConnectorCatalog* catalog, std::string model_name,
+                    std::vector<std::string> engines, std::function<void(const std::string&)> log);
 
   // Registers vmetrics_kv_connector_payloads (call once, where it belongs in render order).
   void RegisterAccounting();
@@ -34,8 +62,8 @@ class ConnectorRecorder {
 
  private:
   struct RowState {
-    std::vector<Family*> families;                   // per metric index
-    std::vector<std::vector<Child*>> eager;          // [engine slot][metric index]
+    std::vector<Family*> families;           // per metric index
+    std::vector<std::vector<Child*>> eager;  // [engine slot][metric index]; null = lazy
     // Lazily created children: key = engine slot + extra label values.
     std::unordered_map<std::string, std::vector<Child*>> lazy;
   };
@@ -43,15 +71,34 @@ class ConnectorRecorder {
   void Account(const std::string& connector, const char* outcome);
   std::vector<Child*>& LazyChildren(const ConnectorRow& row, RowState& state, size_t engine_slot,
                                     std::span<const std::string_view> extra, size_t metric_index);
+  // The row of `p` (its decoded row, a row added since, or one adopted from its descriptor),
+  // or nullptr with `*outcome` saying why.
+  const ConnectorRow* Resolve(const ConnectorPayload& p, const DecodeContext& ctx,
+                              const char** outcome);
+  Status AdoptDescriptor(const ConnectorPayload& p, const DecodeContext& ctx,
+                         const ConnectorRow** row);
+  void CheckDescriptor(const ConnectorPayload& p, const ConnectorRow& row,
+                       const DecodeContext& ctx);
+  Status CheckRegistryConflicts(const ConnectorRow& row) const;
+  void Log(const std::string& line) const;
+
+  // Bounds the memory a stream of distinct class names with bad descriptors can take.
+  static constexpr size_t kMaxRemembered = 256;
 
   Registry* registry_;
+  ConnectorCatalog* catalog_;
   std::string model_name_;
   std::vector<std::string> engines_;
   std::function<void(const std::string&)> log_;
   Family* payloads_family_ = nullptr;
-  std::mutex mu_;  // guards rows_, lazy maps and the accounting cache
+  std::mutex mu_;  // guards everything below
   std::map<const ConnectorRow*, RowState> rows_;
   std::map<std::pair<std::string, std::string>, Child*> accounting_;
+  // Class name -> the raw descriptor last checked or adopted for it (skips re-parsing the
+  // descriptor every data-parallel engine sends once).
+  std::map<std::string, std::string, std::less<>> descriptors_seen_;
+  // Class name -> (raw descriptor, why it was refused).
+  std::map<std::string, std::pair<std::string, std::string>, std::less<>> refused_;
 };
 
 }  // namespace vmetrics::internal

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace vmetrics {
@@ -22,8 +23,8 @@ std::vector<double> BytesTransferredBuckets() {
   for (int i = 1; i <= 23; i += 2) b.push_back(std::ldexp(1.0, 10 + i));
   return b;
 }
-const std::vector<double> kDescriptorBuckets = {10,   20,   30,    50,    75,    100,  200,
-                                                400,  1000, 2000,  4000,  10000, 20000, 50000};
+const std::vector<double> kDescriptorBuckets = {10,  20,   30,   50,   75,    100,   200,
+                                                400, 1000, 2000, 4000, 10000, 20000, 50000};
 const std::vector<double> kStoreOperationBuckets = {0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4,
                                                     0.5,   0.75,  1.0,  1.5,  2.0, 3.0, 4.0};
 const std::vector<double> kHf3fsDurationBuckets = {0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1,
@@ -71,8 +72,8 @@ std::vector<MetricDef> NixlLikeMetrics(const std::string& prefix, const std::str
       Histogram(prefix + "bytes_transferred",
                 "Histogram of bytes transferred per " + who + " KV Cache transfers.",
                 BytesTransferredBuckets(), "bytes_transferred", SampleKind::kObserveEachU64AsF64),
-      Histogram(prefix + "num_descriptors", descriptors_help, kDescriptorBuckets,
-                "num_descriptors", SampleKind::kObserveEachU64AsF64),
+      Histogram(prefix + "num_descriptors", descriptors_help, kDescriptorBuckets, "num_descriptors",
+                SampleKind::kObserveEachU64AsF64),
       Counter(prefix + "num_failed_transfers", "Number of failed " + who + " KV Cache transfers.",
               "num_failed_transfers"),
       Counter(prefix + "num_failed_notifications",
@@ -84,16 +85,24 @@ std::vector<MetricDef> NixlLikeMetrics(const std::string& prefix, const std::str
   };
 }
 
-// The built-in rows, in inference order. When no connector is configured a bare payload is
-// matched against the rows' shape rules top to bottom, first match wins:
+// The built-in rows, in inference order. When no connector is configured, a bare payload is
+// identified by the first rule that holds (DecodeKvConnectorStats applies them in this order):
+//   0. It carries `_metrics_descriptor`: it names itself (the descriptor's connector_id). Identity
+//      beats shape, and the built-in connectors that send descriptors (HiSparse, HF3FS,
+//      Offloading) name their own rows.
 //   1. Mooncake P2P (has num_failed_recvs): its keys are a near-subset of NIXL's, so it is
 //      told apart by the one key NIXL never sends; checking it first can never steal a NIXL
 //      payload, while NIXL-first would have to rely on post_duration being present.
 //   2. NIXL (has post_duration).
 //   3. Mooncake store (every key an operation with a list of records).
 //   4. Offloading (typed payload: `types` and `data`).
-// Rows with ShapeRule::kNever are recognised only by name. What matches no row is an unknown
-// connector, accounted for and logged, never taken for something else.
+//   5. A MultiConnector payload (keys are class names, values maps).
+//   6. Exactly one row was added at run time from a descriptor: that row. A third-party
+//      connector sends its descriptor once; its later bare payloads carry only data (the Rust
+//      frontend's "sole registered descriptor" rule).
+// Reserved keys (`_metrics_descriptor`, `_n_steps`) never count for a shape. Rows with
+// ShapeRule::kNever are recognised only by name. What matches no rule is an unknown connector,
+// accounted for and logged, never taken for something else.
 std::vector<ConnectorRow> BuiltInRows() {
   std::vector<ConnectorRow> rows;
 
@@ -109,8 +118,7 @@ std::vector<ConnectorRow> BuiltInRows() {
                   kXferTimeBuckets, "transfer_duration"),
         Histogram("vllm:mooncake_bytes_transferred",
                   "Histogram of bytes transferred per Mooncake KV Cache transfer.",
-                  BytesTransferredBuckets(), "bytes_transferred",
-                  SampleKind::kObserveEachU64AsF64),
+                  BytesTransferredBuckets(), "bytes_transferred", SampleKind::kObserveEachU64AsF64),
         Histogram("vllm:mooncake_num_descriptors",
                   "Histogram of number of descriptors per Mooncake KV Cache transfer.",
                   kDescriptorBuckets, "num_descriptors", SampleKind::kObserveEachU64AsF64),
@@ -214,10 +222,10 @@ std::vector<ConnectorRow> BuiltInRows() {
         Histogram("vllm:hf3fs_load_duration_seconds",
                   "Histogram of load duration for HF3FSKVConnector.", kHf3fsDurationBuckets,
                   "load_duration"),
-        Counter("vllm:hf3fs_num_failed_save", "Number of failed HF3FS KV save.",
-                "num_failed_save", SampleKind::kIncByU64),
-        Counter("vllm:hf3fs_num_failed_load", "Number of failed HF3FS KV load.",
-                "num_failed_load", SampleKind::kIncByU64),
+        Counter("vllm:hf3fs_num_failed_save", "Number of failed HF3FS KV save.", "num_failed_save",
+                SampleKind::kIncByU64),
+        Counter("vllm:hf3fs_num_failed_load", "Number of failed HF3FS KV load.", "num_failed_load",
+                SampleKind::kIncByU64),
     };
     rows.push_back(std::move(r));
   }
@@ -240,8 +248,9 @@ std::vector<ConnectorRow> BuiltInRows() {
     ConnectorRow r;
     r.id = "MoRIIOConnector";
     r.class_names = {"MoRIIOConnector"};
-    r.metrics = NixlLikeMetrics("vllm:moriio_", "MoRI IO",
-                                "Histogram of number of descriptors per MoRI IO KV Cache transfers.");
+    r.metrics =
+        NixlLikeMetrics("vllm:moriio_", "MoRI IO",
+                        "Histogram of number of descriptors per MoRI IO KV Cache transfers.");
     rows.push_back(std::move(r));
   }
   {  // LMCacheConnectorV1: LMCachePromMetrics registers no families (observe is a no-op).
@@ -270,13 +279,128 @@ bool KindFitsType(SampleKind kind, MetricType type) {
   return false;
 }
 
+// Prometheus data model: metric names [a-zA-Z_:][a-zA-Z0-9_:]*, label names
+// [a-zA-Z_][a-zA-Z0-9_]*. The exposition writer assumes valid names (like expfmt's writers do),
+// so anything that reaches the registry is checked here.
+bool IsNameChar(char c, bool first, bool colon) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') return true;
+  if (colon && c == ':') return true;
+  return !first && c >= '0' && c <= '9';
+}
+
+bool IsValidName(std::string_view name, bool colon) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (!IsNameChar(name[i], i == 0, colon)) return false;
+  }
+  return true;
+}
+
+// Label names of a metric after model_name and engine: the row's record labels, the metric's
+// payload labels, then its const labels (the order FamilySpec::label_names gets them in).
+std::vector<std::string> LabelNamesOf(const ConnectorRow& row, const MetricDef& m) {
+  std::vector<std::string> names = row.ExtraLabelNames();
+  names.insert(names.end(), m.labelnames.begin(), m.labelnames.end());
+  for (const auto& [name, unused] : m.const_labels) names.push_back(name);
+  return names;
+}
+
+Status CheckLabelNames(const std::vector<std::string>& names, const std::string& where) {
+  std::set<std::string_view> seen = {"model_name", "engine", "le"};
+  for (const std::string& n : names) {
+    if (!IsValidName(n, /*colon=*/false) || n.rfind("__", 0) == 0) {
+      return Status::InvalidArgument(where + "label name '" + n + "' is not a valid label name");
+    }
+    if (!seen.insert(n).second) {
+      return Status::InvalidArgument(where + "label name '" + n +
+                                     "' is used twice or is reserved (model_name, engine, le)");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckPath(std::string_view path, const std::string& where) {
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string_view seg =
+        path.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (seg.empty()) {
+      return Status::InvalidArgument(where + "samples_path '" + std::string(path) +
+                                     "' has an empty segment");
+    }
+    if (start == 0 && IsReservedPayloadKey(seg)) {
+      return Status::InvalidArgument(where + "samples_path '" + std::string(path) +
+                                     "' reads a reserved key");
+    }
+    if (dot == std::string_view::npos) return Status::Ok();
+    start = dot + 1;
+  }
+}
+
+Status CheckMetric(const ConnectorRow& row, const MetricDef& m) {
+  const std::string where = "connector " + row.id + ", metric '" + m.name + "': ";
+  if (m.name.empty()) return Status::InvalidArgument(where + "name is empty");
+  if (!IsValidName(m.name, /*colon=*/true)) {
+    return Status::InvalidArgument(where + "name is not a valid Prometheus metric name");
+  }
+  if (!KindFitsType(m.sample_kind, m.type)) {
+    return Status::InvalidArgument(where + "sample_kind " + SampleKindName(m.sample_kind) +
+                                   " does not fit type " + MetricTypeName(m.type));
+  }
+  if (m.sample_kind == SampleKind::kIncByOne) {
+    if (!row.record_shaped()) {
+      return Status::InvalidArgument(where + "inc_by_one needs a record-shaped payload");
+    }
+  } else if (m.samples_path.empty()) {
+    return Status::InvalidArgument(where + "samples_path is empty");
+  } else if (Status s = CheckPath(m.samples_path, where); !s.ok()) {
+    return s;
+  }
+  if (m.type == MetricType::kHistogram) {
+    if (m.buckets.empty()) return Status::InvalidArgument(where + "histogram without buckets");
+    for (size_t i = 0; i < m.buckets.size(); ++i) {
+      if (!std::isfinite(m.buckets[i]) || (i > 0 && !(m.buckets[i - 1] < m.buckets[i]))) {
+        return Status::InvalidArgument(where + "buckets must be finite and strictly ascending");
+      }
+    }
+  } else if (!m.buckets.empty()) {
+    return Status::InvalidArgument(where + "buckets on a non-histogram");
+  }
+  if (!std::isfinite(m.scale)) return Status::InvalidArgument(where + "scale is not finite");
+  if (!m.labelnames.empty() && row.record_shaped()) {
+    return Status::InvalidArgument(where + "labelnames on a record-shaped row");
+  }
+  return CheckLabelNames(LabelNamesOf(row, m), where);
+}
+
+// Two metrics of one row that name the same family must describe the same family.
+Status CheckSameFamily(const ConnectorRow& row, const MetricDef& a, const MetricDef& b) {
+  const std::string where = "connector " + row.id + ", metric '" + b.name + "': ";
+  if (a.type != b.type || a.documentation != b.documentation || a.buckets != b.buckets) {
+    return Status::InvalidArgument(where +
+                                   "shares its family name with an earlier metric but differs in "
+                                   "type, documentation or buckets");
+  }
+  std::vector<std::string> la = LabelNamesOf(row, a), lb = LabelNamesOf(row, b);
+  if (la != lb) {
+    return Status::InvalidArgument(where +
+                                   "shares its family name with an earlier metric but has other "
+                                   "label names");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const char* MetricTypeName(MetricType type) {
   switch (type) {
-    case MetricType::kCounter: return "counter";
-    case MetricType::kGauge: return "gauge";
-    case MetricType::kHistogram: return "histogram";
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kHistogram:
+      return "histogram";
   }
   return "untyped";
 }
@@ -311,6 +435,10 @@ bool ParseSampleKind(std::string_view name, SampleKind* kind) {
   return false;
 }
 
+bool IsReservedPayloadKey(std::string_view key) {
+  return key == kMetricsDescriptorKey || key == kNStepsKey;
+}
+
 std::vector<std::string> ConnectorRow::ExtraLabelNames() const {
   std::vector<std::string> names;
   if (record_shaped()) {
@@ -320,32 +448,45 @@ std::vector<std::string> ConnectorRow::ExtraLabelNames() const {
   return names;
 }
 
+std::vector<std::string> ExpositionNames(std::string_view name, MetricType type) {
+  const std::string n(name);
+  switch (type) {
+    case MetricType::kCounter:
+      return {n, n + "_total", n + "_created"};
+    case MetricType::kHistogram:
+      return {n, n + "_bucket", n + "_count", n + "_sum", n + "_created"};
+    case MetricType::kGauge:
+      return {n};
+  }
+  return {n};
+}
+
 Status ValidateRow(const ConnectorRow& row) {
   if (row.id.empty()) return Status::InvalidArgument("connector id is empty");
-  for (const MetricDef& m : row.metrics) {
-    const std::string where = "connector " + row.id + ", metric '" + m.name + "': ";
-    if (m.name.empty()) return Status::InvalidArgument(where + "name is empty");
-    if (!KindFitsType(m.sample_kind, m.type)) {
-      return Status::InvalidArgument(where + "sample_kind " + SampleKindName(m.sample_kind) +
-                                     " does not fit type " + MetricTypeName(m.type));
-    }
-    if (m.sample_kind == SampleKind::kIncByOne && !row.record_shaped()) {
-      return Status::InvalidArgument(where + "inc_by_one needs a record-shaped payload");
-    }
-    if (m.sample_kind != SampleKind::kIncByOne && m.samples_path.empty()) {
-      return Status::InvalidArgument(where + "samples_path is empty");
-    }
-    if (m.type == MetricType::kHistogram) {
-      if (m.buckets.empty()) return Status::InvalidArgument(where + "histogram without buckets");
-      for (size_t i = 0; i < m.buckets.size(); ++i) {
-        if (std::isnan(m.buckets[i]) || (i > 0 && !(m.buckets[i - 1] < m.buckets[i]))) {
-          return Status::InvalidArgument(where + "buckets must be strictly ascending");
+  if (row.record_shaped()) {
+    std::vector<std::string> record_labels = row.ExtraLabelNames();
+    if (Status s = CheckLabelNames(record_labels, "connector " + row.id + ": "); !s.ok()) return s;
+  }
+  for (size_t i = 0; i < row.metrics.size(); ++i) {
+    const MetricDef& m = row.metrics[i];
+    if (Status s = CheckMetric(row, m); !s.ok()) return s;
+    for (size_t j = 0; j < i; ++j) {
+      const MetricDef& earlier = row.metrics[j];
+      if (earlier.name == m.name) {
+        if (Status s = CheckSameFamily(row, earlier, m); !s.ok()) return s;
+        break;
+      }
+      // Different families whose sample names collide (counter `x` and gauge `x_total`).
+      for (const std::string& a : ExpositionNames(earlier.name, earlier.type)) {
+        for (const std::string& b : ExpositionNames(m.name, m.type)) {
+          if (a == b) {
+            return Status::InvalidArgument("connector " + row.id + ", metric '" + m.name +
+                                           "': its sample name " + b + " collides with metric '" +
+                                           earlier.name + "'");
+          }
         }
       }
-    } else if (!m.buckets.empty()) {
-      return Status::InvalidArgument(where + "buckets on a non-histogram");
     }
-    if (!(m.scale == m.scale)) return Status::InvalidArgument(where + "scale is NaN");
   }
   return Status::Ok();
 }
@@ -355,44 +496,128 @@ const ConnectorCatalog& ConnectorCatalog::BuiltIn() {
   return *catalog;
 }
 
+ConnectorCatalog::ConnectorCatalog() : state_(std::make_shared<const State>()) {}
+
 ConnectorCatalog::ConnectorCatalog(std::vector<ConnectorRow> rows) {
-  for (ConnectorRow& r : rows) rows_.push_back(std::make_shared<const ConnectorRow>(std::move(r)));
+  auto state = std::make_shared<State>();
+  for (ConnectorRow& r : rows) {
+    state->rows.push_back(std::make_shared<const ConnectorRow>(std::move(r)));
+  }
+  state_ = std::move(state);
 }
 
-const ConnectorRow* ConnectorCatalog::FindByClassName(std::string_view class_name) const {
-  for (const auto& row : rows_) {
+ConnectorCatalog::ConnectorCatalog(const ConnectorCatalog& other) : state_(other.Snapshot()) {}
+
+ConnectorCatalog& ConnectorCatalog::operator=(const ConnectorCatalog& other) {
+  if (this == &other) return *this;
+  std::shared_ptr<const State> snapshot = other.Snapshot();
+  std::lock_guard<std::mutex> lock(mu_);
+  state_ = std::move(snapshot);
+  return *this;
+}
+
+std::shared_ptr<const ConnectorCatalog::State> ConnectorCatalog::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_;
+}
+
+ConnectorCatalog::RowList ConnectorCatalog::rows() const { return Snapshot()->rows; }
+
+ConnectorCatalog::RowList ConnectorCatalog::RuntimeRows() const {
+  RowList out;
+  for (const auto& row : Snapshot()->rows) {
+    if (!row->builtin) out.push_back(row);
+  }
+  return out;
+}
+
+const ConnectorRow* ConnectorCatalog::Find(const State& state, std::string_view class_name) {
+  for (const auto& row : state.rows) {
     for (const std::string& n : row->class_names) {
       if (n == class_name) return row.get();
     }
   }
+  for (const auto& [alias, row] : state.aliases) {
+    if (alias == class_name) return row;
+  }
   return nullptr;
+}
+
+const ConnectorRow* ConnectorCatalog::FindByClassName(std::string_view class_name) const {
+  std::shared_ptr<const State> state = Snapshot();
+  return Find(*state, class_name);
 }
 
 Status ConnectorCatalog::AddRow(ConnectorRow row) {
   if (Status s = ValidateRow(row); !s.ok()) return s;
-  std::set<std::string_view> names;
-  for (const auto& existing : rows_) {
-    for (const std::string& n : existing->class_names) {
-      for (const std::string& mine : row.class_names) {
-        if (n == mine) return Status::InvalidArgument("connector " + mine + " already exists");
+  if (row.class_names.empty()) row.class_names.push_back(row.id);
+  // Writers serialise on the mutex for the whole check-and-publish, so two descriptors for the
+  // same class cannot both pass the checks; readers keep using the previous snapshot meanwhile.
+  std::lock_guard<std::mutex> lock(mu_);
+  const State& current = *state_;
+  if (!row.builtin) {
+    size_t runtime = 0;
+    for (const auto& existing : current.rows) runtime += existing->builtin ? 0 : 1;
+    if (runtime >= kMaxRuntimeRows) {
+      return Status::InvalidArgument("connector " + row.id + ": already " +
+                                     std::to_string(kMaxRuntimeRows) +
+                                     " connectors registered at run time; no more are accepted");
+    }
+  }
+  for (const std::string& mine : row.class_names) {
+    if (Find(current, mine) != nullptr) {
+      return Status::InvalidArgument("connector " + mine + " already exists");
+    }
+  }
+  // Family names: no sample name of this row may be a sample name of another row's family.
+  std::map<std::string, std::string> taken;  // sample name -> "<family> of connector <id>"
+  for (const auto& existing : current.rows) {
+    for (const MetricDef& m : existing->metrics) {
+      for (std::string& n : ExpositionNames(m.name, m.type)) {
+        taken.emplace(std::move(n), m.name + " of connector " + existing->id);
       }
     }
-    for (const MetricDef& m : existing->metrics) names.insert(m.name);
   }
   for (const MetricDef& m : row.metrics) {
-    if (names.count(m.name)) {
-      return Status::InvalidArgument("family " + m.name + " of connector " + row.id +
-                                     " already belongs to another connector");
+    for (const std::string& n : ExpositionNames(m.name, m.type)) {
+      if (auto it = taken.find(n); it != taken.end()) {
+        return Status::InvalidArgument("family " + m.name + " of connector " + row.id +
+                                       " conflicts with family " + it->second);
+      }
     }
   }
-  if (row.class_names.empty()) row.class_names.push_back(row.id);
-  rows_.push_back(std::make_shared<const ConnectorRow>(std::move(row)));
+  auto next = std::make_shared<State>(current);
+  next->rows.push_back(std::make_shared<const ConnectorRow>(std::move(row)));
+  state_ = std::move(next);
+  return Status::Ok();
+}
+
+Status ConnectorCatalog::AddAlias(std::string_view class_name, std::string_view target) {
+  if (class_name.empty()) return Status::InvalidArgument("alias class name is empty");
+  std::lock_guard<std::mutex> lock(mu_);
+  const State& current = *state_;
+  if (Find(current, class_name) != nullptr) {
+    return Status::InvalidArgument("connector " + std::string(class_name) + " already exists");
+  }
+  const ConnectorRow* row = Find(current, target);
+  if (row == nullptr) {
+    return Status::InvalidArgument("alias target " + std::string(target) + " has no row");
+  }
+  if (current.aliases.size() >= kMaxRuntimeRows) {
+    return Status::InvalidArgument("connector " + std::string(class_name) + ": already " +
+                                   std::to_string(kMaxRuntimeRows) +
+                                   " aliases registered at run time; no more are accepted");
+  }
+  auto next = std::make_shared<State>(current);
+  next->aliases.emplace_back(std::string(class_name), row);
+  state_ = std::move(next);
   return Status::Ok();
 }
 
 bool IsKnownStoreOperation(std::string_view key) {
-  static constexpr std::string_view kOps[] = {"save_exists", "save_put",         "load_get",
-                                              "lookup_exists", "write_back_exists", "write_back_put"};
+  static constexpr std::string_view kOps[] = {"save_exists",       "save_put",
+                                              "load_get",          "lookup_exists",
+                                              "write_back_exists", "write_back_put"};
   return std::find(std::begin(kOps), std::end(kOps), key) != std::end(kOps);
 }
 

@@ -7,13 +7,9 @@
 #include <vector>
 
 #include "protocol/decode_internal.h"
+#include "vmetrics/metrics_descriptor.h"
 
 namespace vmetrics {
-namespace {
-// The reserved key third-party connectors use to describe their metrics (descriptor protocol).
-constexpr std::string_view kDescriptorKey = "_metrics_descriptor";
-}  // namespace
-
 namespace internal {
 namespace {
 
@@ -29,6 +25,22 @@ struct Entry {
   std::string_view value;
   size_t value_offset = 0;
 };
+
+bool MapHasKey(std::string_view map, std::string_view wanted) {
+  MsgpackReader r(map);
+  uint32_t n;
+  if (!r.ReadMapHeader(&n).ok()) return false;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view key;
+    if (r.ReadStr(&key).ok()) {
+      if (key == wanted) return true;
+    } else if (!r.Skip().ok()) {
+      return false;
+    }
+    if (!r.Skip().ok()) return false;
+  }
+  return false;
+}
 
 Status ScanEntries(MsgpackReader r, std::vector<Entry>* entries) {
   uint32_t n;
@@ -60,17 +72,27 @@ Status ScanEntries(MsgpackReader r, std::vector<Entry>* entries) {
   return Status::Ok();
 }
 
-bool HasKey(const std::vector<Entry>& entries, std::string_view key) {
+// The entries a shape may look at: every entry but the reserved keys.
+std::vector<Entry> DataEntries(const std::vector<Entry>& entries) {
+  std::vector<Entry> data;
+  data.reserve(entries.size());
   for (const Entry& e : entries) {
-    if (e.key == key) return true;
+    if (!IsReservedPayloadKey(e.key)) data.push_back(e);
   }
-  return false;
+  return data;
+}
+
+const Entry* FindEntry(const std::vector<Entry>& entries, std::string_view key) {
+  for (const Entry& e : entries) {
+    if (e.key == key) return &e;
+  }
+  return nullptr;
 }
 
 bool MatchesShape(const ConnectorRow& row, const std::vector<Entry>& entries) {
   switch (row.shape_rule) {
     case ShapeRule::kHasKey:
-      return HasKey(entries, row.shape_key);
+      return FindEntry(entries, row.shape_key) != nullptr;
     case ShapeRule::kOperationRecords: {
       // Every key an operation: a known operation name, or any key whose value is a list of
       // record maps (Python accepts any operation string).
@@ -81,22 +103,25 @@ bool MatchesShape(const ConnectorRow& row, const std::vector<Entry>& entries) {
       return !entries.empty();
     }
     case ShapeRule::kTypedPayload:
-      return HasKey(entries, "types") && HasKey(entries, "data");
+      return FindEntry(entries, "types") != nullptr && FindEntry(entries, "data") != nullptr;
     case ShapeRule::kNever:
       return false;
   }
   return false;
 }
 
-// A MultiConnector payload maps class names to child maps.
+// A MultiConnector payload maps class names to child maps. It is one if any entry is a map under
+// a key that names a connector: a row's class name, something spelled like a connector class,
+// or a child that carries a descriptor (the Rust frontend's rule). Its other entries are then
+// children too, a non-map one malformed: one broken child must not hide its siblings.
 bool LooksLikeMulti(const ConnectorCatalog& catalog, const std::vector<Entry>& entries) {
-  bool named = false;
   for (const Entry& e : entries) {
-    if (e.key.empty() || e.value_type != MsgpackType::kMap) return false;
-    if (catalog.FindByClassName(e.key) != nullptr) named = true;
-    if (e.key.size() > 9 && e.key.find("Connector") != std::string_view::npos) named = true;
+    if (e.key.empty() || e.value_type != MsgpackType::kMap) continue;
+    if (catalog.FindByClassName(e.key) != nullptr) return true;
+    if (e.key.size() > 9 && e.key.find("Connector") != std::string_view::npos) return true;
+    if (MapHasKey(e.value, kMetricsDescriptorKey)) return true;
   }
-  return named;
+  return false;
 }
 
 // The child payload of a MultiConnector entry, unwrapping the pre-September-2026
@@ -124,6 +149,7 @@ void FillPayload(std::string_view raw, size_t offset, ConnectorPayload* p) {
   p->data_wrapped = true;
 }
 
+// Sets p->descriptor to the raw `_metrics_descriptor` value, if the payload carries one.
 void FindDescriptor(ConnectorPayload* p) {
   MsgpackReader r(p->payload, p->payload_offset);
   uint32_t n;
@@ -135,12 +161,21 @@ void FindDescriptor(ConnectorPayload* p) {
       if (!r.Skip().ok()) return;
       continue;
     }
-    if (key == kDescriptorKey) {
+    if (key == kMetricsDescriptorKey) {
       (void)r.ReadRaw(&p->descriptor);
       return;
     }
     if (!r.Skip().ok()) return;
   }
+}
+
+// A payload with no row is an unknown connector, unless it carries a descriptor: then the
+// recorder may register a row from it (and reports what it decides).
+void ReportIfUnknown(const DecodeContext& ctx, const ConnectorPayload& p) {
+  if (p.malformed || p.row != nullptr || !p.descriptor.empty()) return;
+  ReportProblem(ctx, static_cast<int64_t>(p.payload_offset), p.connector, "",
+                "no connector row for this class name and no _metrics_descriptor in the "
+                "payload (unknown connector)");
 }
 
 ConnectorPayload MakePayload(const ConnectorCatalog& catalog, std::string_view name,
@@ -162,10 +197,59 @@ ConnectorPayload MakePayload(const ConnectorCatalog& catalog, std::string_view n
   if (p.malformed) {
     p.row = nullptr;
     p.identified_by = IdentifiedBy::kNone;
-  } else if (p.row == nullptr) {
+  } else {
+    // Also for known rows: the recorder checks a built-in row against the descriptor a
+    // connector sends (HiSparse, HF3FS and Offloading send one).
     FindDescriptor(&p);
   }
   return p;
+}
+
+// A bare payload when no connector is configured: the rules of connector_catalog.cc
+// ("The built-in rows, in inference order"), in that order. Returns false for a Multi payload.
+bool IdentifyBare(const ConnectorCatalog& catalog, const DecodeContext& ctx,
+                  const std::vector<Entry>& data, std::string_view raw, size_t offset,
+                  std::vector<ConnectorPayload>* out) {
+  // 0. A descriptor names its connector.
+  ConnectorPayload probe;
+  probe.payload = raw;
+  probe.payload_offset = offset;
+  FindDescriptor(&probe);
+  if (!probe.descriptor.empty()) {
+    const std::string_view id = PeekDescriptorConnectorId(probe.descriptor);
+    if (!id.empty()) {
+      ConnectorPayload p =
+          MakePayload(catalog, id, IdentifiedBy::kInferredShape, raw, offset, false);
+      out->push_back(std::move(p));
+      return true;
+    }
+  }
+  // 1-4. Shape rules, in the catalog's row order.
+  for (const auto& row : catalog.rows()) {
+    if (MatchesShape(*row, data)) {
+      out->push_back(
+          MakePayload(catalog, row->id, IdentifiedBy::kInferredShape, raw, offset, false));
+      return true;
+    }
+  }
+  // 5. A MultiConnector payload.
+  if (LooksLikeMulti(catalog, data)) return false;
+  // 6. The sole row registered from a descriptor.
+  const ConnectorCatalog::RowList runtime = catalog.RuntimeRows();
+  if (runtime.size() == 1 && probe.descriptor.empty()) {
+    out->push_back(MakePayload(catalog, runtime.front()->id, IdentifiedBy::kInferredShape, raw,
+                               offset, false));
+    return true;
+  }
+  ConnectorPayload p;
+  p.connector = "unknown";
+  p.payload = raw;
+  p.payload_offset = offset;
+  p.descriptor = probe.descriptor;
+  ReportProblem(ctx, static_cast<int64_t>(offset), p.connector, "",
+                "payload matches no known connector shape and no connector is configured");
+  out->push_back(std::move(p));
+  return true;
 }
 
 }  // namespace
@@ -199,39 +283,21 @@ Status DecodeKvConnectorStats(MsgpackReader& r, const DecodeContext& ctx, KvConn
   if (Status s = ScanEntries(v, &entries); !s.ok()) return s;
   if (entries.empty()) return Status::Ok();  // nothing happened this step
 
-  bool multi = config != nullptr && config->is_multi();
+  const bool multi = config != nullptr && config->is_multi();
   if (!configured.empty() && !multi) {
     out->payloads.push_back(
         MakePayload(catalog, configured, IdentifiedBy::kConfigured, out->raw, offset, false));
+    ReportIfUnknown(ctx, out->payloads.back());
     return Status::Ok();
   }
-  if (!multi) {
-    // Nothing configured: infer by shape, in the catalog's row order (see connector_catalog.cc).
-    for (const auto& row : catalog.rows()) {
-      if (MatchesShape(*row, entries)) {
-        ConnectorPayload p = MakePayload(catalog, row->id, IdentifiedBy::kInferredShape,
-                                         out->raw, offset, false);
-        out->payloads.push_back(std::move(p));
-        return Status::Ok();
-      }
-    }
-    multi = LooksLikeMulti(catalog, entries);
-    if (!multi) {
-      ConnectorPayload p;
-      p.connector = "unknown";
-      p.payload = out->raw;
-      p.payload_offset = offset;
-      FindDescriptor(&p);
-      ReportProblem(ctx, static_cast<int64_t>(offset), p.connector, "",
-                    "payload matches no known connector shape and no connector is configured");
-      out->payloads.push_back(std::move(p));
-      return Status::Ok();
-    }
+  const std::vector<Entry> data = DataEntries(entries);
+  if (!multi && IdentifyBare(catalog, ctx, data, out->raw, offset, &out->payloads)) {
+    return Status::Ok();
   }
 
   out->multi = true;
   const IdentifiedBy how = IdentifiedBy::kMultiChildKey;
-  for (const Entry& e : entries) {
+  for (const Entry& e : data) {
     if (e.key.empty()) {
       ConnectorPayload p;
       p.connector = "unknown";
@@ -245,13 +311,11 @@ Status DecodeKvConnectorStats(MsgpackReader& r, const DecodeContext& ctx, KvConn
     }
     ConnectorPayload p = MakePayload(catalog, e.key, how, e.value, e.value_offset, true);
     if (p.malformed) {
-      ReportProblem(ctx, static_cast<int64_t>(e.value_offset), p.connector, "",
-                    std::string("MultiConnector child must be a map, got ") +
-                        MsgpackTypeName(e.value_type));
-    } else if (p.row == nullptr) {
-      ReportProblem(ctx, static_cast<int64_t>(e.value_offset), p.connector, "",
-                    "no connector row for this class name (unknown connector)");
+      ReportProblem(
+          ctx, static_cast<int64_t>(e.value_offset), p.connector, "",
+          std::string("MultiConnector child must be a map, got ") + MsgpackTypeName(e.value_type));
     }
+    ReportIfUnknown(ctx, p);
     out->payloads.push_back(std::move(p));
   }
   return Status::Ok();
@@ -265,53 +329,35 @@ using protocol::MsgpackReader;
 using protocol::MsgpackType;
 using protocol::MsgpackTypeName;
 
-// Reads a number (int or float) at the reader.
-bool ReadNumber(MsgpackReader& r, double* out) { return r.ReadDouble(out).ok(); }
+// Where one walk is: the payload's connector (for reports), the context, the callback.
+struct Walk {
+  const ConnectorRow& row;
+  const DecodeContext& ctx;
+  std::string_view connector;
+  const ConnectorSampleFn& fn;
 
-// Typed payloads map label tuples to values; the unlabelled value sits under the empty tuple
-// (an empty msgpack array as key). Unwraps {(): v} or a sole entry {(x,): v}; returns false if
-// the value is not such a map (the reader is then unchanged).
-bool UnwrapTupleKeyedMap(MsgpackReader& r, const DecodeContext& ctx, std::string_view connector,
-                         std::string_view key) {
-  MsgpackReader m = r;
-  uint32_t n;
-  if (!m.ReadMapHeader(&n).ok() || n == 0) return false;
-  MsgpackReader probe = m;
-  MsgpackType kt;
-  if (!probe.PeekType(&kt).ok() || kt != MsgpackType::kArray) return false;
-  for (uint32_t i = 0; i < n; ++i) {
-    uint32_t arity;
-    if (!m.ReadArrayHeader(&arity).ok()) return false;
-    for (uint32_t j = 0; j < arity; ++j) {
-      if (!m.Skip().ok()) return false;
-    }
-    if (arity == 0 || n == 1) {
-      r = m;
-      return true;
-    }
-    if (!m.Skip().ok()) return false;
+  void Report(int64_t offset, std::string_view key, std::string what) const {
+    internal::ReportProblem(ctx, offset, connector, key, std::move(what));
   }
-  internal::ReportProblem(ctx, static_cast<int64_t>(r.offset()), connector, key,
-                          "labelled typed values are not supported yet; field skipped");
-  return false;
+};
+
+bool IsListKind(SampleKind kind) {
+  return kind == SampleKind::kIncBySumU64 || kind == SampleKind::kObserveEachF64 ||
+         kind == SampleKind::kObserveEachU64AsF64;
 }
 
-// Applies one metric definition to the value at `r` (which is left unchanged).
-size_t ApplyMetric(MsgpackReader r, const ConnectorRow& row, size_t metric_index,
-                   const DecodeContext& ctx, std::string_view connector,
-                   std::span<const std::string_view> labels, const ConnectorSampleFn& fn) {
-  const MetricDef& m = row.metrics[metric_index];
-  if (r.NextIsNil()) return 0;
-  UnwrapTupleKeyedMap(r, ctx, connector, m.samples_path);
+// Applies a plain value (a number, or a list of numbers for the list kinds) at `r` to metric
+// `mi`, with these extra label values. Returns the number of samples.
+size_t ApplyValue(MsgpackReader r, const Walk& w, size_t mi,
+                  std::span<const std::string_view> labels) {
+  const MetricDef& m = w.row.metrics[mi];
   ConnectorSample sample;
-  sample.metric_index = metric_index;
+  sample.metric_index = mi;
   sample.extra_label_values = labels;
   const double scale = m.type == MetricType::kHistogram ? m.scale : 1.0;
   MsgpackType t;
   if (!r.PeekType(&t).ok()) return 0;
-  const bool list_kind = m.sample_kind == SampleKind::kIncBySumU64 ||
-                         m.sample_kind == SampleKind::kObserveEachF64 ||
-                         m.sample_kind == SampleKind::kObserveEachU64AsF64;
+  const bool list_kind = IsListKind(m.sample_kind);
   if (t == MsgpackType::kArray && list_kind) {
     // Check every element first, so a bad element skips the whole field, not part of it.
     MsgpackReader check = r;
@@ -319,32 +365,141 @@ size_t ApplyMetric(MsgpackReader r, const ConnectorRow& row, size_t metric_index
     (void)check.ReadArrayHeader(&n);
     for (uint32_t i = 0; i < n; ++i) {
       double v;
-      if (!ReadNumber(check, &v)) {
-        internal::ReportProblem(ctx, static_cast<int64_t>(check.offset()), connector,
-                                m.samples_path, "expected a list of numbers; field skipped");
+      if (!check.ReadDouble(&v).ok()) {
+        w.Report(static_cast<int64_t>(check.offset()), m.samples_path,
+                 "expected a list of numbers; field skipped");
         return 0;
       }
     }
     (void)r.ReadArrayHeader(&n);
     for (uint32_t i = 0; i < n; ++i) {
       double v = 0;
-      ReadNumber(r, &v);
+      (void)r.ReadDouble(&v);
       sample.value = v * scale;
-      fn(sample);
+      w.fn(sample);
     }
     return n;
   }
   if (t == MsgpackType::kInt || t == MsgpackType::kFloat) {
     double v = 0;
-    ReadNumber(r, &v);
+    (void)r.ReadDouble(&v);
     sample.value = v * scale;
-    fn(sample);
+    w.fn(sample);
     return 1;
   }
-  internal::ReportProblem(ctx, static_cast<int64_t>(r.offset()), connector, m.samples_path,
-                          std::string("expected ") + (list_kind ? "a list of numbers" : "a number") +
-                              ", got " + MsgpackTypeName(t) + "; field skipped");
+  w.Report(static_cast<int64_t>(r.offset()), m.samples_path,
+           std::string("expected ") + (list_kind ? "a list of numbers" : "a number") + ", got " +
+               MsgpackTypeName(t) + "; field skipped");
   return 0;
+}
+
+// A map whose keys are msgpack arrays: a typed value keyed by label-value tuples.
+bool IsTupleKeyedMap(MsgpackReader r, uint32_t* entries) {
+  MsgpackType t;
+  if (!r.PeekType(&t).ok() || t != MsgpackType::kMap || !r.ReadMapHeader(entries).ok()) {
+    return false;
+  }
+  if (*entries == 0) return true;  // no values this step
+  return r.PeekType(&t).ok() && t == MsgpackType::kArray;
+}
+
+enum class TupleRead : uint8_t { kOk, kBadValue, kBroken };
+
+// Reads one label-value tuple (Python str() of each element: str as is, int in decimal).
+// kBadValue: an element is neither (the entry can be skipped); kBroken: the key is not an array
+// or cannot be read (the rest of the map cannot be trusted).
+TupleRead ReadTuple(MsgpackReader& r, std::vector<std::string>* values) {
+  uint32_t arity;
+  values->clear();
+  if (!r.ReadArrayHeader(&arity).ok()) return TupleRead::kBroken;
+  TupleRead result = TupleRead::kOk;
+  for (uint32_t i = 0; i < arity; ++i) {
+    std::string_view sv;
+    int64_t iv;
+    if (MsgpackReader probe = r; probe.ReadStr(&sv).ok()) {
+      values->emplace_back(sv);
+      r = probe;
+    } else if (probe = r; probe.ReadInt(&iv).ok()) {
+      values->push_back(std::to_string(iv));
+      r = probe;
+    } else if (r.Skip().ok()) {
+      values->emplace_back();
+      result = TupleRead::kBadValue;
+    } else {
+      return TupleRead::kBroken;
+    }
+  }
+  return result;
+}
+
+std::string TupleText(const std::vector<std::string>& values) {
+  std::string s = "(";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", '" : "'") + values[i] + "'";
+  return s + ")";
+}
+
+// A typed value keyed by label tuples (see the header for what is read and what is reported).
+size_t ApplyTyped(MsgpackReader r, uint32_t entries, const Walk& w, size_t mi) {
+  const MetricDef& m = w.row.metrics[mi];
+  (void)r.ReadMapHeader(&entries);
+  size_t produced = 0;
+  std::vector<std::string> values;
+  std::vector<std::string_view> views;
+  for (uint32_t i = 0; i < entries; ++i) {
+    const int64_t at = static_cast<int64_t>(r.offset());
+    const TupleRead read = ReadTuple(r, &values);
+    if (read == TupleRead::kBroken) {
+      w.Report(at, m.samples_path,
+               "typed value with a key that is not a label tuple; rest skipped");
+      return produced;
+    }
+    MsgpackReader value = r;
+    if (!r.Skip().ok()) return produced;
+    if (read == TupleRead::kBadValue) {
+      w.Report(at, m.samples_path,
+               "label value that is neither a string nor an int; entry skipped");
+      continue;
+    }
+    if (!m.labelnames.empty()) {
+      if (values.size() != m.labelnames.size()) {
+        w.Report(at, m.samples_path,
+                 "label tuple of " + std::to_string(values.size()) +
+                     " values, the metric declares " + std::to_string(m.labelnames.size()) +
+                     " labelnames; entry skipped");
+        continue;
+      }
+      views.assign(values.begin(), values.end());
+      produced += ApplyValue(value, w, mi, views);
+    } else if (values.empty()) {
+      produced += ApplyValue(value, w, mi, {});
+    } else if (entries == 1) {
+      // The Rust frontend reads a sole entry whatever its tuple; its label values are lost.
+      w.Report(at, m.samples_path,
+               "labelled value " + TupleText(values) +
+                   " but the metric declares no labelnames; recorded without its labels");
+      produced += ApplyValue(value, w, mi, {});
+    } else {
+      w.Report(at, m.samples_path,
+               "labelled values but the metric declares no labelnames; labelled entries skipped");
+    }
+  }
+  return produced;
+}
+
+// Applies metric `mi` to the value at `r` (which is left unchanged).
+size_t ApplyMetric(MsgpackReader r, const Walk& w, size_t mi,
+                   std::span<const std::string_view> labels) {
+  const MetricDef& m = w.row.metrics[mi];
+  if (r.NextIsNil()) return 0;
+  uint32_t entries = 0;
+  if (IsTupleKeyedMap(r, &entries)) return ApplyTyped(r, entries, w, mi);
+  if (!m.labelnames.empty()) {
+    w.Report(static_cast<int64_t>(r.offset()), m.samples_path,
+             "the metric declares labelnames but the value is not keyed by label tuples; field "
+             "skipped");
+    return 0;
+  }
+  return ApplyValue(r, w, mi, labels);
 }
 
 // Walks `path` (dot-separated) from the map at `r`; on success `r` is at the value.
@@ -372,9 +527,9 @@ bool Descend(MsgpackReader& r, std::string_view path) {
 }
 
 // Samples of one map (a flat payload, or one record) for every metric of the row.
-size_t WalkMap(std::string_view map, size_t offset, const ConnectorRow& row,
-               const DecodeContext& ctx, std::string_view connector,
-               std::span<const std::string_view> labels, const ConnectorSampleFn& fn) {
+size_t WalkMap(std::string_view map, size_t offset, const Walk& w,
+               std::span<const std::string_view> labels) {
+  const ConnectorRow& row = w.row;
   size_t produced = 0;
   // One pass over the map for single-segment paths (the common case), which keeps the walk
   // linear in the payload size; nested paths (Offloading's data.<name>) descend separately.
@@ -387,9 +542,13 @@ size_t WalkMap(std::string_view map, size_t offset, const ConnectorRow& row,
       if (!r.Skip().ok() || !r.Skip().ok()) return produced;
       continue;
     }
-    for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
-      const MetricDef& m = row.metrics[mi];
-      if (m.sample_kind != SampleKind::kIncByOne && m.samples_path == key) produced += ApplyMetric(r, row, mi, ctx, connector, labels, fn);
+    if (!IsReservedPayloadKey(key)) {  // ValidateRow keeps metrics off them; stated here too
+      for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
+        const MetricDef& m = row.metrics[mi];
+        if (m.sample_kind != SampleKind::kIncByOne && m.samples_path == key) {
+          produced += ApplyMetric(r, w, mi, labels);
+        }
+      }
     }
     if (!r.Skip().ok()) return produced;
   }
@@ -397,14 +556,14 @@ size_t WalkMap(std::string_view map, size_t offset, const ConnectorRow& row,
     const MetricDef& m = row.metrics[mi];
     if (m.samples_path.find('.') == std::string::npos) continue;
     MsgpackReader d(map, offset);
-    if (Descend(d, m.samples_path)) produced += ApplyMetric(d, row, mi, ctx, connector, labels, fn);
+    if (Descend(d, m.samples_path)) produced += ApplyMetric(d, w, mi, labels);
   }
   return produced;
 }
 
 // Record-shaped payloads (Mooncake store): {operation: [record, ...]}.
-size_t WalkRecords(const ConnectorPayload& p, const DecodeContext& ctx, const ConnectorSampleFn& fn) {
-  const ConnectorRow& row = *p.row;
+size_t WalkRecords(const ConnectorPayload& p, const Walk& w) {
+  const ConnectorRow& row = w.row;
   size_t produced = 0;
   MsgpackReader r(p.payload, p.payload_offset);
   uint32_t n;
@@ -417,15 +576,15 @@ size_t WalkRecords(const ConnectorPayload& p, const DecodeContext& ctx, const Co
       if (!r.Skip().ok() || !r.Skip().ok()) return produced;
       continue;
     }
-    if (op == kDescriptorKey || op == "_n_steps") {
+    if (IsReservedPayloadKey(op)) {
       if (!r.Skip().ok()) return produced;
       continue;
     }
     uint32_t count;
     MsgpackReader list = r;
     if (!list.ReadArrayHeader(&count).ok()) {
-      internal::ReportProblem(ctx, static_cast<int64_t>(r.offset()), p.connector, op,
-                              "expected a list of records; operation skipped");
+      w.Report(static_cast<int64_t>(r.offset()), op,
+               "expected a list of records; operation skipped");
       if (!r.Skip().ok()) return produced;
       continue;
     }
@@ -436,8 +595,7 @@ size_t WalkRecords(const ConnectorPayload& p, const DecodeContext& ctx, const Co
       MsgpackType t;
       if (!list.PeekType(&t).ok() || !list.ReadRaw(&record).ok()) return produced;
       if (t != MsgpackType::kMap) {
-        internal::ReportProblem(ctx, static_cast<int64_t>(record_offset), p.connector, op,
-                                "expected a record map; record skipped");
+        w.Report(static_cast<int64_t>(record_offset), op, "expected a record map; record skipped");
         continue;
       }
       // Label fields, read from the record with their defaults (Python: str(record.status)).
@@ -455,8 +613,8 @@ size_t WalkRecords(const ConnectorPayload& p, const DecodeContext& ctx, const Co
           label_storage[f] = std::to_string(iv);
           labels[1 + f] = label_storage[f];
         } else {
-          internal::ReportProblem(ctx, static_cast<int64_t>(d.offset()), p.connector, field,
-                                  "label field is not a string; default used");
+          w.Report(static_cast<int64_t>(d.offset()), field,
+                   "label field is not a string; default used");
         }
       }
       for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
@@ -465,11 +623,11 @@ size_t WalkRecords(const ConnectorPayload& p, const DecodeContext& ctx, const Co
           s.metric_index = mi;
           s.value = 1;
           s.extra_label_values = labels;
-          fn(s);
+          w.fn(s);
           ++produced;
         }
       }
-      produced += WalkMap(record, record_offset, row, ctx, p.connector, labels, fn);
+      produced += WalkMap(record, record_offset, w, labels);
     }
     if (!r.Skip().ok()) return produced;
   }
@@ -478,12 +636,18 @@ size_t WalkRecords(const ConnectorPayload& p, const DecodeContext& ctx, const Co
 
 }  // namespace
 
+size_t ForEachConnectorSample(const ConnectorPayload& payload, const ConnectorRow& row,
+                              const DecodeContext& ctx, const ConnectorSampleFn& fn) {
+  if (payload.malformed) return 0;
+  const Walk w{row, ctx, payload.connector, fn};
+  if (row.record_shaped()) return WalkRecords(payload, w);
+  return WalkMap(payload.payload, payload.payload_offset, w, {});
+}
+
 size_t ForEachConnectorSample(const ConnectorPayload& payload, const DecodeContext& ctx,
                               const ConnectorSampleFn& fn) {
-  if (payload.row == nullptr || payload.malformed) return 0;
-  if (payload.row->record_shaped()) return WalkRecords(payload, ctx, fn);
-  return WalkMap(payload.payload, payload.payload_offset, *payload.row, ctx, payload.connector, {},
-                 fn);
+  if (payload.row == nullptr) return 0;
+  return ForEachConnectorSample(payload, *payload.row, ctx, fn);
 }
 
 }  // namespace vmetrics
