@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/iteration_stats.h"
 #include "vmetrics/registry.h"
 
 namespace vmetrics {
@@ -66,6 +67,22 @@ class StatsRecorder {
   // Records one decoded message (docs/recording.md). A message from an engine index not in
   // options.engine_indexes is counted in vmetrics_unknown_engine_messages_total and skipped.
   void Record(const EngineCoreOutputs& message);
+
+  // RecordIteration
+  //
+  // Records one IterationStats of engine `engine_index` into the request and iteration
+  // families, in the order of python-frontend-metrics.md §2.3 C.1-C.9: preemptions, prompt
+  // tokens (total, by source, cached), generation tokens, one vllm:iteration_tokens_total
+  // observation (computed + generation, even if 0), the per-iteration lists, then per finished
+  // request request_success{finished_reason} and its histograms (max_tokens only if truthy).
+  // Call it after Record() of the same message (Python records SchedulerStats first). An
+  // engine index that is not configured records nothing (Record() already counted it).
+  //
+  // Example:
+  //   IterationStats it;
+  //   it.num_generation_tokens = 3;
+  //   rec.RecordIteration(it, 0);  // generation_tokens_total{engine="0"} 3.0
+  void RecordIteration(const IterationStats& iteration, int64_t engine_index);
 
   // Counts a message that failed to decode (vmetrics_decode_errors_total).
   void CountDecodeError();

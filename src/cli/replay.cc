@@ -1,14 +1,18 @@
 // vmetrics replay FILE: records a capture and prints the exposition (DESIGN.md §7).
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <optional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/requests_sidecar.h"
 #include "cli/stream.h"
 #include "vmetrics/exposition.h"
 #include "vmetrics/recorder.h"
+#include "vmetrics/requests.h"
 
 namespace vmetrics::cli {
 namespace {
@@ -24,7 +28,14 @@ struct ReplayArgs {
   std::string format = "text";
   bool disable_created_series = false;
   double created_timestamp = -1;
+  std::string requests;  // --requests: the frontend-side sidecar (cli/requests_sidecar.h)
 };
+
+std::string ResolveBesideInput(const std::string& path, const std::string& input) {
+  if (path.empty() || path[0] == '/' || std::filesystem::exists(path) || input == "-") return path;
+  const std::filesystem::path beside = std::filesystem::path(input).parent_path() / path;
+  return std::filesystem::exists(beside) ? beside.string() : path;
+}
 
 int RunReplay(const ReplayArgs& args) {
   RecorderOptions options;
@@ -57,6 +68,23 @@ int RunReplay(const ReplayArgs& args) {
   Registry registry(clock.get());
   StatsRecorder recorder(&registry, options);
 
+  // --requests: feed outputs through a RequestTracker. A relative path that does not exist
+  // is also tried next to the capture, so a capture and its sidecar travel together.
+  std::optional<RequestSidecar> sidecar;
+  double monotonic = 0;
+  RequestTracker::Options tracker_options;
+  tracker_options.monotonic = [&monotonic] { return monotonic; };
+  RequestTracker tracker(tracker_options);
+  if (!args.requests.empty()) {
+    Result<RequestSidecar> loaded =
+        RequestSidecar::Load(ResolveBesideInput(args.requests, args.input));
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "vmetrics replay: %s\n", loaded.status().message().c_str());
+      return 2;
+    }
+    sidecar = std::move(*loaded);
+  }
+
   std::string data, error;
   if (!ReadInput(args.input, &data, &error)) {
     std::fprintf(stderr, "vmetrics replay: %s\n", error.c_str());
@@ -64,10 +92,16 @@ int RunReplay(const ReplayArgs& args) {
   }
   const uint64_t failed = DecodeStream(
       data, "vmetrics replay", [&](uint64_t n) { return recorder.decode_context(n); },
-      [&](const EngineCoreOutputs& m, uint64_t, size_t, const DecodeContext&) {
+      [&](const EngineCoreOutputs& m, uint64_t number, size_t, const DecodeContext&) {
         recorder.Record(m);
+        if (!sidecar) return;
+        const RequestSidecar::Clocks clocks = sidecar->Advance(number, &tracker);
+        monotonic = clocks.monotonic;
+        std::optional<IterationStats> it = tracker.ProcessOutputs(m, clocks.iteration_timestamp);
+        if (it) recorder.RecordIteration(*it, m.engine_index);
       },
       [&] { recorder.CountDecodeError(); });
+  if (sidecar) sidecar->Finish(&tracker);
   const int exit_code = failed > 0 ? 1 : 0;
   ExpositionOptions expo;
   expo.created_series = !(args.disable_created_series || CreatedDisabledByEnvironment());
@@ -112,6 +146,9 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                 "Omit _created samples (also PROMETHEUS_DISABLE_CREATED_SERIES=True)");
   cmd->add_option("--created-timestamp", args->created_timestamp,
                   "Pin every _created value to this Unix time (for reproducible output)");
+  cmd->add_option("--requests", args->requests,
+                  "JSON-lines sidecar of the frontend side (requests, aborts, per-message clocks): "
+                  "feeds the request and iteration families");
   cmd->callback([args, exit_code] { *exit_code = RunReplay(*args); });
 }
 

@@ -1,5 +1,6 @@
 #include "vmetrics/recorder.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -50,6 +51,29 @@ struct EngineHandles {
   Child* kv_block_lifetime = nullptr;
   Child* kv_block_idle = nullptr;
   Child* kv_block_reuse_gap = nullptr;
+  // Request and iteration families (RecordIteration).
+  Child* corrupted = nullptr;  // only when the family is registered (never by default)
+  Child* preemptions = nullptr;
+  Child* prompt_tokens = nullptr;
+  Child* prompt_by_source[3] = {};  // local_compute, local_cache_hit, external_kv_transfer
+  Child* prompt_cached = nullptr;
+  Child* generation_tokens = nullptr;
+  Child* success[5] = {};  // by FinishReason value: stop, length, abort, error, repetition
+  Child* request_prompt_tokens = nullptr;
+  Child* request_generation_tokens = nullptr;
+  Child* iteration_tokens = nullptr;
+  Child* max_num_generation_tokens = nullptr;
+  Child* params_n = nullptr;
+  Child* params_max_tokens = nullptr;
+  Child* ttft = nullptr;
+  Child* itl = nullptr;
+  Child* tpot = nullptr;
+  Child* e2e = nullptr;
+  Child* queue_time = nullptr;
+  Child* inference_time = nullptr;
+  Child* prefill_time = nullptr;
+  Child* decode_time = nullptr;
+  Child* prefill_kv_computed = nullptr;
 };
 
 }  // namespace
@@ -179,6 +203,33 @@ struct StatsRecorder::Impl {
       h.read_bytes = Get("vllm:estimated_read_bytes_per_gpu", slot);
       h.write_bytes = Get("vllm:estimated_write_bytes_per_gpu", slot);
       Get("vllm:engine_sleep_state", slot, "awake")->Set(1.0);
+      h.corrupted = Get("vllm:corrupted_requests", slot);
+      h.preemptions = Get("vllm:num_preemptions", slot);
+      h.prompt_tokens = Get("vllm:prompt_tokens", slot);
+      h.prompt_by_source[0] = Get("vllm:prompt_tokens_by_source", slot, "local_compute");
+      h.prompt_by_source[1] = Get("vllm:prompt_tokens_by_source", slot, "local_cache_hit");
+      h.prompt_by_source[2] = Get("vllm:prompt_tokens_by_source", slot, "external_kv_transfer");
+      h.prompt_cached = Get("vllm:prompt_tokens_cached", slot);
+      h.generation_tokens = Get("vllm:generation_tokens", slot);
+      for (uint8_t r = 0; r < 5; ++r) {
+        h.success[r] =
+            Get("vllm:request_success", slot, FinishReasonName(static_cast<FinishReason>(r)));
+      }
+      h.request_prompt_tokens = Get("vllm:request_prompt_tokens", slot);
+      h.request_generation_tokens = Get("vllm:request_generation_tokens", slot);
+      h.iteration_tokens = Get("vllm:iteration_tokens_total", slot);
+      h.max_num_generation_tokens = Get("vllm:request_max_num_generation_tokens", slot);
+      h.params_n = Get("vllm:request_params_n", slot);
+      h.params_max_tokens = Get("vllm:request_params_max_tokens", slot);
+      h.ttft = Get("vllm:time_to_first_token_seconds", slot);
+      h.itl = Get("vllm:inter_token_latency_seconds", slot);
+      h.tpot = Get("vllm:request_time_per_output_token_seconds", slot);
+      h.e2e = Get("vllm:e2e_request_latency_seconds", slot);
+      h.queue_time = Get("vllm:request_queue_time_seconds", slot);
+      h.inference_time = Get("vllm:request_inference_time_seconds", slot);
+      h.prefill_time = Get("vllm:request_prefill_time_seconds", slot);
+      h.decode_time = Get("vllm:request_decode_time_seconds", slot);
+      h.prefill_kv_computed = Get("vllm:request_prefill_kv_computed_tokens", slot);
       if (spec_decode) {
         h.spec_drafts = Get("vllm:spec_decode_num_drafts", slot);
         h.spec_draft_tokens = Get("vllm:spec_decode_num_draft_tokens", slot);
@@ -281,6 +332,48 @@ struct StatsRecorder::Impl {
     }
   }
 
+  // §2.3 C.1-C.9, in that order.
+  void RecordIteration(const IterationStats& it, size_t slot) {
+    EngineHandles& h = handles[slot];
+    const auto d = [](int64_t v) { return static_cast<double>(v); };
+    Add(h.corrupted, d(it.num_corrupted_reqs), "num_corrupted_reqs");           // C.1
+    Add(h.preemptions, d(it.num_preempted_reqs), "num_preempted_reqs");         // C.2
+    const PromptTokenStats& p = it.prompt_token_stats;
+    Add(h.prompt_tokens, d(p.total), "prompt_token_stats.total");               // C.3
+    Add(h.prompt_by_source[0], d(p.computed), "prompt_token_stats.computed");  // C.4
+    Add(h.prompt_by_source[1], d(p.local_cache_hit), "prompt_token_stats.local_cache_hit");
+    Add(h.prompt_by_source[2], d(p.external_kv_transfer),
+        "prompt_token_stats.external_kv_transfer");
+    Add(h.prompt_cached, d(p.cached_tokens), "prompt_token_stats.cached_tokens");  // C.5
+    Add(h.generation_tokens, d(it.num_generation_tokens), "num_generation_tokens");  // C.6
+    // C.7: once per IterationStats, even when the value is 0.
+    h.iteration_tokens->Observe(d(p.computed + it.num_generation_tokens));
+    for (int64_t v : it.max_num_generation_tokens_iter) {  // C.8
+      h.max_num_generation_tokens->Observe(d(v));
+    }
+    for (int64_t v : it.n_params_iter) h.params_n->Observe(d(v));
+    for (double v : it.time_to_first_tokens_iter) h.ttft->Observe(v);
+    for (double v : it.inter_token_latencies_iter) h.itl->Observe(v);
+    for (const FinishedRequestStats& f : it.finished_requests) {  // C.9
+      const auto reason = static_cast<size_t>(f.finish_reason);
+      if (reason < 5) h.success[reason]->Add(1);
+      h.e2e->Observe(f.e2e_latency);
+      h.queue_time->Observe(f.queued_time);
+      h.prefill_time->Observe(f.prefill_time);
+      h.inference_time->Observe(f.inference_time);
+      h.decode_time->Observe(f.decode_time);
+      h.prefill_kv_computed->Observe(
+          d(f.num_prompt_tokens - std::max<int64_t>(f.num_cached_tokens, 0)));
+      h.request_prompt_tokens->Observe(d(f.num_prompt_tokens));
+      h.request_generation_tokens->Observe(d(f.num_generation_tokens));
+      h.tpot->Observe(f.mean_time_per_output_token);
+      // Python: `if finished_request.max_tokens_param:` (None and 0 are skipped).
+      if (f.max_tokens_param && *f.max_tokens_param != 0) {
+        h.params_max_tokens->Observe(d(*f.max_tokens_param));
+      }
+    }
+  }
+
   Registry* registry;
   RecorderOptions options;
   LoggingReporter reporter;
@@ -339,6 +432,12 @@ void StatsRecorder::Record(const EngineCoreOutputs& message) {
     DecodeContext ctx = decode_context(0);
     impl_->RecordScheduler(*message.scheduler_stats, static_cast<size_t>(slot), ctx);
   }
+}
+
+void StatsRecorder::RecordIteration(const IterationStats& iteration, int64_t engine_index) {
+  const int slot = impl_->Slot(engine_index);
+  if (slot < 0) return;
+  impl_->RecordIteration(iteration, static_cast<size_t>(slot));
 }
 
 void StatsRecorder::CountDecodeError() { impl_->decode_errors->Add(1); }

@@ -1,0 +1,187 @@
+// RequestTracker: ../shared/spec/reference/python-frontend-metrics.md §3.2-§3.5, step by step.
+// The step numbers in the comments are §3.4's.
+#include <algorithm>
+#include <chrono>
+
+#include "vmetrics/requests.h"
+
+namespace vmetrics {
+
+RequestTracker::RequestTracker() = default;
+RequestTracker::RequestTracker(Options options) : options_(std::move(options)) {}
+
+double RequestTracker::Monotonic() const {
+  if (options_.monotonic) return options_.monotonic();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool RequestTracker::AddRequest(RequestInfo info) {
+  if (requests_.find(info.request_id) != requests_.end()) return false;
+  if (!info.parent_id.empty()) {
+    auto [it, created] = parents_.try_emplace(info.parent_id);
+    if (created) {
+      it->second.n = info.n;
+      it->second.pending = info.n;
+    }
+  }
+  std::string id = info.request_id;
+  RequestState state;
+  state.info = std::move(info);
+  requests_.emplace(std::move(id), std::move(state));
+  return true;
+}
+
+bool RequestTracker::AbortRequest(std::string_view request_id) {
+  auto it = requests_.find(request_id);
+  if (it == requests_.end()) return false;
+  const RequestState& state = it->second;
+  LoraTransition(state, 2);
+  if (!state.info.parent_id.empty()) {
+    auto p = parents_.find(state.info.parent_id);
+    // An aborted child appends nothing; the parent goes once no child is pending.
+    if (p != parents_.end() && --p->second.pending <= 0) parents_.erase(p);
+  }
+  requests_.erase(it);
+  return true;
+}
+
+const RequestState* RequestTracker::Find(std::string_view request_id) const {
+  auto it = requests_.find(request_id);
+  return it == requests_.end() ? nullptr : &it->second;
+}
+
+std::optional<IterationStats> RequestTracker::ProcessOutputs(const EngineCoreOutputs& message,
+                                                             double iteration_timestamp) {
+  if (message.outputs.empty()) return std::nullopt;
+  IterationStats it;
+  it.iteration_timestamp = iteration_timestamp;
+  // EngineCoreOutputs.__post_init__: a 0.0 timestamp becomes the frontend's monotonic time.
+  const double t = message.timestamp == 0.0 ? Monotonic() : message.timestamp;
+  for (const EngineCoreOutput& o : message.outputs) {
+    auto found = requests_.find(o.request_id);
+    if (found == requests_.end()) continue;  // 0. not live: no stats at all
+    RequestState& s = found->second;
+    const auto num_new = static_cast<int64_t>(o.new_token_ids.size());
+    it.num_generation_tokens += num_new;  // 1.
+    if (s.is_prefilling) {                // 2. TTFT even when no token came (quirk)
+      if (o.prefill_stats) it.prompt_token_stats.UpdateFromOutput(*o.prefill_stats);
+      const double ttft = iteration_timestamp - s.info.arrival_time;
+      it.time_to_first_tokens_iter.push_back(ttft);
+      s.first_token_latency = ttft;
+    }
+    s.num_generation_tokens += num_new;  // 3.
+    if (options_.track_nans_in_logits && !s.is_corrupted && o.num_nans_in_logits > 0) {
+      s.is_corrupted = true;  // 4.
+    }
+    if (o.events) {  // 5.
+      for (const EngineCoreEvent& e : *o.events) {
+        switch (e.type) {
+          case EventType::kQueued:
+            s.queued_ts = e.timestamp;
+            LoraTransition(s, 0);
+            break;
+          case EventType::kScheduled:
+            // Only the first SCHEDULED counts; compared with 0.0 exactly, as Python does.
+            if (s.scheduled_ts == 0.0) s.scheduled_ts = e.timestamp;
+            LoraTransition(s, 1);
+            break;
+          case EventType::kPreempted:
+            it.num_preempted_reqs += 1;
+            LoraTransition(s, 0);
+            break;
+        }
+      }
+    }
+    if (s.is_prefilling) {  // 6. one ITL per output, however many tokens it carries
+      s.first_token_ts = t;
+    } else {
+      it.inter_token_latencies_iter.push_back(t - s.last_token_ts);
+    }
+    s.last_token_ts = t;    // 7.
+    if (s.is_prefilling) {  // 8.
+      if (o.prefill_stats) s.num_cached_tokens = o.prefill_stats->num_cached_tokens;
+      s.is_prefilling = false;
+    }
+    // 9. (stop strings) needs a detokenizer: not part of vmetrics.
+    if (o.finish_reason) {  // 10.
+      Finish(s, *o.finish_reason, it);
+      requests_.erase(found);
+    }
+  }
+  return it;
+}
+
+void RequestTracker::Finish(RequestState& s, FinishReason reason, IterationStats& it) {
+  FinishedRequestStats f;
+  f.finish_reason = reason;
+  f.request_id = s.info.request_id;
+  // No guards against zero timestamps (Python has none).
+  f.e2e_latency = it.iteration_timestamp - s.info.arrival_time;
+  f.num_prompt_tokens = s.info.prompt_len;
+  f.num_generation_tokens = s.num_generation_tokens;
+  f.max_tokens_param = s.info.max_tokens;
+  f.queued_time = s.scheduled_ts - s.queued_ts;
+  f.prefill_time = s.first_token_ts - s.scheduled_ts;
+  f.decode_time = s.last_token_ts - s.first_token_ts;
+  f.inference_time = s.last_token_ts - s.scheduled_ts;
+  f.mean_time_per_output_token =
+      s.num_generation_tokens - 1 > 0
+          ? f.decode_time / static_cast<double>(s.num_generation_tokens - 1)
+          : 0.0;
+  f.is_corrupted = s.is_corrupted;
+  f.num_cached_tokens = s.num_cached_tokens;
+  it.finished_requests.push_back(std::move(f));
+  if (s.is_corrupted) it.num_corrupted_reqs += 1;
+  LoraTransition(s, 2);
+  if (s.info.parent_id.empty()) {
+    it.max_num_generation_tokens_iter.push_back(s.num_generation_tokens);
+    it.n_params_iter.push_back(1);
+    return;
+  }
+  auto p = parents_.find(s.info.parent_id);
+  if (p == parents_.end()) return;
+  Parent& parent = p->second;
+  parent.max_num_generation_tokens =
+      std::max(parent.max_num_generation_tokens, s.num_generation_tokens);
+  if (--parent.pending <= 0) {  // the last child: the parent's numbers, once
+    it.max_num_generation_tokens_iter.push_back(parent.max_num_generation_tokens);
+    it.n_params_iter.push_back(parent.n);
+    parents_.erase(p);
+  }
+}
+
+// QUEUED/PREEMPTED -> waiting, SCHEDULED -> running, finish/abort -> gone; an adapter with no
+// request left is forgotten.
+void RequestTracker::LoraTransition(const RequestState& state, int to) {
+  const std::string& name = state.info.lora_name;
+  if (name.empty()) return;
+  auto entry = lora_.begin();
+  while (entry != lora_.end() && entry->name != name) ++entry;
+  if (entry == lora_.end()) {
+    if (to == 2) return;
+    lora_.push_back(LoraStates{name, {}, {}});
+    entry = lora_.end() - 1;
+  }
+  const std::string& id = state.info.request_id;
+  entry->waiting.erase(id);
+  entry->running.erase(id);
+  if (to == 0) entry->waiting.insert(id);
+  if (to == 1) entry->running.insert(id);
+  if (entry->waiting.empty() && entry->running.empty()) lora_.erase(entry);
+}
+
+std::vector<std::pair<std::string, int64_t>> RequestTracker::WaitingLoraAdapters() const {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const LoraStates& l : lora_)
+    out.emplace_back(l.name, static_cast<int64_t>(l.waiting.size()));
+  return out;
+}
+
+std::vector<std::pair<std::string, int64_t>> RequestTracker::RunningLoraAdapters() const {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const LoraStates& l : lora_)
+    out.emplace_back(l.name, static_cast<int64_t>(l.running.size()));
+  return out;
+}
+
+}  // namespace vmetrics
