@@ -1,0 +1,336 @@
+// File: engine_core_client.h
+//
+// EngineCoreClient: the frontend's end of vLLM's EngineCore sockets over ZeroMQ. It binds the
+// sockets, meets the engines the way vLLM's Python frontend does, then runs an output loop on
+// its own thread that hands every received message to a callback, undecoded, in receive order.
+//
+// Two ways to meet engines (reference python-frontend-metrics.md §4.5-4.6,
+// rust-frontend-metrics.md §1.2):
+//   * frontend mode: bind the handshake ROUTER, input ROUTER and output PULL; each headless
+//     engine says HELLO, gets INIT (the input/output addresses), registers on the input socket
+//     with its EngineCoreReadyResponse and says READY.
+//   * bootstrapped mode: a Python supervisor already did the handshake and gave us the
+//     addresses; bind input ROUTER and output PULL and wait for one registration per engine.
+//
+// Engine death. vLLM's engine sends the single frame ENGINE_CORE_DEAD on its output socket
+// before it exits, but every engine pushes to the same PULL socket, which has no identities,
+// so the frame alone does not say who died. The client attributes it by connection: it learns
+// which engine owns each output connection from the `engine_index` of the messages that
+// arrived on it (an engine's output thread stamps every EngineCoreOutputs with its own index).
+// An engine that dies before sending any output is attributed when its input connection
+// closes — which follows at once, as the process exits — and an engine that vanishes without
+// a word (killed, network gone) is detected the same way: a ZeroMQ socket monitor on the
+// input ROUTER reports the disconnect of the connection its registration arrived on. A dead
+// engine stays dead; what was recorded for it is kept.
+//
+// Thread safety: Bind, WaitForEngines and Start are called once each, in that order, from one
+// thread. Send, engines(), AllEnginesAlive() and the counters may be called from any thread at
+// any time after Bind. RequestStop() is async-signal-safe and may be called from anywhere,
+// including a signal handler; Stop() from any thread except a callback. Callbacks run on the
+// client's output thread, one at a time.
+//
+// Example:
+//   EngineCoreClientOptions options;
+//   options.handshake_address = "tcp://127.0.0.1:29550";
+//   options.engine_count = 2;  // vLLM --data-parallel-size
+//   EngineCoreClient client(options);
+//   if (TransportStatus s = client.Connect(); !s.ok()) { LOG(s.ToString()); return 1; }
+//   client.Start({.on_message = [&](auto frames, uint64_t n) { /* decode, record */ }});
+//   ...
+//   client.Stop();
+#ifndef VMETRICS_ENGINE_CORE_CLIENT_H_
+#define VMETRICS_ENGINE_CORE_CLIENT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vmetrics/handshake.h"
+
+namespace vmetrics {
+
+// What went wrong in the transport. Decoding errors are not here: the transport does not
+// decode outputs (see EngineCoreClientCallbacks::on_message).
+enum class TransportCode : uint8_t {
+  kOk = 0,
+  kInvalidArgument,  // bad options (no address, engine range beyond 16 bits, ...)
+  kSocket,           // ZeroMQ refused: bind failed, receive failed, context gone
+  kTimeout,          // a startup stage did not complete in time
+  kProtocol,         // a peer broke the handshake: unknown identity, duplicate HELLO, bad map
+  kUnavailable,      // Send to an engine that is dead or not connected
+  kStopped,          // RequestStop()/Stop() was called
+};
+const char* TransportCodeName(TransportCode code);  // "timeout", "protocol error", ...
+
+// TransportStatus
+//
+// The error value of the transport and the simulator. `stage` names where it happened:
+// "bind", "HELLO", "READY", "input registration", "output", "send", or "" when none applies.
+//
+// Example:
+//   TransportStatus s = TransportStatus::Timeout("READY", "no READY from engine 1 within 200 ms");
+//   EXPECT_EQ(s.ToString(), "timeout during READY: no READY from engine 1 within 200 ms");
+class [[nodiscard]] TransportStatus {
+ public:
+  TransportStatus() = default;
+  static TransportStatus Ok() { return TransportStatus(); }
+  static TransportStatus InvalidArgument(std::string msg) {
+    return TransportStatus(TransportCode::kInvalidArgument, "", std::move(msg));
+  }
+  static TransportStatus Socket(std::string stage, std::string msg) {
+    return TransportStatus(TransportCode::kSocket, std::move(stage), std::move(msg));
+  }
+  static TransportStatus Timeout(std::string stage, std::string msg) {
+    return TransportStatus(TransportCode::kTimeout, std::move(stage), std::move(msg));
+  }
+  static TransportStatus Protocol(std::string stage, std::string msg) {
+    return TransportStatus(TransportCode::kProtocol, std::move(stage), std::move(msg));
+  }
+  static TransportStatus Unavailable(std::string msg) {
+    return TransportStatus(TransportCode::kUnavailable, "send", std::move(msg));
+  }
+  static TransportStatus Stopped(std::string stage) {
+    return TransportStatus(TransportCode::kStopped, std::move(stage), "stop requested");
+  }
+
+  bool ok() const { return code_ == TransportCode::kOk; }
+  TransportCode code() const { return code_; }
+  const std::string& stage() const { return stage_; }
+  const std::string& message() const { return message_; }
+  // "ok", "timeout during READY: ...", "invalid argument: ...".
+  std::string ToString() const;
+
+ private:
+  TransportStatus(TransportCode code, std::string stage, std::string message)
+      : code_(code), stage_(std::move(stage)), message_(std::move(message)) {}
+  TransportCode code_ = TransportCode::kOk;
+  std::string stage_;
+  std::string message_;
+};
+
+// EngineCoreRequestType (vllm/v1/engine/__init__.py): the one-byte frame that follows the
+// identity on the input socket. Values are wire format: do not change.
+enum class EngineCoreRequestType : uint8_t {
+  kAdd = 0x00,
+  kAbort = 0x01,
+  kStartDpWave = 0x02,
+  kUtility = 0x03,
+};
+
+enum class StartupMode : uint8_t {
+  kFrontend,      // own the handshake (vLLM engines started with --headless)
+  kBootstrapped,  // addresses fixed by a Python supervisor; registrations only
+};
+
+// EngineCoreClientOptions, field by field.
+struct EngineCoreClientOptions {
+  // ---- Affect behaviour ----
+  StartupMode mode = StartupMode::kFrontend;
+
+  // Frontend mode only, required: where engines say HELLO. vLLM engines connect to
+  // tcp://<--data-parallel-address>:<--data-parallel-rpc-port> (default port 29550).
+  std::string handshake_address;
+
+  // Where the input ROUTER and output PULL bind. Frontend mode: default "tcp://127.0.0.1:0"
+  // (an ephemeral port, read back and sent in INIT). Bootstrapped mode: required (the
+  // supervisor's --input-address/--output-address). ipc:// works in both.
+  std::string input_address;
+  std::string output_address;
+
+  // Frontend mode: host written into INIT in place of the bound host, for wildcard binds
+  // ("tcp://0.0.0.0:0" binds everywhere but is no address an engine can connect to).
+  // "" = INIT carries the endpoints exactly as bound.
+  std::string advertised_host;
+
+  // The engines expected: indexes engine_start_index .. engine_start_index + engine_count - 1,
+  // each identified by its 2-byte little-endian index. In frontend mode engine_count is vLLM's
+  // --data-parallel-size. Identities outside the range are refused. REQUIRES: the range fits
+  // in 16 bits and engine_count >= 1.
+  int engine_start_index = 0;
+  int engine_count = 1;
+
+  // ---- Startup deadlines, one per stage (vLLM's VLLM_ENGINE_READY_TIMEOUT_S is 600 s) ----
+  // HELLO: until every engine said HELLO. READY: until every engine said READY (covers model
+  // loading, so keep it long). Input registration: until every engine registered.
+  std::chrono::milliseconds hello_timeout{600'000};
+  std::chrono::milliseconds ready_timeout{600'000};
+  std::chrono::milliseconds registration_timeout{600'000};
+};
+
+// The endpoints actually bound (ZMQ_LAST_ENDPOINT), valid after Bind().
+struct BoundEndpoints {
+  std::string handshake;  // "" in bootstrapped mode
+  std::string input;
+  std::string output;
+};
+
+// Everything learned about one engine at startup, and whether it is still alive.
+struct EngineInfo {
+  int index = 0;
+  std::string identity;                   // 2 bytes, little-endian index
+  std::optional<HandshakeMessage> hello;  // frontend mode only
+  std::optional<HandshakeMessage> ready;  // frontend mode only
+  EngineCoreReadyResponse ready_response;
+  bool alive = true;
+  std::string death_reason;  // why it was declared dead; "" while alive
+};
+
+// What the frontend takes from all ready responses, applied as vLLM's frontend applies them
+// (vllm/v1/engine/core_client.py): max_model_len = the minimum reported; num_gpu_blocks = the
+// sum (from READY for engines that registered with an empty frame); block_size = the last
+// reported; kv_cache_size_tokens / kv_cache_max_concurrency / dp_stats_address = the first
+// reported. kv_connector = the first reported (every engine of a deployment shares one
+// --kv-transfer-config).
+struct ReadyResponseSummary {
+  std::optional<int64_t> max_model_len;
+  int64_t num_gpu_blocks = 0;
+  std::optional<int64_t> block_size;
+  std::optional<int64_t> kv_cache_size_tokens;
+  std::optional<double> kv_cache_max_concurrency;
+  std::optional<std::string> dp_stats_address;
+  std::optional<std::string> kv_connector;
+};
+
+// SummarizeEngines
+//
+// Folds the engines' ready responses (in the order given, normally by index) as described on
+// ReadyResponseSummary. Never fails; an empty span gives an empty summary.
+//
+// Example:
+//   ReadyResponseSummary s = SummarizeEngines(client.engines());
+//   int64_t max_model_len = s.max_model_len.value_or(flag_max_model_len);
+ReadyResponseSummary SummarizeEngines(std::span<const EngineInfo> engines);
+
+enum class EngineEventKind : uint8_t { kConnected, kDead };
+const char* EngineEventKindName(EngineEventKind kind);  // "connected", "dead"
+
+struct EngineEvent {
+  int engine_index = 0;
+  EngineEventKind kind = EngineEventKind::kConnected;
+  std::string reason;  // "registered", "sent ENGINE_CORE_DEAD", "input connection closed ..."
+};
+
+// The output loop's callbacks. Each may be empty. They run on the output thread.
+struct EngineCoreClientCallbacks {
+  // Every message received on the output socket except ENGINE_CORE_DEAD, in receive order:
+  // frame 0 is the msgpack EngineCoreOutputs, frames 1.. its aux buffers. The views are valid
+  // only during the call (copy what you keep). `message_number` counts messages from 1.
+  // Decoding is the callback's job; whatever it makes of a frame — malformed bytes included —
+  // the loop carries on with the next message. An exception thrown by the callback is caught,
+  // counted (callback_exceptions()) and does not stop the loop either.
+  std::function<void(std::span<const std::string_view> frames, uint64_t message_number)> on_message;
+  // Engine lifecycle: one kConnected per engine (index order) when the loop starts, then at
+  // most one kDead per engine.
+  std::function<void(const EngineEvent& event)> on_engine_event;
+  // Called once when the loop ends: ok after RequestStop()/Stop(), an error (kSocket, stage
+  // "output") when receiving failed and nothing more can arrive.
+  std::function<void(const TransportStatus& status)> on_loop_exit;
+};
+
+class EngineCoreClient {
+ public:
+  explicit EngineCoreClient(EngineCoreClientOptions options);
+  // Stops the loop (if running) and closes every socket without lingering.
+  ~EngineCoreClient();
+  EngineCoreClient(const EngineCoreClient&) = delete;
+  EngineCoreClient& operator=(const EngineCoreClient&) = delete;
+
+  // Bind
+  //
+  // Validates the options and binds the sockets (input ROUTER and output PULL first, then the
+  // handshake ROUTER, as vLLM does, so INIT can carry the real endpoints). Returns
+  // InvalidArgument for bad options, Socket (stage "bind") when an address cannot be bound.
+  // After success endpoints() holds the bound endpoints — connect engines to them.
+  //
+  // Example:
+  //   options.handshake_address = "tcp://127.0.0.1:0";  // ephemeral, for tests and demo
+  //   EngineCoreClient client(options);
+  //   ASSERT_TRUE(client.Bind().ok());
+  //   StartSimulator(client.endpoints().handshake);
+  TransportStatus Bind();
+  const BoundEndpoints& endpoints() const;
+
+  // WaitForEngines
+  //
+  // Blocks until every expected engine has completed startup (frontend mode: HELLO -> INIT ->
+  // READY, then the input registrations; bootstrapped: the registrations), then returns ok and
+  // engines() is filled. Accepts the "overlapping READY" (an engine's READY arriving while
+  // others have not said HELLO yet) and the older empty registration frame. Fails with
+  // Timeout naming the stage and the engines still missing, Protocol for an unknown or
+  // duplicate identity or a message that breaks the sequence, Stopped after RequestStop().
+  // A failure leaves the client unusable (destroy it).
+  //
+  // Example:
+  //   options.hello_timeout = std::chrono::milliseconds(200);  // and no engine comes
+  //   TransportStatus s = client.WaitForEngines();
+  //   EXPECT_EQ(s.code(), TransportCode::kTimeout);
+  //   EXPECT_EQ(s.stage(), "HELLO");
+  TransportStatus WaitForEngines();
+
+  // Connect: Bind() then WaitForEngines().
+  TransportStatus Connect();
+
+  // Start
+  //
+  // Starts the output thread with `callbacks`. REQUIRES: WaitForEngines() returned ok.
+  // Returns InvalidArgument if called out of order or twice, Stopped after RequestStop(). The
+  // callbacks (and whatever they capture) must outlive the loop: until Stop() returned or the
+  // client is destroyed.
+  //
+  // Example:
+  //   EngineCoreClientCallbacks cb;
+  //   cb.on_message = [&](std::span<const std::string_view> frames, uint64_t n) {
+  //     ctx.message_number = n;
+  //     if (!DecodeEngineCoreOutputs(frames, ctx, &out).ok()) ++decode_errors;  // loop goes on
+  //   };
+  //   cb.on_engine_event = [&](const EngineEvent& e) { health.Set(e.engine_index, e.kind); };
+  //   ASSERT_TRUE(client.Start(std::move(cb)).ok());
+  TransportStatus Start(EngineCoreClientCallbacks callbacks);
+
+  // RequestStop: asks the output loop (or a WaitForEngines in progress) to end, and returns at
+  // once. Async-signal-safe. Idempotent. Sticky: later calls to WaitForEngines/Start return
+  // Stopped.
+  void RequestStop() noexcept;
+  // Stop: RequestStop(), then waits for the output thread to finish (on_loop_exit has run).
+  // From inside a callback it only requests the stop.
+  //
+  // Example (a signal handler may call RequestStop; the main thread then joins):
+  //   g_client->RequestStop();  // in the SIGTERM handler
+  //   client.Stop();            // in main, after the wait for the signal returned
+  void Stop();
+
+  // Send
+  //
+  // Sends [identity, request_type, frames...] to engine `engine_index` on the input ROUTER;
+  // the engine's DEALER receives [request_type, frames...] (frames[0] is the msgpack body,
+  // the rest aux buffers). Thread-safe. Returns Unavailable when the engine is dead or not
+  // connected, InvalidArgument for an index outside the expected range, Socket otherwise.
+  //
+  // Example:
+  //   std::string_view body[] = {abort_body};
+  //   TransportStatus s = client.Send(0, EngineCoreRequestType::kAbort, body);
+  TransportStatus Send(int engine_index, EngineCoreRequestType type,
+                       std::span<const std::string_view> frames);
+
+  // A snapshot of the engines, by index. Empty until WaitForEngines() succeeded.
+  std::vector<EngineInfo> engines() const;
+  // True when every engine is alive (false before WaitForEngines() succeeded).
+  bool AllEnginesAlive() const;
+  // Messages delivered to on_message so far; exceptions it threw.
+  uint64_t messages_received() const;
+  uint64_t callback_exceptions() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vmetrics
+
+#endif  // VMETRICS_ENGINE_CORE_CLIENT_H_

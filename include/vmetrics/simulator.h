@@ -1,0 +1,245 @@
+// File: simulator.h
+//
+// Simulator: a stand-in for one or several vLLM EngineCore processes (one thread each). It
+// plays the engine's side of either startup mode — HELLO / INIT / ready response / READY over
+// a DEALER and a PUSH whose identity is the 2-byte little-endian engine index, or, bootstrapped,
+// just the registration and the PUSH — then sends one EngineCoreOutputs per engine step,
+// encoded byte for byte as msgspec would (an 8-element array; SchedulerStats and every nested
+// stats dataclass as a map with all its keys). The content is a small engine model: requests
+// arrive, wait (deferred while their KV is pulled from a remote instance when a P/D connector
+// is configured), get scheduled, emit tokens with their events and prefill stats, finish or
+// get preempted; SchedulerStats reports the resulting counts, KV usage and prefix-cache
+// deltas, optional speculative decoding, and `kv_connector_stats` for the chosen connector.
+//
+// Everything sent is also added up (EngineTotals), so a test can check that what a frontend
+// recorded equals what was sent. With a seed the payloads are deterministic; the only
+// time-derived values are the monotonic timestamps, and with a seed those follow the step
+// number too, so a seeded capture is byte-for-byte reproducible.
+//
+// Instead of sockets the simulator can write every frame 0 it would send to a capture file
+// (concatenated msgpack, the input of `vmetrics replay` and the benchmarks). For fault tests an
+// engine can send ENGINE_CORE_DEAD after N steps, or close its sockets without a word.
+//
+// Thread safety: Start and Wait from one thread; Totals() from any thread at any time (a
+// consistent snapshot per engine); RequestStop() from anywhere, including a signal handler.
+//
+// Example:
+//   SimulatorOptions o;
+//   o.handshake_address = client.endpoints().handshake;
+//   o.engines = 2;
+//   o.steps = 100;
+//   o.connector = SimConnector::kNixl;
+//   o.seed = 7;
+//   Simulator sim(o);
+//   ASSERT_TRUE(sim.Start().ok());
+//   ...
+//   ASSERT_TRUE(sim.Wait().ok());
+//   EXPECT_EQ(sim.Totals().engines[0].messages, 100u);
+#ifndef VMETRICS_SIMULATOR_H_
+#define VMETRICS_SIMULATOR_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "vmetrics/engine_core_client.h"
+
+namespace vmetrics {
+
+// The KV-transfer setup whose statistics the simulated engines report.
+enum class SimConnector : uint8_t {
+  kNone,           // no connector: kv_connector_stats and connector_prefix_cache_stats nil
+  kNixl,           // NixlConnector, bare payload
+  kMooncakeP2p,    // MooncakeConnector, bare payload
+  kMooncakeStore,  // MooncakeStoreConnector, bare payload ({operation: [record, ...]})
+  kMulti,          // MultiConnector: NixlConnector + MooncakeStoreConnector + MooncakeConnector
+};
+// "none", "nixl", "mooncake-p2p", "mooncake-store", "multi" (the --connector values), and
+// back; ParseSimConnector returns nullopt for any other name.
+//
+// Example:
+//   EXPECT_EQ(ParseSimConnector("mooncake-p2p"), SimConnector::kMooncakeP2p);
+//   EXPECT_STREQ(SimConnectorName(SimConnector::kMulti), "multi");
+const char* SimConnectorName(SimConnector connector);
+std::optional<SimConnector> ParseSimConnector(std::string_view name);
+// The class name engines report as `kv_connector` in their ready response ("" for none):
+// "NixlConnector", "MooncakeConnector", "MooncakeStoreConnector", "MultiConnector".
+const char* SimConnectorClassName(SimConnector connector);
+
+// SimulatorOptions, field by field.
+struct SimulatorOptions {
+  // ---- Where to send (exactly one of the three) ----
+  // Frontend mode: the frontend's handshake ROUTER (vLLM engines' --data-parallel-address and
+  // --data-parallel-rpc-port). The engines learn the data addresses from INIT.
+  std::string handshake_address;
+  // Bootstrapped mode: the frontend's input ROUTER and output PULL.
+  std::string input_address;
+  std::string output_address;
+  // Capture: no sockets; every frame 0 is appended to this file, engines interleaved step by
+  // step (engine s, s+1, ... of step 1, then of step 2, ...). REQUIRES: steps > 0.
+  std::string capture_path;
+
+  // ---- The engines ----
+  int engine_start_index = 0;  // the first engine's index (its identity)
+  int engines = 1;             // how many, each on its own thread
+  uint64_t steps = 100;        // steps per engine; 0 = until RequestStop()
+  double rate_hz = 0;          // steps per second per engine; 0 = as fast as possible
+  SimConnector connector = SimConnector::kNone;
+  // MultiConnector children as {"<Class>": {"data": {...}}}, the wire shape before September
+  // 2026, instead of the flat {"<Class>": {...}}.
+  bool legacy_multi_shape = false;
+  // Seeds every engine's generator (engine i uses (seed, i)) and pins timestamps to the step
+  // number. nullopt = a random seed (reported in the totals so the run can be repeated).
+  std::optional<uint64_t> seed;
+  int64_t max_model_len = 8192;  // reported in the ready response; bounds prompt + output
+  int64_t block_size = 16;
+  int64_t num_gpu_blocks = 4096;  // 65536 tokens: the model fills it at its load peaks
+  int64_t max_num_seqs = 256;
+  // > 0: speculative decoding with this many draft tokens (SpecDecodingStats each step).
+  int num_speculative_tokens = 0;
+  // Emit one EngineCoreOutput per running request (tokens, events, prefill stats). false =
+  // stats-only messages (outputs = []), the lightest load a frontend can get.
+  bool request_outputs = true;
+
+  // ---- Faults ----
+  // After this many steps the engine sends ENGINE_CORE_DEAD and closes its sockets.
+  std::optional<uint64_t> die_after;
+  // After this many steps the engine closes its sockets without a word.
+  std::optional<uint64_t> vanish_after;
+  // The engine index the faults apply to; -1 = every engine.
+  int fault_engine = -1;
+  // After the last step keep the sockets open until RequestStop() (instead of closing, which a
+  // frontend sees as the engine going away).
+  bool hold_after_steps = false;
+
+  // How long to wait for INIT after HELLO.
+  std::chrono::milliseconds handshake_timeout{60'000};
+};
+
+// What one connector field carried: the number of values (list elements) and their sum.
+struct FieldTotals {
+  uint64_t count = 0;
+  double sum = 0;
+};
+
+// Mooncake store records for one (operation, status).
+struct StoreTotals {
+  uint64_t records = 0;
+  double duration_seconds_sum = 0;
+  uint64_t num_keys = 0;
+  uint64_t num_bytes = 0;
+  uint64_t num_failed_keys = 0;
+};
+
+struct PrefixCacheTotals {
+  uint64_t requests = 0;
+  uint64_t queries = 0;
+  uint64_t hits = 0;
+  uint64_t preempted_requests = 0;
+  uint64_t preempted_queries = 0;
+  uint64_t preempted_hits = 0;
+};
+
+// Everything one engine sent. Sums are accumulated in send order, so a frontend that adds
+// the same values in receive order gets bit-identical doubles.
+struct EngineTotals {
+  int engine_index = 0;
+  uint64_t steps = 0;
+  uint64_t messages = 0;         // EngineCoreOutputs with SchedulerStats (one per step)
+  uint64_t utility_replies = 0;  // EngineCoreOutputs answering UTILITY calls
+  uint64_t outputs = 0;          // EngineCoreOutput entries
+  uint64_t requests_arrived = 0;
+  uint64_t requests_scheduled = 0;  // first schedules (prefill_stats sent)
+  uint64_t prompt_tokens = 0;       // of scheduled requests
+  uint64_t generation_tokens = 0;   // new_token_ids sent
+  uint64_t preemptions = 0;
+  std::map<std::string, uint64_t> finished;  // finish reason ("stop", "length") -> requests
+  PrefixCacheTotals prefix_cache;
+  PrefixCacheTotals connector_prefix_cache;
+  // Speculative decoding.
+  uint64_t spec_num_drafts = 0;
+  uint64_t spec_num_draft_tokens = 0;
+  uint64_t spec_num_accepted_tokens = 0;
+  std::vector<uint64_t> spec_accepted_per_pos;
+  // The gauges of the last SchedulerStats sent.
+  int64_t last_num_running_reqs = 0;
+  int64_t last_num_waiting_reqs = 0;
+  int64_t last_num_skipped_waiting_reqs = 0;
+  double last_kv_cache_usage = 0;
+  // kv_connector_stats: messages carrying a payload, per connector class the payloads it
+  // appeared in, and per class and field the values sent (counter fields are lists of 1s, so
+  // their sum is the counter increment).
+  uint64_t kv_connector_messages = 0;
+  std::map<std::string, uint64_t> connector_payloads;
+  std::map<std::string, std::map<std::string, FieldTotals>> connector_fields;
+  std::map<std::pair<std::string, std::string>, StoreTotals> store;  // (operation, status)
+  bool sent_engine_core_dead = false;
+  bool vanished = false;
+};
+
+struct SimulatorTotals {
+  uint64_t seed = 0;
+  SimConnector connector = SimConnector::kNone;
+  std::vector<EngineTotals> engines;  // by index
+  // The JSON document of --report-totals (layout documented in src/simulate/totals.cc).
+  //
+  // Example:
+  //   nlohmann::json doc = nlohmann::json::parse(sim.Totals().ToJson());
+  //   EXPECT_EQ(doc["engines"][0]["messages"], 100);
+  std::string ToJson() const;
+};
+
+class Simulator {
+ public:
+  explicit Simulator(SimulatorOptions options);
+  // Requests a stop and waits for the engine threads.
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  // Start
+  //
+  // Validates the options and starts the engine threads (capture mode: one thread writing the
+  // file). Returns InvalidArgument for bad options (no destination or more than one, engines
+  // outside 0..65535, capture without steps), Socket when the capture file cannot be opened.
+  // Connecting never fails here: ZeroMQ connects in the background, and an engine that gets no
+  // INIT within handshake_timeout fails Wait() with Timeout (stage "INIT").
+  //
+  // Example:
+  //   SimulatorOptions o;
+  //   o.capture_path = "/tmp/multi.msgpack";
+  //   o.steps = 1000;
+  //   o.connector = SimConnector::kMulti;
+  //   o.seed = 1;
+  //   Simulator sim(o);
+  //   ASSERT_TRUE(sim.Start().ok());
+  //   ASSERT_TRUE(sim.Wait().ok());  // the file holds 1000 messages
+  TransportStatus Start();
+
+  // RequestStop: ends every engine after its current step. Async-signal-safe; idempotent.
+  void RequestStop() noexcept;
+
+  // Wait
+  //
+  // Waits for every engine thread and returns the first failure (an engine's handshake timed
+  // out, INIT was malformed, a socket failed), or ok. Steps run to `steps` (or the stop) first.
+  TransportStatus Wait();
+
+  // Totals of everything sent so far, each engine's taken between two of its steps. Complete
+  // after Wait(); the seed is known after Start().
+  SimulatorTotals Totals() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vmetrics
+
+#endif  // VMETRICS_SIMULATOR_H_

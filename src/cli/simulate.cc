@@ -1,0 +1,186 @@
+// `vmetrics simulate`: stand-in vLLM engines that meet a frontend (handshake or bootstrapped)
+// and send realistic EngineCoreOutputs, or write them to a capture file.
+//
+//   vmetrics simulate --handshake-address tcp://127.0.0.1:29550 --engines 2 --connector nixl
+//   vmetrics simulate --input-address tcp://127.0.0.1:5001 --output-address tcp://127.0.0.1:5002
+//   vmetrics simulate --capture nixl.msgpack --steps 1000 --connector multi --seed 1
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "vmetrics/simulator.h"
+
+namespace vmetrics::cli {
+namespace {
+
+struct SimulateFlags {
+  std::string handshake_address;
+  std::string input_address;
+  std::string output_address;
+  int engine_start_index = 0;
+  int engines = 1;
+  uint64_t steps = 100;
+  double rate = 0;
+  std::string connector = "none";
+  uint64_t seed = 0;
+  int64_t max_model_len = 8192;
+  int num_speculative_tokens = 0;
+  std::string capture;
+  std::string report_totals;
+  uint64_t die_after = 0;
+  uint64_t vanish_after = 0;
+  int fault_engine = -1;
+  bool stats_only = false;
+  bool legacy_multi_shape = false;
+  bool hold = false;
+  int64_t handshake_timeout_ms = 60'000;
+  CLI::Option* seed_opt = nullptr;
+  CLI::Option* die_opt = nullptr;
+  CLI::Option* vanish_opt = nullptr;
+};
+
+// The simulator a signal should stop. RequestStop() only writes to a pipe, which a signal
+// handler may do.
+std::atomic<Simulator*> g_running{nullptr};
+
+extern "C" void StopOnSignal(int /*signo*/) {
+  if (Simulator* sim = g_running.load()) sim->RequestStop();
+}
+
+int RunSimulate(const SimulateFlags& f) {
+  SimulatorOptions o;
+  o.handshake_address = f.handshake_address;
+  o.input_address = f.input_address;
+  o.output_address = f.output_address;
+  o.capture_path = f.capture;
+  o.engine_start_index = f.engine_start_index;
+  o.engines = f.engines;
+  o.steps = f.steps;
+  o.rate_hz = f.rate;
+  o.connector = *ParseSimConnector(f.connector);  // checked by CLI11
+  o.legacy_multi_shape = f.legacy_multi_shape;
+  if (f.seed_opt->count() > 0) o.seed = f.seed;
+  o.max_model_len = f.max_model_len;
+  o.num_speculative_tokens = f.num_speculative_tokens;
+  o.request_outputs = !f.stats_only;
+  if (f.die_opt->count() > 0) o.die_after = f.die_after;
+  if (f.vanish_opt->count() > 0) o.vanish_after = f.vanish_after;
+  o.fault_engine = f.fault_engine;
+  o.hold_after_steps = f.hold;
+  o.handshake_timeout = std::chrono::milliseconds(f.handshake_timeout_ms);
+
+  Simulator sim(o);
+  if (TransportStatus s = sim.Start(); !s.ok()) {
+    std::fprintf(stderr, "vmetrics simulate: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  g_running.store(&sim);
+  struct sigaction action {};
+  action.sa_handler = StopOnSignal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {
+  }, old_term{};
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+
+  const TransportStatus result = sim.Wait();
+
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  g_running.store(nullptr);
+
+  const SimulatorTotals totals = sim.Totals();
+  if (!f.report_totals.empty()) {
+    std::ofstream out(f.report_totals, std::ios::binary | std::ios::trunc);
+    out << totals.ToJson();
+    if (!out) {
+      std::fprintf(stderr, "vmetrics simulate: cannot write '%s'\n", f.report_totals.c_str());
+      return 1;
+    }
+  }
+  if (!result.ok()) {
+    std::fprintf(stderr, "vmetrics simulate: %s\n", result.ToString().c_str());
+    return 1;
+  }
+  uint64_t messages = 0;
+  for (const EngineTotals& e : totals.engines) messages += e.messages;
+  std::fprintf(stderr, "vmetrics simulate: %d engine(s) sent %llu messages (seed %llu)\n",
+               static_cast<int>(totals.engines.size()), static_cast<unsigned long long>(messages),
+               static_cast<unsigned long long>(totals.seed));
+  return 0;
+}
+
+}  // namespace
+
+void AddSimulateCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<SimulateFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate", "Stand-in vLLM engines sending realistic EngineCoreOutputs to a frontend");
+  SimulateFlags& f = *flags;
+  auto* hs = cmd->add_option("--handshake-address", f.handshake_address,
+                             "Frontend mode: the frontend's handshake ROUTER "
+                             "(tcp://<--data-parallel-address>:<--data-parallel-rpc-port>)");
+  auto* in = cmd->add_option("--input-address", f.input_address,
+                             "Bootstrapped mode: the frontend's input ROUTER");
+  auto* out = cmd->add_option("--output-address", f.output_address,
+                              "Bootstrapped mode: the frontend's output PULL");
+  auto* cap =
+      cmd->add_option("--capture", f.capture,
+                      "Write every frame 0 to FILE (concatenated msgpack) instead of sending");
+  hs->excludes(in)->excludes(out)->excludes(cap);
+  cap->excludes(in)->excludes(out);
+  in->needs(out);
+  out->needs(in);
+  cmd->add_option("--engine-start-index", f.engine_start_index, "Index of the first engine")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--engines", f.engines, "Number of engines (threads)")
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--steps", f.steps, "Steps per engine; 0 = until interrupted")
+      ->capture_default_str();
+  cmd->add_option("--rate", f.rate, "Steps per second per engine; 0 = as fast as possible")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--connector", f.connector, "KV connector whose statistics are sent")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "nixl", "mooncake-p2p", "mooncake-store", "multi"}));
+  cmd->add_flag("--legacy-multi-shape", f.legacy_multi_shape,
+                "MultiConnector children wrapped in {\"data\": ...} (wire shape before 2026-09)");
+  f.seed_opt =
+      cmd->add_option("--seed", f.seed, "Deterministic payloads and step-derived timestamps");
+  cmd->add_option("--max-model-len", f.max_model_len, "Reported in the ready response")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 40));
+  cmd->add_option("--num-speculative-tokens", f.num_speculative_tokens,
+                  "Send SpecDecodingStats with this many draft tokens")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
+  cmd->add_flag("--stats-only", f.stats_only, "Send no request outputs, only SchedulerStats");
+  cmd->add_option("--report-totals", f.report_totals,
+                  "Write what was sent as JSON to FILE at exit");
+  f.die_opt =
+      cmd->add_option("--die-after", f.die_after, "Send ENGINE_CORE_DEAD and exit after N steps");
+  f.vanish_opt = cmd->add_option("--vanish-after", f.vanish_after,
+                                 "Close the sockets without a word after N steps");
+  cmd->add_option("--fault-engine", f.fault_engine,
+                  "Engine index --die-after/--vanish-after apply to; -1 = all")
+      ->capture_default_str();
+  cmd->add_flag("--hold", f.hold, "After the last step stay connected until interrupted");
+  cmd->add_option("--handshake-timeout-ms", f.handshake_timeout_ms, "How long to wait for INIT")
+      ->capture_default_str();
+  cmd->callback([flags, exit_code, hs, in, cap] {
+    if (hs->count() == 0 && in->count() == 0 && cap->count() == 0) {
+      std::fprintf(stderr,
+                   "vmetrics simulate: give --handshake-address, --input-address/--output-address "
+                   "or --capture\n");
+      *exit_code = 2;
+      return;
+    }
+    *exit_code = RunSimulate(*flags);
+  });
+}
+
+}  // namespace vmetrics::cli

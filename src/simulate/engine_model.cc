@@ -1,0 +1,515 @@
+#include "simulate/engine_model.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numbers>
+
+namespace vmetrics::internal {
+namespace {
+
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = 1024 * kKiB;
+constexpr int64_t kVocabulary = 32000;
+constexpr int64_t kStoreChunkTokens = 256;  // tokens per Mooncake store key
+constexpr double kNominalStepSeconds = 0.01;
+
+constexpr int kQueued = 1;
+constexpr int kScheduled = 2;
+constexpr int kPreempted = 3;
+constexpr int kFinishStop = 0;
+constexpr int kFinishLength = 1;
+
+const char* const kNixlClass = "NixlConnector";
+const char* const kMooncakeClass = "MooncakeConnector";
+const char* const kStoreClass = "MooncakeStoreConnector";
+
+int64_t Clamp(int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(v, hi)); }
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+EngineModel::EngineModel(const SimulatorOptions& options, int engine_index, uint64_t seed,
+                         bool deterministic_time)
+    : options_(options),
+      engine_index_(engine_index),
+      deterministic_time_(deterministic_time),
+      pd_connector_(options.connector == SimConnector::kNixl ||
+                    options.connector == SimConnector::kMooncakeP2p ||
+                    options.connector == SimConnector::kMulti),
+      store_connector_(options.connector == SimConnector::kMooncakeStore ||
+                       options.connector == SimConnector::kMulti) {
+  // Each engine draws from its own stream, a function of (seed, engine index) only, so a
+  // seeded run is reproducible whatever the thread interleaving.
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(engine_index)};
+  rng_.seed(seq);
+  totals_.engine_index = engine_index;
+  if (options_.num_speculative_tokens > 0) {
+    totals_.spec_accepted_per_pos.assign(static_cast<size_t>(options_.num_speculative_tokens), 0);
+  }
+}
+
+// ---- Distributions ---------------------------------------------------------------------------
+// Written out instead of std::*_distribution, whose algorithms differ between standard
+// libraries: a seed must give the same capture everywhere.
+
+double EngineModel::Uniform(double lo, double hi) {
+  const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // [0, 1)
+  return lo + (hi - lo) * u;
+}
+
+bool EngineModel::Chance(double p) { return Uniform(0, 1) < p; }
+
+double EngineModel::LogNormal(double median, double sigma) {
+  // Box-Muller; 1 - u keeps the logarithm finite.
+  const double u1 = 1.0 - Uniform(0, 1);
+  const double u2 = Uniform(0, 1);
+  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  return median * std::exp(sigma * z);
+}
+
+int64_t EngineModel::LogUniformInt(int64_t lo, int64_t hi) {
+  const double v =
+      std::exp(Uniform(std::log(static_cast<double>(lo)), std::log(static_cast<double>(hi) + 1.0)));
+  return Clamp(static_cast<int64_t>(v), lo, hi);
+}
+
+int64_t EngineModel::Poisson(double mean) {
+  // Knuth's method; means here stay below 10.
+  const double limit = std::exp(-mean);
+  int64_t k = 0;
+  double p = Uniform(0, 1);
+  while (p > limit) {
+    ++k;
+    p *= Uniform(0, 1);
+  }
+  return k;
+}
+
+// ---- Time ------------------------------------------------------------------------------------
+
+double EngineModel::StepTime() const {
+  if (deterministic_time_) {
+    const double dt = options_.rate_hz > 0 ? 1.0 / options_.rate_hz : kNominalStepSeconds;
+    return 1000.0 + static_cast<double>(step_) * dt;
+  }
+  return Now();
+}
+
+double EngineModel::Now() const {
+  // steady_clock is CLOCK_MONOTONIC on Linux, the clock of Python's time.monotonic().
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// ---- The scheduler model --------------------------------------------------------------------
+
+int64_t EngineModel::BlocksFor(const Request& r) const {
+  return CeilDiv(r.prompt_tokens + r.generated + 1, options_.block_size);
+}
+
+int64_t EngineModel::UsedBlocks() const {
+  int64_t used = 0;
+  for (const Request& r : running_) used += BlocksFor(r);
+  return used;
+}
+
+void EngineModel::Arrive(double now) {
+  // The load follows a slow cycle with a random walk on top, so the gauges move the way they
+  // do in production: mostly comfortable, now and then at the sequence or KV-block limit
+  // (requests wait, the newest get preempted).
+  load_walk_ = std::clamp(load_walk_ + Uniform(-0.05, 0.05), -0.7, 0.7);
+  const double cycle = std::sin(2.0 * std::numbers::pi * static_cast<double>(step_) / 600.0);
+  const double rate = std::clamp(0.8 * (1.0 + 0.6 * cycle) * std::exp(load_walk_), 0.1, 8.0);
+  const int64_t n = Poisson(rate);
+  const double dt = options_.rate_hz > 0 ? 1.0 / options_.rate_hz : kNominalStepSeconds;
+  const int64_t max_len = std::max<int64_t>(options_.max_model_len, 16);
+  for (int64_t i = 0; i < n; ++i) {
+    Request r;
+    r.id = "sim-" + std::to_string(engine_index_) + "-" + std::to_string(next_request_++);
+    r.prompt_tokens = Clamp(static_cast<int64_t>(LogNormal(400, 1.0)), 8, max_len / 2);
+    r.target_tokens =
+        Clamp(static_cast<int64_t>(LogNormal(120, 0.9)), 1, max_len - r.prompt_tokens);
+    r.stops_early = Chance(0.6);
+    if (r.stops_early)
+      r.target_tokens =
+          1 + static_cast<int64_t>(Uniform(0, 1) * static_cast<double>(r.target_tokens));
+    r.target_tokens = std::min(r.target_tokens, max_len - r.prompt_tokens);
+    const int64_t block = options_.block_size;
+    if (Chance(0.35)) {
+      // Local prefix hit: whole blocks only, never the last prompt token.
+      const int64_t hit =
+          static_cast<int64_t>(Uniform(0.2, 0.95) * static_cast<double>(r.prompt_tokens));
+      r.local_hit_tokens = std::min(hit / block * block, (r.prompt_tokens - 1) / block * block);
+    }
+    const int64_t rest = (r.prompt_tokens - 1 - r.local_hit_tokens) / block * block;
+    if (pd_connector_ && Chance(0.9)) {
+      r.external_hit_tokens = rest;  // prefilled remotely, pulled
+      r.kv_pulled = true;
+      r.deferred_steps = 1 + static_cast<int>(rng_() % 3);
+    } else if (store_connector_ && Chance(0.3)) {
+      r.external_hit_tokens =
+          static_cast<int64_t>(Uniform(0.1, 1.0) * static_cast<double>(rest)) / block * block;
+    }
+    r.pending_events.push_back({kQueued, now - Uniform(0, dt)});
+    waiting_.push_back(std::move(r));
+    ++totals_.requests_arrived;
+  }
+}
+
+void EngineModel::Schedule(double now, SimSchedulerStats* stats,
+                           std::vector<Request*>* newly_scheduled) {
+  SimPrefixCacheStats& prefix = stats->prefix_cache_stats;
+  SimPrefixCacheStats connector_prefix;
+  std::vector<size_t> first_scheduled;  // indexes into running_
+  deferred_this_step_ = 0;
+  int64_t used = UsedBlocks();
+  bool blocked = false;  // FIFO: once the head does not fit, later requests wait too
+  std::deque<Request> still_waiting;
+  for (Request& r : waiting_) {
+    if (r.deferred_steps > 0) {
+      --r.deferred_steps;
+      ++deferred_this_step_;
+      still_waiting.push_back(std::move(r));
+      continue;
+    }
+    const int64_t need = BlocksFor(r);
+    if (blocked || static_cast<int64_t>(running_.size()) >= options_.max_num_seqs ||
+        used + need > options_.num_gpu_blocks) {
+      blocked = true;
+      still_waiting.push_back(std::move(r));
+      continue;
+    }
+    used += need;
+    r.pending_events.push_back({kScheduled, now});
+    if (!r.ever_scheduled) {
+      prefix.requests += 1;
+      prefix.queries += r.prompt_tokens;
+      prefix.hits += r.local_hit_tokens;
+      connector_prefix.requests += 1;
+      connector_prefix.queries += r.prompt_tokens - r.local_hit_tokens;
+      connector_prefix.hits += r.external_hit_tokens;
+    } else {
+      prefix.preempted_requests += 1;
+      prefix.preempted_queries += r.prompt_tokens + r.generated;
+      prefix.preempted_hits += r.local_hit_tokens;
+    }
+    if (!r.ever_scheduled) first_scheduled.push_back(running_.size());
+    r.ever_scheduled = true;
+    running_.push_back(std::move(r));
+  }
+  waiting_ = std::move(still_waiting);
+  // running_ stays put until Decode(), so pointers into it are valid for the connector stats.
+  for (size_t i : first_scheduled) newly_scheduled->push_back(&running_[i]);
+  if (options_.connector != SimConnector::kNone)
+    stats->connector_prefix_cache_stats = connector_prefix;
+}
+
+void EngineModel::Decode(SimMessage* message, SimSpecDecodingStats* spec) {
+  const int k = options_.num_speculative_tokens;
+  std::vector<Request> still_running;
+  still_running.reserve(running_.size());
+  for (Request& r : running_) {
+    int64_t tokens = 1;
+    if (k > 0 && r.first_output_sent) {
+      // Verify k drafts: position i is accepted with a falling probability, stopping at the
+      // first rejection, as rejection sampling does.
+      int64_t accepted = 0;
+      while (accepted < k && Chance(0.75 * std::pow(0.85, static_cast<double>(accepted))))
+        ++accepted;
+      spec->num_drafts += 1;
+      spec->num_draft_tokens += k;
+      spec->num_accepted_tokens += accepted;
+      for (int64_t i = 0; i < accepted; ++i)
+        spec->num_accepted_tokens_per_pos[static_cast<size_t>(i)] += 1;
+      for (int i = 0; i < k; ++i) spec->num_draft_tokens_per_pos[static_cast<size_t>(i)] += 1;
+      tokens += accepted;
+    }
+    tokens = std::min(tokens, r.target_tokens - r.generated);
+    SimOutput out;
+    out.request_id = r.id;
+    out.new_token_ids.reserve(static_cast<size_t>(tokens));
+    for (int64_t i = 0; i < tokens; ++i)
+      out.new_token_ids.push_back(static_cast<int64_t>(rng_() % kVocabulary));
+    r.generated += tokens;
+    out.events = std::move(r.pending_events);
+    r.pending_events.clear();
+    if (!r.first_output_sent) {
+      SimPrefillStats p;
+      p.num_prompt_tokens = r.prompt_tokens;
+      p.num_local_cached_tokens = r.local_hit_tokens;
+      p.num_external_cached_tokens = r.external_hit_tokens;
+      p.num_cached_tokens = r.local_hit_tokens + r.external_hit_tokens;
+      p.num_computed_tokens = r.prompt_tokens - p.num_cached_tokens;
+      // After the step every full prompt block is cached.
+      const int64_t cached_after = r.prompt_tokens / options_.block_size * options_.block_size;
+      p.num_cache_creation_tokens = std::max<int64_t>(0, cached_after - p.num_cached_tokens);
+      out.prefill_stats = p;
+      r.first_output_sent = true;
+    }
+    const bool finished = r.generated >= r.target_tokens;
+    if (finished) out.finish_reason = r.stops_early ? kFinishStop : kFinishLength;
+    if (options_.request_outputs) message->outputs.push_back(std::move(out));
+    if (!finished) still_running.push_back(std::move(r));
+  }
+  running_ = std::move(still_running);
+}
+
+void EngineModel::PreemptIfFull(double now) {
+  // Out of KV blocks: preempt the most recently scheduled request (vLLM's recompute policy)
+  // until the rest fits.
+  while (UsedBlocks() > options_.num_gpu_blocks && running_.size() > 1) {
+    Request r = std::move(running_.back());
+    running_.pop_back();
+    r.pending_events.push_back({kPreempted, now});
+    waiting_.push_front(std::move(r));
+    ++totals_.preemptions;
+  }
+}
+
+// ---- Connector statistics ---------------------------------------------------------------------
+
+void EngineModel::AddTransfers(const std::vector<Request*>& pulled, bool mooncake,
+                               SimTransferStats* out) {
+  out->mooncake = mooncake;
+  for (const Request* r : pulled) {
+    (void)r;
+    if (Chance(0.02)) {
+      out->num_failed_transfers.push_back(1);
+      continue;
+    }
+    const int64_t bytes = LogUniformInt(64 * kKiB, 64 * kMiB);
+    // ~5 GB/s plus a fixed cost, with a heavy tail (a slow peer, a retry).
+    double duration = LogNormal(0.002 + static_cast<double>(bytes) / 5e9, 0.6);
+    if (Chance(0.02)) duration *= LogNormal(20, 1.0);
+    out->transfer_duration.push_back(std::clamp(duration, 1e-4, 30.0));
+    if (!mooncake) out->post_duration.push_back(std::clamp(LogNormal(0.0008, 0.7), 2e-5, 5.0));
+    out->bytes_transferred.push_back(bytes);
+    out->num_descriptors.push_back(LogUniformInt(8, 512));
+  }
+  if (!mooncake && Chance(0.005)) out->num_failed_notifications.push_back(1);
+  if (mooncake && Chance(0.01)) out->num_failed_recvs.push_back(1);
+  if (Chance(0.01)) out->num_kv_expired_reqs.push_back(1);
+}
+
+SimStoreRecord EngineModel::StoreRecord(int64_t keys, int64_t bytes, double median_s) {
+  SimStoreRecord rec;
+  rec.num_keys = keys;
+  rec.num_bytes = bytes;
+  rec.duration_seconds = std::clamp(LogNormal(median_s, 0.5), 1e-5, 30.0);
+  const double u = Uniform(0, 1);
+  if (u < 0.94) {
+    rec.status = "ok";
+  } else if (u < 0.985 && keys > 1) {
+    rec.status = "partial_failure";
+    rec.num_failed_keys = 1 + static_cast<int64_t>(rng_() % static_cast<uint64_t>(keys - 1));
+  } else {
+    rec.status = "error";
+    rec.num_failed_keys = keys;
+  }
+  return rec;
+}
+
+void EngineModel::AddStoreOperations(const std::vector<Request*>& scheduled, SimStoreStats* out) {
+  auto add = [&](const char* op, SimStoreRecord rec) {
+    for (auto& [name, records] : out->operations) {
+      if (name == op) {
+        records.push_back(std::move(rec));
+        return;
+      }
+    }
+    out->operations.emplace_back(op, std::vector<SimStoreRecord>{std::move(rec)});
+  };
+  for (const Request* r : scheduled) {
+    const int64_t prompt_keys = CeilDiv(r->prompt_tokens, kStoreChunkTokens);
+    // Scheduler-side lookup, then the worker's load of what was found and save of the rest.
+    add("lookup_exists", StoreRecord(prompt_keys, 0, 0.0004));
+    if (r->external_hit_tokens > 0 && !r->kv_pulled) {
+      const int64_t bytes = LogUniformInt(64 * kKiB, 64 * kMiB);
+      add("load_get", StoreRecord(CeilDiv(r->external_hit_tokens, kStoreChunkTokens), bytes,
+                                  0.003 + static_cast<double>(bytes) / 4e9));
+    }
+    add("save_exists", StoreRecord(prompt_keys, 0, 0.0006));
+    const int64_t new_tokens = r->prompt_tokens - r->local_hit_tokens - r->external_hit_tokens;
+    if (new_tokens >= kStoreChunkTokens) {
+      const int64_t bytes = LogUniformInt(64 * kKiB, 64 * kMiB);
+      add("save_put", StoreRecord(new_tokens / kStoreChunkTokens, bytes,
+                                  0.005 + static_cast<double>(bytes) / 3e9));
+    }
+  }
+}
+
+// ---- Totals ----------------------------------------------------------------------------------
+
+void EngineModel::AccountTransfer(const SimTransferStats& t, const char* class_name,
+                                  EngineTotals* totals) {
+  auto& fields = totals->connector_fields[class_name];
+  auto add_f = [&](const char* name, const std::vector<double>& v) {
+    FieldTotals& f = fields[name];
+    for (double x : v) {
+      f.count += 1;
+      f.sum += x;
+    }
+  };
+  auto add_i = [&](const char* name, const std::vector<int64_t>& v) {
+    FieldTotals& f = fields[name];
+    for (int64_t x : v) {
+      f.count += 1;
+      f.sum += static_cast<double>(x);
+    }
+  };
+  add_f("transfer_duration", t.transfer_duration);
+  if (!t.mooncake) add_f("post_duration", t.post_duration);
+  add_i("bytes_transferred", t.bytes_transferred);
+  add_i("num_descriptors", t.num_descriptors);
+  add_i("num_failed_transfers", t.num_failed_transfers);
+  if (!t.mooncake) add_i("num_failed_notifications", t.num_failed_notifications);
+  if (t.mooncake) add_i("num_failed_recvs", t.num_failed_recvs);
+  add_i("num_kv_expired_reqs", t.num_kv_expired_reqs);
+  totals->connector_payloads[class_name] += 1;
+}
+
+void EngineModel::Account(const SimMessage& m) {
+  EngineTotals& t = totals_;
+  t.steps += 1;
+  t.messages += 1;
+  t.outputs += m.outputs.size();
+  for (const SimOutput& o : m.outputs) {
+    t.generation_tokens += o.new_token_ids.size();
+    if (o.prefill_stats) {
+      t.requests_scheduled += 1;
+      t.prompt_tokens += static_cast<uint64_t>(o.prefill_stats->num_prompt_tokens);
+    }
+    if (o.finish_reason) t.finished[*o.finish_reason == kFinishStop ? "stop" : "length"] += 1;
+  }
+  const SimSchedulerStats& s = m.scheduler_stats;
+  auto add_prefix = [](const SimPrefixCacheStats& p, PrefixCacheTotals* out) {
+    out->requests += static_cast<uint64_t>(p.requests);
+    out->queries += static_cast<uint64_t>(p.queries);
+    out->hits += static_cast<uint64_t>(p.hits);
+    out->preempted_requests += static_cast<uint64_t>(p.preempted_requests);
+    out->preempted_queries += static_cast<uint64_t>(p.preempted_queries);
+    out->preempted_hits += static_cast<uint64_t>(p.preempted_hits);
+  };
+  add_prefix(s.prefix_cache_stats, &t.prefix_cache);
+  if (s.connector_prefix_cache_stats)
+    add_prefix(*s.connector_prefix_cache_stats, &t.connector_prefix_cache);
+  if (s.spec_decoding_stats) {
+    const SimSpecDecodingStats& sp = *s.spec_decoding_stats;
+    t.spec_num_drafts += static_cast<uint64_t>(sp.num_drafts);
+    t.spec_num_draft_tokens += static_cast<uint64_t>(sp.num_draft_tokens);
+    t.spec_num_accepted_tokens += static_cast<uint64_t>(sp.num_accepted_tokens);
+    for (size_t i = 0;
+         i < sp.num_accepted_tokens_per_pos.size() && i < t.spec_accepted_per_pos.size(); ++i) {
+      t.spec_accepted_per_pos[i] += static_cast<uint64_t>(sp.num_accepted_tokens_per_pos[i]);
+    }
+  }
+  t.last_num_running_reqs = s.num_running_reqs;
+  t.last_num_waiting_reqs = s.num_waiting_reqs;
+  t.last_num_skipped_waiting_reqs = s.num_skipped_waiting_reqs;
+  t.last_kv_cache_usage = s.kv_cache_usage;
+  if (s.kv_connector_stats) {
+    t.kv_connector_messages += 1;
+    const SimKvConnectorStats& kv = *s.kv_connector_stats;
+    if (kv.nixl) AccountTransfer(*kv.nixl, kNixlClass, &t);
+    if (kv.mooncake) AccountTransfer(*kv.mooncake, kMooncakeClass, &t);
+    if (kv.store) {
+      t.connector_payloads[kStoreClass] += 1;
+      for (const auto& [op, records] : kv.store->operations) {
+        for (const SimStoreRecord& r : records) {
+          StoreTotals& st = t.store[{op, r.status}];
+          st.records += 1;
+          st.duration_seconds_sum += r.duration_seconds;
+          st.num_keys += static_cast<uint64_t>(r.num_keys);
+          st.num_bytes += static_cast<uint64_t>(r.num_bytes);
+          st.num_failed_keys += static_cast<uint64_t>(r.num_failed_keys);
+        }
+      }
+    }
+  }
+}
+
+// ---- One step --------------------------------------------------------------------------------
+
+void EngineModel::Step(SimMessage* message) {
+  ++step_;
+  *message = SimMessage();
+  message->engine_index = engine_index_;
+  const double now = StepTime();
+  SimSchedulerStats& stats = message->scheduler_stats;
+
+  Arrive(now);
+  std::vector<Request*> newly_scheduled;
+  Schedule(now, &stats, &newly_scheduled);
+
+  // Connector statistics describe this step's transfers, which concern the requests that were
+  // just scheduled: collect them before decoding moves requests around.
+  SimKvConnectorStats kv;
+  std::vector<Request*> pulled;
+  for (Request* r : newly_scheduled) {
+    if (r->kv_pulled) pulled.push_back(r);
+  }
+  switch (options_.connector) {
+    case SimConnector::kNone:
+      break;
+    case SimConnector::kNixl:
+      kv.nixl.emplace();
+      AddTransfers(pulled, /*mooncake=*/false, &*kv.nixl);
+      break;
+    case SimConnector::kMooncakeP2p:
+      kv.mooncake.emplace();
+      AddTransfers(pulled, /*mooncake=*/true, &*kv.mooncake);
+      break;
+    case SimConnector::kMooncakeStore:
+      kv.store.emplace();
+      AddStoreOperations(newly_scheduled, &*kv.store);
+      break;
+    case SimConnector::kMulti: {
+      // Pulled requests alternate between the two P2P children; the store sees every request.
+      std::vector<Request*> via_nixl, via_mooncake;
+      for (Request* r : pulled) (multi_toggle_++ % 2 ? via_mooncake : via_nixl).push_back(r);
+      kv.nixl.emplace();
+      AddTransfers(via_nixl, /*mooncake=*/false, &*kv.nixl);
+      kv.store.emplace();
+      AddStoreOperations(newly_scheduled, &*kv.store);
+      kv.mooncake.emplace();
+      AddTransfers(via_mooncake, /*mooncake=*/true, &*kv.mooncake);
+      break;
+    }
+  }
+  // A connector reports nothing for a step without activity (its stats are empty, so the
+  // scheduler leaves kv_connector_stats nil); a Multi leaves out empty children.
+  if (kv.nixl && kv.nixl->empty()) kv.nixl.reset();
+  if (kv.mooncake && kv.mooncake->empty()) kv.mooncake.reset();
+  if (kv.store && kv.store->empty()) kv.store.reset();
+  if (kv.nixl || kv.mooncake || kv.store) stats.kv_connector_stats = std::move(kv);
+
+  SimSpecDecodingStats spec;
+  if (options_.num_speculative_tokens > 0) {
+    spec.num_spec_tokens = options_.num_speculative_tokens;
+    spec.num_accepted_tokens_per_pos.assign(static_cast<size_t>(spec.num_spec_tokens), 0);
+    spec.num_draft_tokens_per_pos.assign(static_cast<size_t>(spec.num_spec_tokens), 0);
+  }
+  Decode(message, &spec);
+  if (spec.num_drafts > 0) stats.spec_decoding_stats = std::move(spec);  // None unless verified
+  PreemptIfFull(now);
+
+  stats.num_running_reqs = static_cast<int64_t>(running_.size());
+  // Deferred requests (waiting for their KV) are vLLM's skipped_waiting queue; the others,
+  // preempted ones included, are capacity waiting.
+  stats.num_skipped_waiting_reqs = deferred_this_step_;
+  stats.num_waiting_reqs = static_cast<int64_t>(waiting_.size()) - deferred_this_step_;
+  stats.kv_cache_usage = std::min(
+      1.0, static_cast<double>(UsedBlocks()) / static_cast<double>(options_.num_gpu_blocks));
+
+  if (deterministic_time_) {
+    const double dt = options_.rate_hz > 0 ? 1.0 / options_.rate_hz : kNominalStepSeconds;
+    message->timestamp = now + std::min(LogNormal(0.006, 0.3), 0.8 * dt);
+  } else {
+    message->timestamp = Now();
+  }
+  Account(*message);
+}
+
+}  // namespace vmetrics::internal

@@ -1,0 +1,432 @@
+#include "vmetrics/simulator.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <zmq.hpp>
+
+#include "protocol/msgpack_reader.h"
+#include "simulate/engine_model.h"
+#include "simulate/wire_encode.h"
+#include "transport/zmq_util.h"
+#include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/handshake.h"
+
+namespace vmetrics {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Same hash on every engine: a frontend that checks it (MoE data parallel) sees agreement.
+constexpr std::string_view kParallelConfigHash = "vmetrics-sim";
+
+struct NamedConnector {
+  SimConnector connector;
+  const char* name;
+  const char* class_name;
+};
+constexpr NamedConnector kConnectors[] = {
+    {SimConnector::kNone, "none", ""},
+    {SimConnector::kNixl, "nixl", "NixlConnector"},
+    {SimConnector::kMooncakeP2p, "mooncake-p2p", "MooncakeConnector"},
+    {SimConnector::kMooncakeStore, "mooncake-store", "MooncakeStoreConnector"},
+    {SimConnector::kMulti, "multi", "MultiConnector"},
+};
+
+EngineCoreReadyResponse MakeReadyResponse(const SimulatorOptions& o, int index) {
+  EngineCoreReadyResponse r;
+  r.max_model_len = o.max_model_len;
+  r.num_gpu_blocks = o.num_gpu_blocks;
+  r.block_size = o.block_size;
+  r.dtype = "bfloat16";
+  r.vllm_version = "0.0.0+vmetrics.simulate";
+  r.world_size = 1;
+  r.data_parallel_size = o.engine_start_index + o.engines;
+  r.data_parallel_rank = index;
+  r.max_num_seqs = o.max_num_seqs;
+  r.max_num_batched_tokens = 8192;
+  r.instance_id = "vmetrics-sim-" + std::to_string(index);
+  r.kv_cache_size_tokens = o.num_gpu_blocks * o.block_size;
+  r.kv_cache_max_concurrency =
+      static_cast<double>(o.num_gpu_blocks * o.block_size) / static_cast<double>(o.max_model_len);
+  if (o.connector != SimConnector::kNone) {
+    r.kv_connector = SimConnectorClassName(o.connector);
+    r.kv_role = "kv_both";
+    r.kv_engine_id = "vmetrics-sim-engine-" + std::to_string(index);
+  }
+  return r;
+}
+
+// The UTILITY methods a frontend calls at startup, with the answers vLLM's engine gives
+// (reference python-frontend-metrics.md §4.6 A); anything else gets nil.
+std::string UtilityResult(std::string_view method) {
+  if (method == "get_supported_tasks") return std::string("\x91\xa8generate", 10);  // ["generate"]
+  if (method == "is_sleeping") return std::string("\xc2", 1);                       // False
+  return std::string("\xc0", 1);                                                    // None
+}
+
+}  // namespace
+
+const char* SimConnectorName(SimConnector connector) {
+  for (const NamedConnector& c : kConnectors) {
+    if (c.connector == connector) return c.name;
+  }
+  return "none";
+}
+
+const char* SimConnectorClassName(SimConnector connector) {
+  for (const NamedConnector& c : kConnectors) {
+    if (c.connector == connector) return c.class_name;
+  }
+  return "";
+}
+
+std::optional<SimConnector> ParseSimConnector(std::string_view name) {
+  for (const NamedConnector& c : kConnectors) {
+    if (name == c.name) return c.connector;
+  }
+  return std::nullopt;
+}
+
+struct Simulator::Impl {
+  explicit Impl(SimulatorOptions o) : options(std::move(o)) {}
+
+  TransportStatus Validate() const;
+  void RunEngine(size_t slot);
+  void RunCapture();
+  void Fail(TransportStatus status);
+  bool IsFaulty(int index) const {
+    return options.fault_engine < 0 || options.fault_engine == index;
+  }
+  // Waits until `until` (or forever when nullopt) while answering input messages; false when
+  // a stop was requested.
+  bool ServeUntil(zmq::socket_t& in, zmq::socket_t& out, size_t slot,
+                  std::optional<Clock::time_point> until);
+  void ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t slot);
+  // Runs `f(model)` for engine `slot` under its lock, so Totals() can read while it runs.
+  template <typename F>
+  auto WithModel(size_t slot, F f) {
+    std::lock_guard<std::mutex> lock(*model_mu[slot]);
+    return f(*models[slot]);
+  }
+
+  SimulatorOptions options;
+  uint64_t seed = 0;
+  zmq::context_t context{1};
+  internal::WakePipe wake;
+  std::FILE* capture = nullptr;
+  std::vector<std::unique_ptr<internal::EngineModel>> models;
+  std::vector<std::unique_ptr<std::mutex>> model_mu;  // one per model
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  TransportStatus first_error;
+  bool started = false;
+};
+
+TransportStatus Simulator::Impl::Validate() const {
+  const SimulatorOptions& o = options;
+  const int destinations = (o.handshake_address.empty() ? 0 : 1) +
+                           (o.input_address.empty() && o.output_address.empty() ? 0 : 1) +
+                           (o.capture_path.empty() ? 0 : 1);
+  if (destinations != 1) {
+    return TransportStatus::InvalidArgument(
+        "give exactly one of: a handshake address, an input and output address, a capture file");
+  }
+  if (!o.input_address.empty() != !o.output_address.empty()) {
+    return TransportStatus::InvalidArgument(
+        "bootstrapped mode needs both an input and an output address");
+  }
+  if (o.engines < 1 || o.engine_start_index < 0 || o.engine_start_index + o.engines > 65536) {
+    return TransportStatus::InvalidArgument("engines must be >= 1 and fit the 2-byte identity");
+  }
+  if (!o.capture_path.empty() && o.steps == 0) {
+    return TransportStatus::InvalidArgument("a capture needs a number of steps");
+  }
+  if (o.rate_hz < 0 || o.block_size < 1 || o.num_gpu_blocks < 1 || o.max_num_seqs < 1 ||
+      o.max_model_len < 16 || o.num_speculative_tokens < 0 || o.num_speculative_tokens > 64) {
+    return TransportStatus::InvalidArgument(
+        "need rate >= 0, block size, GPU blocks and max sequences >= 1, max model length >= 16, "
+        "0..64 speculative tokens");
+  }
+  if (!wake.valid()) return TransportStatus::Socket("", "cannot create the wake-up pipe");
+  return TransportStatus::Ok();
+}
+
+void Simulator::Impl::Fail(TransportStatus status) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (first_error.ok()) first_error = std::move(status);
+}
+
+void Simulator::Impl::ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t slot) {
+  internal::EngineModel& model = *models[slot];  // Now() and engine_index are read-only
+  std::vector<zmq::message_t> frames;
+  size_t n = 0;
+  while (internal::RecvMultipart(in.handle(), &frames, &n, ZMQ_DONTWAIT) == 1) {
+    // The engine's DEALER receives [request_type, body, aux...]. Only UTILITY calls are
+    // answered (a frontend waits for them at startup); requests are not simulated.
+    if (n < 2 || frames[0].size() != 1 ||
+        static_cast<uint8_t>(*static_cast<const char*>(frames[0].data())) !=
+            static_cast<uint8_t>(EngineCoreRequestType::kUtility)) {
+      continue;
+    }
+    // UTILITY body: [client_index, call_id, method_name, args].
+    protocol::MsgpackReader r(
+        std::string_view(static_cast<const char*>(frames[1].data()), frames[1].size()));
+    uint32_t count = 0;
+    int64_t client_index = 0;
+    uint64_t call_id = 0;
+    std::string_view method;
+    if (!r.ReadArrayHeader(&count).ok() || count < 3 || !r.ReadInt(&client_index).ok() ||
+        !r.ReadUint(&call_id).ok() || !r.ReadStr(&method).ok()) {
+      continue;
+    }
+    const int index = options.engine_start_index + static_cast<int>(slot);
+    const std::string reply =
+        internal::EncodeUtilityReply(index, call_id, model.Now(), UtilityResult(method));
+    out.send(zmq::buffer(reply), zmq::send_flags::none);
+    WithModel(slot, [](internal::EngineModel& m) { m.mutable_totals().utility_replies += 1; });
+  }
+}
+
+bool Simulator::Impl::ServeUntil(zmq::socket_t& in, zmq::socket_t& out, size_t slot,
+                                 std::optional<Clock::time_point> until) {
+  for (;;) {
+    long timeout_ms = -1;
+    if (until) {
+      const Clock::time_point now = Clock::now();
+      if (now >= *until) return true;
+      timeout_ms =
+          static_cast<long>(std::chrono::ceil<std::chrono::milliseconds>(*until - now).count());
+    }
+    zmq_pollitem_t items[] = {{in.handle(), 0, ZMQ_POLLIN, 0},
+                              {nullptr, wake.read_fd(), ZMQ_POLLIN, 0}};
+    if (zmq_poll(items, 2, timeout_ms) < 0) {
+      if (zmq_errno() == EINTR) continue;
+      throw zmq::error_t();
+    }
+    if (items[1].revents & ZMQ_POLLIN) return false;
+    if (items[0].revents & ZMQ_POLLIN) ServeInput(in, out, slot);
+  }
+}
+
+void Simulator::Impl::RunEngine(size_t slot) {
+  const int index = options.engine_start_index + static_cast<int>(slot);
+  const std::string identity = EngineIdentity(static_cast<uint16_t>(index));
+  const std::string who = "engine " + std::to_string(index);
+  const bool frontend = !options.handshake_address.empty();
+  try {
+    std::string input_address = options.input_address;
+    std::string output_address = options.output_address;
+    std::optional<zmq::socket_t> hs;
+    if (frontend) {
+      // 1. HELLO on the handshake DEALER, then wait for INIT (vLLM waits up to 5 minutes).
+      hs.emplace(context, zmq::socket_type::dealer);
+      hs->set(zmq::sockopt::routing_id, identity);
+      internal::ConfigureSocket(*hs, options.handshake_address, internal::kEngineHandshakeLingerMs);
+      hs->connect(options.handshake_address);
+      hs->send(
+          zmq::buffer(internal::EncodeHandshakeStatus(kHandshakeHello, false, true, std::nullopt)),
+          zmq::send_flags::none);
+      const Clock::time_point deadline = Clock::now() + options.handshake_timeout;
+      zmq::message_t init_frame;
+      for (;;) {
+        const Clock::time_point now = Clock::now();
+        if (now >= deadline) {
+          hs->set(zmq::sockopt::linger, 0);  // nobody will take the HELLO: do not wait for it
+          Fail(TransportStatus::Timeout(
+              "INIT", who + " got no INIT within " +
+                          std::to_string(options.handshake_timeout.count()) + " ms"));
+          return;
+        }
+        zmq_pollitem_t items[] = {{hs->handle(), 0, ZMQ_POLLIN, 0},
+                                  {nullptr, wake.read_fd(), ZMQ_POLLIN, 0}};
+        const long ms =
+            static_cast<long>(std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count());
+        if (zmq_poll(items, 2, ms) < 0) {
+          if (zmq_errno() == EINTR) continue;
+          throw zmq::error_t();
+        }
+        if (items[1].revents & ZMQ_POLLIN) {
+          hs->set(zmq::sockopt::linger, 0);
+          return;
+        }
+        if ((items[0].revents & ZMQ_POLLIN) && hs->recv(init_frame, zmq::recv_flags::dontwait))
+          break;
+      }
+      Result<HandshakeInit> init = DecodeHandshakeInit(
+          std::string_view(static_cast<const char*>(init_frame.data()), init_frame.size()));
+      if (!init.ok()) {
+        Fail(TransportStatus::Protocol("INIT",
+                                       who + " got a bad INIT: " + init.status().ToString()));
+        return;
+      }
+      input_address = init->addresses.inputs[0];
+      output_address = init->addresses.outputs[0];
+    }
+    // 2. Register on the input socket with the ready response (same identity).
+    zmq::socket_t in(context, zmq::socket_type::dealer);
+    in.set(zmq::sockopt::routing_id, identity);
+    internal::ConfigureSocket(in, input_address, 1000);
+    in.connect(input_address);
+    in.send(zmq::buffer(internal::EncodeReadyResponse(MakeReadyResponse(options, index))),
+            zmq::send_flags::none);
+    // 3. Connect the output PUSH.
+    zmq::socket_t out(context, zmq::socket_type::push);
+    internal::ConfigureSocket(out, output_address, internal::kEngineOutputLingerMs);
+    out.connect(output_address);
+    // 4. READY, then the handshake socket is done (its linger still delivers READY).
+    if (hs) {
+      std::optional<std::string> hash;
+      if (options.engine_start_index + options.engines > 1) hash = std::string(kParallelConfigHash);
+      hs->send(zmq::buffer(internal::EncodeHandshakeStatus(kHandshakeReady, false, true, hash)),
+               zmq::send_flags::none);
+      hs->close();
+    }
+
+    // 5. Steps.
+    const bool faulty = IsFaulty(index);
+    // A zero period means "as fast as possible" (a plain duration: g++ 12 misreads an
+    // optional<duration> here as maybe-uninitialized at -O2).
+    const Clock::duration period =
+        options.rate_hz > 0 ? std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(1.0 / options.rate_hz))
+                            : Clock::duration::zero();
+    Clock::time_point next = Clock::now();
+    internal::SimMessage message;
+    for (uint64_t step = 1; options.steps == 0 || step <= options.steps; ++step) {
+      if (wake.Notified()) return;
+      WithModel(slot, [&](internal::EngineModel& m) { m.Step(&message); });
+      out.send(zmq::buffer(internal::EncodeEngineCoreOutputs(message, options.connector,
+                                                             options.legacy_multi_shape)),
+               zmq::send_flags::none);
+      if (faulty && options.die_after && step == *options.die_after) {
+        // What EngineCoreProc does on a fatal error: the sentinel on every output socket,
+        // then exit. The PUSH linger makes sure the frame leaves.
+        out.send(zmq::buffer(kEngineCoreDead), zmq::send_flags::none);
+        WithModel(slot, [](internal::EngineModel& m) {
+          m.mutable_totals().sent_engine_core_dead = true;
+        });
+        return;  // sockets close on scope exit
+      }
+      if (faulty && options.vanish_after && step == *options.vanish_after) {
+        // A killed process: connections just close, without ENGINE_CORE_DEAD. What was already
+        // handed to the sockets still leaves (their linger) — as bytes in a dead process's
+        // kernel buffers do — so the registration is never lost and the totals stay exact.
+        WithModel(slot, [](internal::EngineModel& m) { m.mutable_totals().vanished = true; });
+        return;
+      }
+      if (period != Clock::duration::zero()) {
+        next += period;
+        if (!ServeUntil(in, out, slot, next)) return;
+      } else {
+        ServeInput(in, out, slot);
+      }
+    }
+    if (options.hold_after_steps) ServeUntil(in, out, slot, std::nullopt);
+  } catch (const zmq::error_t& e) {
+    // ETERM: the simulator is being destroyed; not an engine failure.
+    if (e.num() != ETERM) Fail(TransportStatus::Socket("", who + ": " + e.what()));
+  }
+}
+
+void Simulator::Impl::RunCapture() {
+  // One thread, engines interleaved step by step: the file is the same for a seed whatever
+  // the machine. Faults only end an engine's stream (ENGINE_CORE_DEAD is not msgpack).
+  internal::SimMessage message;
+  std::vector<bool> done(models.size(), false);
+  for (uint64_t step = 1; step <= options.steps; ++step) {
+    if (wake.Notified()) break;
+    for (size_t slot = 0; slot < models.size(); ++slot) {
+      if (done[slot]) continue;
+      WithModel(slot, [&](internal::EngineModel& m) { m.Step(&message); });
+      const std::string frame =
+          internal::EncodeEngineCoreOutputs(message, options.connector, options.legacy_multi_shape);
+      if (std::fwrite(frame.data(), 1, frame.size(), capture) != frame.size()) {
+        Fail(TransportStatus::Socket(
+            "", "cannot write the capture file '" + options.capture_path + "'"));
+        return;
+      }
+      const int index = options.engine_start_index + static_cast<int>(slot);
+      if (IsFaulty(index) && ((options.die_after && step == *options.die_after) ||
+                              (options.vanish_after && step == *options.vanish_after))) {
+        done[slot] = true;
+      }
+    }
+  }
+}
+
+Simulator::Simulator(SimulatorOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Simulator::~Simulator() {
+  RequestStop();
+  (void)Wait();
+}
+
+TransportStatus Simulator::Start() {
+  Impl& s = *impl_;
+  if (s.started) return TransportStatus::InvalidArgument("Start() called twice");
+  if (TransportStatus st = s.Validate(); !st.ok()) return st;
+  if (s.options.seed) {
+    s.seed = *s.options.seed;
+  } else {
+    std::random_device rd;
+    s.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }
+  const bool deterministic_time = s.options.seed.has_value();
+  for (int i = 0; i < s.options.engines; ++i) {
+    s.models.push_back(std::make_unique<internal::EngineModel>(
+        s.options, s.options.engine_start_index + i, s.seed, deterministic_time));
+    s.model_mu.push_back(std::make_unique<std::mutex>());
+  }
+  if (!s.options.capture_path.empty()) {
+    s.capture = std::fopen(s.options.capture_path.c_str(), "wb");
+    if (!s.capture) {
+      return TransportStatus::Socket("", "cannot open the capture file '" + s.options.capture_path +
+                                             "': " + std::strerror(errno));
+    }
+    s.started = true;
+    s.threads.emplace_back([&s] { s.RunCapture(); });
+    return TransportStatus::Ok();
+  }
+  s.started = true;
+  for (size_t slot = 0; slot < s.models.size(); ++slot) {
+    s.threads.emplace_back([&s, slot] { s.RunEngine(slot); });
+  }
+  return TransportStatus::Ok();
+}
+
+void Simulator::RequestStop() noexcept { impl_->wake.Notify(); }
+
+TransportStatus Simulator::Wait() {
+  Impl& s = *impl_;
+  for (std::thread& t : s.threads) {
+    if (t.joinable()) t.join();
+  }
+  if (s.capture) {
+    if (std::fclose(s.capture) != 0) {
+      s.Fail(TransportStatus::Socket(
+          "", "cannot write the capture file '" + s.options.capture_path + "'"));
+    }
+    s.capture = nullptr;
+  }
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.first_error;
+}
+
+SimulatorTotals Simulator::Totals() const {
+  SimulatorTotals t;
+  t.seed = impl_->seed;
+  t.connector = impl_->options.connector;
+  for (size_t slot = 0; slot < impl_->models.size(); ++slot) {
+    t.engines.push_back(
+        impl_->WithModel(slot, [](internal::EngineModel& m) { return m.totals(); }));
+  }
+  return t;
+}
+
+}  // namespace vmetrics

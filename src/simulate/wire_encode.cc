@@ -1,0 +1,320 @@
+#include "simulate/wire_encode.h"
+
+#include <cstring>
+#include <msgpack.hpp>
+
+namespace vmetrics::internal {
+namespace {
+
+// A thin layer over msgpack-cxx's packer for the value kinds the engine sends.
+class Writer {
+ public:
+  Writer() : pk_(&buf_) {}
+  void Map(uint32_t n) { pk_.pack_map(n); }
+  void Array(uint32_t n) { pk_.pack_array(n); }
+  void Nil() { pk_.pack_nil(); }
+  void Bool(bool v) { v ? pk_.pack_true() : pk_.pack_false(); }
+  void Int(int64_t v) { pk_.pack_int64(v); }
+  void Uint(uint64_t v) { pk_.pack_uint64(v); }
+  // Python floats are always float64 (0xcb). Not pk_.pack_double: msgpack-cxx 4 writes a
+  // double with an integral value (2.0, 0.0) as an int, which msgspec never does.
+  void Double(double v) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    char buf[9];
+    buf[0] = static_cast<char>(0xcb);
+    for (int i = 0; i < 8; ++i) buf[1 + i] = static_cast<char>(bits >> (56 - 8 * i));
+    buf_.write(buf, sizeof buf);
+  }
+  void Str(std::string_view s) {
+    pk_.pack_str(static_cast<uint32_t>(s.size()));
+    pk_.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
+  }
+  // Writes a map key; chain the value: w.Key("hits").Int(3).
+  Writer& Key(std::string_view k) {
+    Str(k);
+    return *this;
+  }
+  void Raw(std::string_view bytes) { buf_.write(bytes.data(), bytes.size()); }
+  void OptInt(const std::optional<int64_t>& v) { v ? Int(*v) : Nil(); }
+  void OptDouble(const std::optional<double>& v) { v ? Double(*v) : Nil(); }
+  void OptStr(const std::optional<std::string>& v) { v ? Str(*v) : Nil(); }
+  void IntList(const std::vector<int64_t>& v) {
+    Array(static_cast<uint32_t>(v.size()));
+    for (int64_t x : v) Int(x);
+  }
+  void DoubleList(const std::vector<double>& v) {
+    Array(static_cast<uint32_t>(v.size()));
+    for (double x : v) Double(x);
+  }
+  std::string Take() { return std::string(buf_.data(), buf_.size()); }
+
+ private:
+  msgpack::sbuffer buf_;
+  msgpack::packer<msgpack::sbuffer> pk_;
+};
+
+// PrefixCacheStats (BaseCacheStats fields first).
+void WritePrefixCacheStats(Writer& w, const SimPrefixCacheStats& p) {
+  w.Map(7);
+  w.Key("reset").Bool(p.reset);
+  w.Key("requests").Int(p.requests);
+  w.Key("queries").Int(p.queries);
+  w.Key("hits").Int(p.hits);
+  w.Key("preempted_requests").Int(p.preempted_requests);
+  w.Key("preempted_queries").Int(p.preempted_queries);
+  w.Key("preempted_hits").Int(p.preempted_hits);
+}
+
+void WriteSpecDecodingStats(Writer& w, const SimSpecDecodingStats& s) {
+  w.Map(6);
+  w.Key("num_spec_tokens").Int(s.num_spec_tokens);
+  w.Key("num_drafts").Int(s.num_drafts);
+  w.Key("num_draft_tokens").Int(s.num_draft_tokens);
+  w.Key("num_accepted_tokens").Int(s.num_accepted_tokens);
+  w.Key("num_accepted_tokens_per_pos").IntList(s.num_accepted_tokens_per_pos);
+  w.Key("num_draft_tokens_per_pos").IntList(s.num_draft_tokens_per_pos);
+}
+
+// NixlKVConnectorStats.data / MooncakeKVConnectorStats.data: every key, lists possibly empty.
+void WriteTransferStats(Writer& w, const SimTransferStats& t) {
+  if (t.mooncake) {
+    w.Map(6);
+    w.Key("transfer_duration").DoubleList(t.transfer_duration);
+    w.Key("bytes_transferred").IntList(t.bytes_transferred);
+    w.Key("num_descriptors").IntList(t.num_descriptors);
+    w.Key("num_failed_transfers").IntList(t.num_failed_transfers);
+    w.Key("num_failed_recvs").IntList(t.num_failed_recvs);
+    w.Key("num_kv_expired_reqs").IntList(t.num_kv_expired_reqs);
+    return;
+  }
+  w.Map(7);
+  w.Key("transfer_duration").DoubleList(t.transfer_duration);
+  w.Key("post_duration").DoubleList(t.post_duration);
+  w.Key("bytes_transferred").IntList(t.bytes_transferred);
+  w.Key("num_descriptors").IntList(t.num_descriptors);
+  w.Key("num_failed_transfers").IntList(t.num_failed_transfers);
+  w.Key("num_failed_notifications").IntList(t.num_failed_notifications);
+  w.Key("num_kv_expired_reqs").IntList(t.num_kv_expired_reqs);
+}
+
+void WriteStoreStats(Writer& w, const SimStoreStats& s) {
+  w.Map(static_cast<uint32_t>(s.operations.size()));
+  for (const auto& [op, records] : s.operations) {
+    w.Key(op);
+    w.Array(static_cast<uint32_t>(records.size()));
+    for (const SimStoreRecord& r : records) {
+      w.Map(5);
+      w.Key("duration_seconds").Double(r.duration_seconds);
+      w.Key("num_keys").Int(r.num_keys);
+      w.Key("num_bytes").Int(r.num_bytes);
+      w.Key("status").Str(r.status);
+      w.Key("num_failed_keys").Int(r.num_failed_keys);
+    }
+  }
+}
+
+void WriteKvConnectorStats(Writer& w, const SimKvConnectorStats& kv, SimConnector connector,
+                           bool legacy_multi_shape) {
+  if (connector != SimConnector::kMulti) {
+    // A bare connector sends its own flat `data` dict.
+    if (kv.nixl) {
+      WriteTransferStats(w, *kv.nixl);
+    } else if (kv.mooncake) {
+      WriteTransferStats(w, *kv.mooncake);
+    } else if (kv.store) {
+      WriteStoreStats(w, *kv.store);
+    } else {
+      w.Map(0);
+    }
+    return;
+  }
+  // MultiConnector: child class name -> child payload, in config order, non-empty only.
+  const uint32_t n = (kv.nixl ? 1 : 0) + (kv.store ? 1 : 0) + (kv.mooncake ? 1 : 0);
+  w.Map(n);
+  auto child = [&](const char* name, auto write) {
+    w.Key(name);
+    if (legacy_multi_shape) {
+      // Before September 2026 each child travelled as its stats object: {"data": {...}}.
+      w.Map(1);
+      w.Key("data");
+    }
+    write();
+  };
+  if (kv.nixl) child("NixlConnector", [&] { WriteTransferStats(w, *kv.nixl); });
+  if (kv.store) child("MooncakeStoreConnector", [&] { WriteStoreStats(w, *kv.store); });
+  if (kv.mooncake) child("MooncakeConnector", [&] { WriteTransferStats(w, *kv.mooncake); });
+}
+
+// SchedulerStats: a dataclass, so all 16 fields of vLLM 6adad087 in definition order.
+void WriteSchedulerStats(Writer& w, const SimSchedulerStats& s, SimConnector connector,
+                         bool legacy_multi_shape) {
+  w.Map(16);
+  w.Key("num_running_reqs").Int(s.num_running_reqs);
+  w.Key("num_waiting_reqs").Int(s.num_waiting_reqs);
+  w.Key("num_skipped_waiting_reqs").Int(s.num_skipped_waiting_reqs);
+  w.Key("step_counter").Int(s.step_counter);
+  w.Key("current_wave").Int(s.current_wave);
+  w.Key("kv_cache_usage").Double(s.kv_cache_usage);
+  w.Key("iteration_details").Nil();
+  w.Key("prefix_cache_stats");
+  WritePrefixCacheStats(w, s.prefix_cache_stats);
+  w.Key("connector_prefix_cache_stats");
+  if (s.connector_prefix_cache_stats) {
+    WritePrefixCacheStats(w, *s.connector_prefix_cache_stats);
+  } else {
+    w.Nil();
+  }
+  w.Key("kv_cache_eviction_events").Array(0);
+  w.Key("spec_decoding_stats");
+  if (s.spec_decoding_stats) {
+    WriteSpecDecodingStats(w, *s.spec_decoding_stats);
+  } else {
+    w.Nil();
+  }
+  w.Key("kv_connector_stats");
+  if (s.kv_connector_stats) {
+    WriteKvConnectorStats(w, *s.kv_connector_stats, connector, legacy_multi_shape);
+  } else {
+    w.Nil();
+  }
+  w.Key("waiting_lora_adapters").Map(0);
+  w.Key("running_lora_adapters").Map(0);
+  w.Key("cudagraph_stats").Nil();
+  w.Key("perf_stats").Nil();
+}
+
+// EngineCoreOutput: array_like, all 16 positions.
+void WriteOutput(Writer& w, const SimOutput& o) {
+  w.Array(16);
+  w.Str(o.request_id);
+  w.IntList(o.new_token_ids);
+  w.Nil();  // new_logprobs
+  w.Nil();  // new_prompt_logprobs_tensors
+  w.Nil();  // pooling_output
+  if (o.finish_reason) {
+    w.Int(*o.finish_reason);
+  } else {
+    w.Nil();
+  }
+  w.Nil();  // stop_reason (EOS and length stops carry none)
+  if (o.events.empty()) {
+    w.Nil();  // the engine sends nil, not [], when there are no events
+  } else {
+    w.Array(static_cast<uint32_t>(o.events.size()));
+    for (const SimEvent& e : o.events) {
+      // EngineCoreEvent: a msgspec Struct without array_like, so a map.
+      w.Map(2);
+      w.Key("type").Int(e.type);
+      w.Key("timestamp").Double(e.timestamp);
+    }
+  }
+  w.Nil();  // kv_transfer_params
+  w.Nil();  // ec_transfer_params
+  w.Nil();  // trace_headers
+  if (o.prefill_stats) {
+    const SimPrefillStats& p = *o.prefill_stats;
+    w.Map(6);
+    w.Key("num_prompt_tokens").Int(p.num_prompt_tokens);
+    w.Key("num_computed_tokens").Int(p.num_computed_tokens);
+    w.Key("num_cached_tokens").Int(p.num_cached_tokens);
+    w.Key("num_local_cached_tokens").Int(p.num_local_cached_tokens);
+    w.Key("num_external_cached_tokens").Int(p.num_external_cached_tokens);
+    w.Key("num_cache_creation_tokens").Int(p.num_cache_creation_tokens);
+  } else {
+    w.Nil();
+  }
+  w.Nil();   // routed_experts
+  w.Int(0);  // num_nans_in_logits
+  w.Nil();   // mm_cache_miss_hashes
+  w.Nil();   // new_sampling_mask
+}
+
+}  // namespace
+
+std::string EncodeEngineCoreOutputs(const SimMessage& m, SimConnector connector,
+                                    bool legacy_multi_shape) {
+  Writer w;
+  w.Array(8);
+  w.Int(m.engine_index);
+  w.Array(static_cast<uint32_t>(m.outputs.size()));
+  for (const SimOutput& o : m.outputs) WriteOutput(w, o);
+  WriteSchedulerStats(w, m.scheduler_stats, connector, legacy_multi_shape);
+  w.Double(m.timestamp);
+  w.Nil();  // utility_output
+  w.Nil();  // finished_requests
+  w.Nil();  // wave_complete
+  w.Nil();  // start_wave
+  return w.Take();
+}
+
+std::string EncodeHandshakeStatus(std::string_view status, bool local, bool headless,
+                                  const std::optional<std::string>& parallel_config_hash) {
+  Writer w;
+  w.Map(parallel_config_hash ? 4 : 3);
+  w.Key("status").Str(status);
+  w.Key("local").Bool(local);
+  w.Key("headless").Bool(headless);
+  if (parallel_config_hash) w.Key("parallel_config_hash").Str(*parallel_config_hash);
+  return w.Take();
+}
+
+std::string EncodeReadyResponse(const EngineCoreReadyResponse& r) {
+  Writer w;
+  w.Map(27);
+  w.Key("max_model_len").OptInt(r.max_model_len);
+  w.Key("num_gpu_blocks").OptInt(r.num_gpu_blocks);
+  w.Key("block_size").OptInt(r.block_size);
+  w.Key("dp_stats_address").OptStr(r.dp_stats_address);
+  w.Key("dtype").Str(r.dtype);
+  w.Key("vllm_version").Str(r.vllm_version);
+  w.Key("world_size").Int(r.world_size);
+  w.Key("data_parallel_size").Int(r.data_parallel_size);
+  w.Key("tensor_parallel_size").Int(r.tensor_parallel_size);
+  w.Key("pipeline_parallel_size").Int(r.pipeline_parallel_size);
+  w.Key("decode_context_parallel_size").Int(r.decode_context_parallel_size);
+  w.Key("data_parallel_rank").Int(r.data_parallel_rank);
+  w.Key("max_num_seqs").OptInt(r.max_num_seqs);
+  w.Key("max_num_batched_tokens").OptInt(r.max_num_batched_tokens);
+  w.Key("instance_id").Str(r.instance_id);
+  w.Key("kv_cache_size_tokens").OptInt(r.kv_cache_size_tokens);
+  w.Key("kv_cache_max_concurrency").OptDouble(r.kv_cache_max_concurrency);
+  w.Key("kv_events_config");
+  if (r.kv_events_config.empty()) {
+    w.Nil();
+  } else {
+    w.Raw(r.kv_events_config);
+  }
+  w.Key("kv_connector").OptStr(r.kv_connector);
+  w.Key("kv_role").OptStr(r.kv_role);
+  w.Key("kv_engine_id").OptStr(r.kv_engine_id);
+  w.Key("supports_lora").Bool(r.supports_lora);
+  w.Key("max_loras").Int(r.max_loras);
+  w.Key("weight_transfer_backend").OptStr(r.weight_transfer_backend);
+  w.Key("enable_sleep_mode").Bool(r.enable_sleep_mode);
+  w.Key("supports_draft_weight_updates").Bool(r.supports_draft_weight_updates);
+  w.Key("effective_attention_block_size").OptInt(r.effective_attention_block_size);
+  return w.Take();
+}
+
+std::string EncodeUtilityReply(int64_t engine_index, uint64_t call_id, double timestamp,
+                               std::string_view result_msgpack) {
+  Writer w;
+  w.Array(8);
+  w.Int(engine_index);
+  w.Array(0);
+  w.Nil();
+  w.Double(timestamp);
+  w.Array(3);  // UtilityOutput [call_id, failure_message, result]
+  w.Uint(call_id);
+  w.Nil();
+  w.Array(2);  // UtilityResult [type_info, value]
+  w.Nil();
+  w.Raw(result_msgpack);
+  w.Nil();
+  w.Nil();
+  w.Nil();
+  return w.Take();
+}
+
+}  // namespace vmetrics::internal

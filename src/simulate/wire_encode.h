@@ -1,0 +1,47 @@
+// File: wire_encode.h
+//
+// Encoders for the engine's side of the wire, used by the simulator and by tests: the
+// EngineCoreOutputs a simulated step produces, HELLO/READY, the EngineCoreReadyResponse and a
+// UTILITY reply. Each writes what msgspec writes for the same Python values: array_like
+// structs as arrays of every field, dataclasses as maps of every field in definition order,
+// floats as float64, ints in their smallest encoding (msgpack-cxx's packer does the same).
+//
+// Thread safety: pure functions.
+#ifndef VMETRICS_SIMULATE_WIRE_ENCODE_H_
+#define VMETRICS_SIMULATE_WIRE_ENCODE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "simulate/engine_model.h"
+#include "vmetrics/handshake.h"
+#include "vmetrics/simulator.h"
+
+namespace vmetrics::internal {
+
+// EngineCoreOutputs for one simulated step: [engine_index, outputs, scheduler_stats,
+// timestamp, nil, nil, nil, nil]. `connector` decides the shape of kv_connector_stats (a bare
+// payload, or MultiConnector's class-name map, flat or — `legacy_multi_shape` — wrapped in
+// {"data": ...}).
+std::string EncodeEngineCoreOutputs(const SimMessage& message, SimConnector connector,
+                                    bool legacy_multi_shape);
+
+// {"status": status, "local": local, "headless": headless} plus "parallel_config_hash" when
+// given (READY with data_parallel_size > 1).
+std::string EncodeHandshakeStatus(std::string_view status, bool local, bool headless,
+                                  const std::optional<std::string>& parallel_config_hash);
+
+// The ready response with the full key set of the newest Python engine (optional values that
+// are unset are sent as nil, as the dataclass does).
+std::string EncodeReadyResponse(const EngineCoreReadyResponse& response);
+
+// The reply to a UTILITY call: EngineCoreOutputs [engine_index, [], nil, timestamp,
+// [call_id, nil, [nil, result]], nil, nil, nil], `result_msgpack` being the encoded result.
+std::string EncodeUtilityReply(int64_t engine_index, uint64_t call_id, double timestamp,
+                               std::string_view result_msgpack);
+
+}  // namespace vmetrics::internal
+
+#endif  // VMETRICS_SIMULATE_WIRE_ENCODE_H_

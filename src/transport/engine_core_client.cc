@@ -1,0 +1,160 @@
+#include "vmetrics/engine_core_client.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include "transport/client_impl.h"
+
+namespace vmetrics {
+
+EngineCoreClient::Impl::~Impl() {
+  // Monitors stop before the sockets they watch close; the context (declared first) is
+  // destroyed last and does not wait, because every socket has linger 0.
+  if (input_monitor.attached()) input_monitor.Detach(input);
+  if (output_monitor.attached()) output_monitor.Detach(output);
+}
+
+EngineCoreClient::EngineCoreClient(EngineCoreClientOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+EngineCoreClient::~EngineCoreClient() { Stop(); }
+
+TransportStatus EngineCoreClient::Bind() { return impl_->Bind(); }
+
+const BoundEndpoints& EngineCoreClient::endpoints() const { return impl_->endpoints; }
+
+TransportStatus EngineCoreClient::WaitForEngines() { return impl_->WaitForEngines(); }
+
+TransportStatus EngineCoreClient::Connect() {
+  if (TransportStatus s = Bind(); !s.ok()) return s;
+  return WaitForEngines();
+}
+
+TransportStatus EngineCoreClient::Start(EngineCoreClientCallbacks callbacks) {
+  if (impl_->phase != Impl::Phase::kReady) {
+    return TransportStatus::InvalidArgument(
+        "Start() needs WaitForEngines() to have succeeded, and runs once");
+  }
+  if (impl_->wake.Notified()) return TransportStatus::Stopped("output");
+  impl_->phase = Impl::Phase::kRunning;
+  impl_->callbacks = std::move(callbacks);
+  impl_->thread = std::thread([impl = impl_.get()] { impl->RunLoop(); });
+  return TransportStatus::Ok();
+}
+
+void EngineCoreClient::RequestStop() noexcept { impl_->wake.Notify(); }
+
+void EngineCoreClient::Stop() {
+  RequestStop();
+  // From a callback (the output thread itself) joining would deadlock: the request suffices,
+  // and the destructor's join happens elsewhere.
+  if (impl_->thread.joinable() && impl_->loop_thread_id.load() != std::this_thread::get_id()) {
+    impl_->thread.join();
+  }
+}
+
+TransportStatus EngineCoreClient::Send(int engine_index, EngineCoreRequestType type,
+                                       std::span<const std::string_view> frames) {
+  const Impl::Phase phase = impl_->phase;
+  if (phase != Impl::Phase::kReady && phase != Impl::Phase::kRunning) {
+    return TransportStatus::InvalidArgument("Send() before the engines are ready");
+  }
+  if (!impl_->InRange(engine_index)) {
+    return TransportStatus::InvalidArgument("no engine " + std::to_string(engine_index));
+  }
+  const std::string who = "engine " + std::to_string(engine_index);
+  std::string identity;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    const EngineInfo& info =
+        impl_->engines[static_cast<size_t>(engine_index - impl_->options.engine_start_index)];
+    if (!info.alive) return TransportStatus::Unavailable(who + " is dead: " + info.death_reason);
+    identity = info.identity;
+  }
+  const char type_byte = static_cast<char>(type);
+  std::lock_guard<std::mutex> lock(impl_->send_mu);
+  void* socket = impl_->input.handle();
+  // ROUTER_MANDATORY makes the identity frame fail with EHOSTUNREACH when the engine has no
+  // connection; a multipart message is all-or-nothing, so nothing half-sent can be left over.
+  if (zmq_send(socket, identity.data(), identity.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+    const int err = zmq_errno();
+    if (err == EHOSTUNREACH) {
+      return TransportStatus::Unavailable(who + " is not connected to the input socket");
+    }
+    return TransportStatus::Socket("send", "cannot send to " + who + ": " + zmq_strerror(err));
+  }
+  const int type_flags = frames.empty() ? ZMQ_DONTWAIT : ZMQ_SNDMORE | ZMQ_DONTWAIT;
+  if (zmq_send(socket, &type_byte, 1, type_flags) < 0) {
+    return TransportStatus::Socket("send",
+                                   "cannot send to " + who + ": " + zmq_strerror(zmq_errno()));
+  }
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const int flags = i + 1 < frames.size() ? ZMQ_SNDMORE | ZMQ_DONTWAIT : ZMQ_DONTWAIT;
+    if (zmq_send(socket, frames[i].data(), frames[i].size(), flags) < 0) {
+      return TransportStatus::Socket("send",
+                                     "cannot send to " + who + ": " + zmq_strerror(zmq_errno()));
+    }
+  }
+  return TransportStatus::Ok();
+}
+
+std::vector<EngineInfo> EngineCoreClient::engines() const {
+  const Impl::Phase phase = impl_->phase;
+  if (phase != Impl::Phase::kReady && phase != Impl::Phase::kRunning) return {};
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->engines;
+}
+
+bool EngineCoreClient::AllEnginesAlive() const {
+  const Impl::Phase phase = impl_->phase;
+  if (phase != Impl::Phase::kReady && phase != Impl::Phase::kRunning) return false;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return std::all_of(impl_->engines.begin(), impl_->engines.end(),
+                     [](const EngineInfo& e) { return e.alive; });
+}
+
+uint64_t EngineCoreClient::messages_received() const {
+  return impl_->messages.load(std::memory_order_relaxed);
+}
+
+uint64_t EngineCoreClient::callback_exceptions() const {
+  return impl_->callback_exceptions.load(std::memory_order_relaxed);
+}
+
+ReadyResponseSummary SummarizeEngines(std::span<const EngineInfo> engines) {
+  ReadyResponseSummary s;
+  for (const EngineInfo& e : engines) {
+    const EngineCoreReadyResponse& rr = e.ready_response;
+    if (rr.max_model_len) {
+      s.max_model_len =
+          s.max_model_len ? std::min(*s.max_model_len, *rr.max_model_len) : *rr.max_model_len;
+    }
+    // Engines before 2026-04-09 registered with an empty frame and reported blocks on READY.
+    if (rr.num_gpu_blocks) {
+      s.num_gpu_blocks += *rr.num_gpu_blocks;
+    } else if (e.ready && e.ready->num_gpu_blocks) {
+      s.num_gpu_blocks += *e.ready->num_gpu_blocks;
+    }
+    if (rr.block_size) s.block_size = rr.block_size;
+    if (!s.kv_cache_size_tokens && rr.kv_cache_size_tokens) {
+      s.kv_cache_size_tokens = rr.kv_cache_size_tokens;
+    }
+    if (!s.kv_cache_max_concurrency && rr.kv_cache_max_concurrency) {
+      s.kv_cache_max_concurrency = rr.kv_cache_max_concurrency;
+    }
+    if (!s.dp_stats_address) {
+      if (rr.dp_stats_address) {
+        s.dp_stats_address = rr.dp_stats_address;
+      } else if (e.ready && e.ready->dp_stats_address) {
+        s.dp_stats_address = e.ready->dp_stats_address;
+      }
+    }
+    if (!s.kv_connector && rr.kv_connector && !rr.kv_connector->empty()) {
+      s.kv_connector = rr.kv_connector;
+    }
+  }
+  return s;
+}
+
+}  // namespace vmetrics
