@@ -8,6 +8,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-msgpack python3-zmq python3-prometheus-client
   prometheus curl
+  libgnutls28-dev libcrypt-dev  # server: TLS certificate checks, basic-auth cache HMAC, bcrypt
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

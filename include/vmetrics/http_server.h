@@ -1,7 +1,8 @@
 // File: http_server.h
 //
 // HttpServer: the HTTP endpoint of a vmetrics frontend, serving `/metrics` and `/health` the
-// way vLLM's Python frontend does, on libmicrohttpd.
+// way vLLM's Python frontend does, on libmicrohttpd; over TLS and behind basic authentication
+// when HttpServerOptions::web_config asks for them (web_config.h).
 //
 //   GET|HEAD /metrics   200, the exposition chosen by Negotiate(Accept, Accept-Encoding):
 //                       text 0.0.4 or OpenMetrics 1.0.0, gzip-compressed when accepted.
@@ -15,7 +16,16 @@
 //                       without a name; 431 for more than max_headers header lines or a head
 //                       above max_request_bytes, 414 for a URI above it. libmicrohttpd closes
 //                       the connection on a request line it cannot parse at all.
+//   no credentials      401 with `WWW-Authenticate: Basic realm="vmetrics"` on every path
+//                       (known or not, before 404 and 405) when the web config has users and
+//                       the request lacks exactly one Authorization header with matching Basic
+//                       credentials. Checked after 400 and 431. 429 with `Retry-After: 1`
+//                       when max_pending_auth_checks checks already wait for bcrypt; 503 for
+//                       a check cancelled by Stop.
 //   handler throws      500; the server keeps serving.
+//
+// Every reply the server builds (not libmicrohttpd's own, such as 505) carries the web
+// config's http_server_config.headers.
 //
 // Connections are kept alive between requests (Prometheus reuses its scrape connection),
 // except after a refusal above or a GET that carries a body, which close the connection so
@@ -47,11 +57,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "vmetrics/exposition.h"
 #include "vmetrics/status.h"
+#include "vmetrics/web_config.h"
 
 namespace vmetrics {
 
@@ -102,6 +114,26 @@ struct HttpServerOptions {
   // Header lines a request may carry; more are answered 431. Small headers can stay under
   // max_request_bytes in large numbers, so they are counted on their own.
   unsigned max_headers = 100;
+
+  // With basic_auth_users: credentials checks that may wait for the server's one bcrypt
+  // thread (beyond the one it is running). A request whose credentials are not cached finds
+  // a place or is answered 429 with `Retry-After: 1` at once; cached credentials never wait.
+  // At bcrypt cost 10 (about 0.1 s) the default is about two seconds of work. Must be >= 1.
+  size_t max_pending_auth_checks = 16;
+
+  // ---- Security ----
+
+  // TLS, basic authentication and extra response headers (`--web-config-file`, read with
+  // LoadWebConfig). nullopt, or a WebConfig without tls and users, serves plain HTTP to
+  // anyone who can connect: fine on loopback, the default host, and nowhere else.
+  //
+  // With users, the first request with a given (user, password) costs one bcrypt (about
+  // 0.1 s at cost 10) on a thread of its own while its connection waits, later ones a cache
+  // look-up on the worker; wrong passwords are never cached. So guessing costs the server at
+  // most one core and never holds up scrapes with cached credentials (see
+  // src/server/basic_auth.h, verification_queue.h and docs/reliability.md). With TLS, the
+  // handshake counts against connection_timeout_s like any other idle time.
+  std::optional<WebConfig> web_config;
 };
 
 // HealthReport: what HttpHandlers::health returns. `healthy` selects 200 or 503; `body` is
@@ -145,9 +177,11 @@ class HttpServer {
   // from that moment connections are accepted and answered.
   //
   // Failure: kInvalidArgument, with the reason in the message, for an unset render_metrics,
-  // an option out of range, a host that does not resolve, or when libmicrohttpd cannot start
-  // on any resolved address (port in use, permission denied, address not local; its own
-  // messages are included). No thread or socket is left behind on failure.
+  // an option out of range, a web_config that ValidateWebConfig refuses (or that asks for TLS
+  // from a libmicrohttpd built without it), a host that does not resolve, or when
+  // libmicrohttpd cannot start on any resolved address (port in use, permission denied,
+  // address not local; its own messages are included). No thread or socket is left behind on
+  // failure.
   //
   // Ownership: the returned server owns the handlers (moved in) and its threads.
   //

@@ -11,6 +11,7 @@
 #include "vmetrics/exposition.h"
 #include "vmetrics/http_server.h"
 #include "vmetrics/recorder.h"
+#include "vmetrics/web_config.h"
 
 namespace vmetrics::cli {
 
@@ -259,6 +260,14 @@ bool Frontend::Start(std::string* error) {
   h.host = a.host;
   h.port = static_cast<uint16_t>(a.port);
   h.threads = a.http_threads;
+  if (!a.web_config_file.empty()) {
+    Result<WebConfig> web = LoadWebConfig(a.web_config_file);
+    if (!web.ok()) {
+      *error = web.status().message();
+      return false;
+    }
+    h.web_config = std::move(*web);
+  }
   HttpHandlers handlers;
   handlers.render_metrics = [this](ExpositionFormat format) {
     std::string out;

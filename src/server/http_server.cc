@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdarg>
 #include <cstdio>
@@ -16,7 +17,10 @@
 #include <utility>
 #include <vector>
 
+#include "server/basic_auth.h"
 #include "server/request_handler.h"
+#include "server/verification_queue.h"
+#include "vmetrics/web_config.h"
 
 namespace vmetrics {
 
@@ -27,6 +31,16 @@ struct HttpServerState {
   HttpHandlers handlers;
   MHD_Daemon* daemon = nullptr;
   uint16_t port = 0;
+
+  // From options.web_config: the credentials check and the thread its bcrypts run on (both
+  // null without users; declared in this order so the queue goes first), the limits and
+  // check every request passes, the headers every reply carries, and the GnuTLS priority
+  // string for the TLS versions allowed ("" without TLS).
+  std::unique_ptr<BasicAuthVerifier> basic_auth;
+  std::unique_ptr<VerificationQueue> verifications;
+  RequestRules rules;
+  std::vector<std::pair<std::string, std::string>> extra_headers;
+  std::string tls_priorities;
 
   // libmicrohttpd may log from its worker threads while MHD_start_daemon is still running, so
   // the start log is guarded.
@@ -39,7 +53,9 @@ struct HttpServerState {
 
 namespace {
 
+using internal::BasicCredentials;
 using internal::HttpServerState;
+using internal::Verdict;
 
 // Smallest per-connection memory pool accepted: below this libmicrohttpd cannot hold an
 // ordinary scrape request (Prometheus sends about 300 bytes of headers) plus its own response
@@ -85,26 +101,126 @@ void LogFromMhd(void* cls, const char* format, va_list args) {
 // Stored in *req_cls once a request's head has been accepted; only its address matters.
 char head_accepted_tag;
 
+// Stored in *req_cls instead while the request's credentials are checked on the verification
+// queue, and until the request completes (RequestCompleted frees it).
+struct PendingCheck {
+  enum Outcome : uint8_t { kWaiting, kAllowed, kDenied, kQueueFull, kCancelled };
+  explicit PendingCheck(MHD_Connection* c) : connection(c) {}
+  MHD_Connection* const connection;
+  // Written by the queue's thread before it resumes the connection, read by the worker after.
+  std::atomic<Outcome> outcome{kWaiting};
+  // Worker thread only: the request passed every check and waits for its last call, or was
+  // answered.
+  bool admitted = false;
+  bool answered = false;
+};
+
+// MHD_RequestCompletedCallback: frees a PendingCheck, whatever way the request ended.
+void RequestCompleted(void* /*cls*/, MHD_Connection* /*connection*/, void** req_cls,
+                      MHD_RequestTerminationCode /*code*/) {
+  if (*req_cls != nullptr && *req_cls != &head_accepted_tag) {
+    delete static_cast<PendingCheck*>(*req_cls);
+  }
+  *req_cls = nullptr;
+}
+
+// Suspends `connection` and queues the bcrypt check of `credentials`; the queue's thread
+// resumes it with the verdict, and libmicrohttpd then calls AccessHandler again (ResumedCall).
+// Suspended first: resuming a connection that is not suspended is undefined.
+MHD_Result SuspendForVerification(const HttpServerState* state, MHD_Connection* connection,
+                                  BasicCredentials credentials, void** req_cls) {
+  auto* pending = new PendingCheck(connection);
+  *req_cls = pending;
+  MHD_suspend_connection(connection);
+  const bool queued =
+      state->verifications->Submit(std::move(credentials), [pending](Verdict verdict) {
+        MHD_Connection* const suspended = pending->connection;
+        pending->outcome.store(verdict == Verdict::kAllowed  ? PendingCheck::kAllowed
+                               : verdict == Verdict::kDenied ? PendingCheck::kDenied
+                                                             : PendingCheck::kCancelled,
+                               std::memory_order_release);
+        // `pending` may be freed from here on.
+        MHD_resume_connection(suspended);
+      });
+  if (!queued) {
+    pending->outcome.store(PendingCheck::kQueueFull, std::memory_order_release);
+    MHD_resume_connection(connection);
+  }
+  return MHD_YES;
+}
+
+// The calls after a verification. libmicrohttpd repeats the first call once the connection is
+// resumed; from there on this mirrors AccessHandler's first and later calls: refusals and
+// requests with a body are answered at once, the rest on the last call (answered earlier,
+// libmicrohttpd 0.9.75 would close the keep-alive connection).
+MHD_Result ResumedCall(const HttpServerState* state, MHD_Connection* connection,
+                       const internal::RequestHead& head, size_t* upload_data_size,
+                       PendingCheck* pending) {
+  auto queue = [&](internal::Reply reply) {
+    pending->answered = true;
+    return internal::QueueReply(connection, std::move(reply), state->extra_headers);
+  };
+  if (pending->answered || (pending->admitted && *upload_data_size != 0)) {
+    // Body bytes: dropped (after an answer, libmicrohttpd closes the connection).
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  if (pending->admitted) return queue(internal::HandlerReply(state->handlers, head));
+  switch (pending->outcome.load(std::memory_order_acquire)) {
+    case PendingCheck::kAllowed:
+      break;
+    case PendingCheck::kDenied:
+      return queue(internal::UnauthorizedReply());
+    case PendingCheck::kQueueFull:
+      return queue(internal::TooManyRequestsReply());
+    case PendingCheck::kWaiting:  // not resumed by the queue: should not happen
+    case PendingCheck::kCancelled:
+      return queue(internal::ServiceUnavailableReply());
+  }
+  if (std::optional<internal::Reply> refusal = internal::RejectUnrouted(head)) {
+    return queue(std::move(*refusal));
+  }
+  if (head.has_body) return queue(internal::HandlerReply(state->handlers, head));
+  pending->admitted = true;
+  return MHD_YES;
+}
+
 // MHD_AccessHandlerCallback. libmicrohttpd calls it once the headers are in, then once per
 // chunk of request body, then once more with no data when the request is complete.
 //
-// Refusals are queued on the first call: libmicrohttpd then closes the connection instead of
-// reading a body nobody wants, whatever its size. A good request is answered on the last call:
-// queued any earlier, libmicrohttpd 0.9.75 cannot tell the request was fully read and closes
-// the connection after the response, which would cost every Prometheus scrape a new TCP
-// connection. The exception is a GET or HEAD announcing a body, answered at once for the
-// same reason as a refusal.
+// The checks (RejectReply's, in its order) run once, on the first call; *req_cls remembers
+// that they passed. Credentials that need a bcrypt are handed to the verification queue with
+// the connection suspended (SuspendForVerification), and the rest runs on the call after
+// (ResumedCall); so does a request that has to wait. Refusals are queued on the first call:
+// libmicrohttpd then closes the connection instead of reading a body nobody wants, whatever its
+// size. A good request is answered on the last call: queued any earlier, libmicrohttpd 0.9.75
+// cannot tell the request was fully read and closes the connection after the response, which would
+// cost every Prometheus scrape a new TCP connection. The exception is a GET or HEAD announcing a
+// body, answered at once for the same reason as a refusal.
 MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url, const char* method,
                          const char* version, const char* /*upload_data*/, size_t* upload_data_size,
                          void** req_cls) {
   const auto* state = static_cast<const HttpServerState*>(cls);
-  const unsigned max_headers = state->options.max_headers;
   // Read on each call rather than kept in *req_cls: it is a walk over a few headers, and
   // keeping it would need a completion callback to free it.
   const internal::RequestHead head = internal::ReadRequestHead(connection, url, method, version);
+  if (*req_cls != nullptr && *req_cls != &head_accepted_tag) {
+    return ResumedCall(state, connection, head, upload_data_size,
+                       static_cast<PendingCheck*>(*req_cls));
+  }
   if (*req_cls == nullptr) {
-    if (std::optional<internal::Reply> refusal = internal::RejectReply(max_headers, head)) {
-      return internal::QueueReply(connection, std::move(*refusal));
+    std::optional<internal::Reply> refusal = internal::RejectMalformed(state->rules, head);
+    if (!refusal.has_value()) {
+      internal::CredentialsCheck check = internal::CheckCredentialsQuickly(state->rules, head);
+      if (check.outcome == internal::CredentialsOutcome::kNeedsVerification) {
+        return SuspendForVerification(state, connection, std::move(check.credentials), req_cls);
+      }
+      refusal = check.outcome == internal::CredentialsOutcome::kRefused
+                    ? internal::UnauthorizedReply()
+                    : internal::RejectUnrouted(head);
+    }
+    if (refusal.has_value()) {
+      return internal::QueueReply(connection, std::move(*refusal), state->extra_headers);
     }
     if (!head.has_body) {
       *req_cls = &head_accepted_tag;
@@ -115,7 +231,8 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
     *upload_data_size = 0;
     return MHD_YES;
   }
-  return internal::QueueReply(connection, internal::BuildReply(state->handlers, max_headers, head));
+  return internal::QueueReply(connection, internal::HandlerReply(state->handlers, head),
+                              state->extra_headers);
 }
 
 Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handlers) {
@@ -130,11 +247,34 @@ Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handle
                                    std::to_string(options.threads) + ") and " +
                                    std::to_string(UINT_MAX));
   }
+  if (options.max_pending_auth_checks == 0) {
+    return Status::InvalidArgument("HttpServerOptions::max_pending_auth_checks must be >= 1");
+  }
   if (options.max_request_bytes < kMinRequestBytes) {
     return Status::InvalidArgument("HttpServerOptions::max_request_bytes must be >= " +
                                    std::to_string(kMinRequestBytes));
   }
+  if (options.web_config.has_value()) {
+    if (Status s = ValidateWebConfig(*options.web_config); !s.ok()) {
+      return Status::InvalidArgument("HttpServerOptions::web_config: " + s.message());
+    }
+    if (options.web_config->tls.has_value() &&
+        MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+      return Status::InvalidArgument(
+          "HttpServerOptions::web_config asks for TLS, but this libmicrohttpd was built "
+          "without it");
+    }
+  }
   return Status::Ok();
+}
+
+// GnuTLS's default choices, narrowed to the versions allowed. NORMAL already leaves out SSL 3;
+// TLS 1.0 and 1.1 are left out too, as exporter-toolkit does by default.
+std::string TlsPriorities(const TlsServerConfig& tls) {
+  std::string priorities = "NORMAL:-VERS-ALL";
+  if (tls.max_version >= TlsVersion::kTls13) priorities += ":+VERS-TLS1.3";
+  if (tls.min_version <= TlsVersion::kTls12) priorities += ":+VERS-TLS1.2";
+  return priorities;
 }
 
 // The addresses `host` resolves to, port filled in, in getaddrinfo's order (which follows
@@ -176,8 +316,11 @@ std::string DescribeAddress(const sockaddr_storage& address) {
   return address.ss_family == AF_INET6 ? "[" + std::string(text) + "]" : std::string(text);
 }
 
-unsigned DaemonFlags(const sockaddr_storage& address) {
+unsigned DaemonFlags(const sockaddr_storage& address, bool tls, bool suspend_resume) {
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+  if (tls) flags |= MHD_USE_TLS;
+  // For the credentials checks that run on the verification queue.
+  if (suspend_resume) flags |= MHD_ALLOW_SUSPEND_RESUME;
   // ITC lets MHD_stop_daemon wake the workers at once instead of waiting for a poll timeout.
   flags |= MHD_USE_ITC;
   flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_AUTO;
@@ -209,11 +352,26 @@ MHD_Daemon* StartDaemon(HttpServerState* state, const sockaddr_storage& address)
   const HttpServerOptions& o = state->options;
   // A pool of one is no pool: MHD then runs the single polling thread itself.
   const unsigned pool_size = o.threads > 1 ? o.threads : 0;
+  const TlsServerConfig* tls =
+      o.web_config.has_value() && o.web_config->tls.has_value() ? &*o.web_config->tls : nullptr;
+  // Options that take one pointer go in ptr_value. MHD reads the PEM text while starting; the
+  // strings live in `state` for as long as the daemon anyway.
+  auto text = [](const std::string& s) { return const_cast<char*>(s.c_str()); };
+  MHD_OptionItem tls_options[] = {
+      {MHD_OPTION_HTTPS_PRIORITIES, 0, text(state->tls_priorities)},
+      {MHD_OPTION_HTTPS_MEM_KEY, 0, tls != nullptr ? text(tls->key_pem) : nullptr},
+      {MHD_OPTION_HTTPS_MEM_CERT, 0, tls != nullptr ? text(tls->cert_pem) : nullptr},
+      {MHD_OPTION_END, 0, nullptr},
+  };
+  // Without TLS the array is empty: MHD refuses HTTPS options on a plain daemon.
+  MHD_OptionItem* extra_options = tls != nullptr ? tls_options : tls_options + 3;
   // clang-format off
   return MHD_start_daemon(
-      DaemonFlags(address), o.port, /*apc=*/nullptr, /*apc_cls=*/nullptr, &AccessHandler, state,
+      DaemonFlags(address, tls != nullptr, state->verifications != nullptr), o.port,
+      /*apc=*/nullptr, /*apc_cls=*/nullptr, &AccessHandler, state,
       // First, so no startup message goes to libmicrohttpd's own stderr logger.
       MHD_OPTION_EXTERNAL_LOGGER, &LogFromMhd, state,
+      MHD_OPTION_NOTIFY_COMPLETED, &RequestCompleted, nullptr,
       MHD_OPTION_SOCK_ADDR, reinterpret_cast<const sockaddr*>(&address),
       MHD_OPTION_THREAD_POOL_SIZE, pool_size,
       MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(o.max_connections),
@@ -222,6 +380,7 @@ MHD_Daemon* StartDaemon(HttpServerState* state, const sockaddr_storage& address)
       // Off on purpose: every Prometheus server of a deployment may scrape from one address
       // (a federation proxy, a sidecar), and max_connections already bounds the total.
       MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0u,
+      MHD_OPTION_ARRAY, extra_options,
       MHD_OPTION_END);
   // clang-format on
 }
@@ -236,6 +395,10 @@ uint16_t HttpServer::port() const { return state_->port; }
 
 void HttpServer::Stop() {
   if (state_->daemon == nullptr) return;
+  // Every suspended connection must be resumed before MHD_stop_daemon: stopping the queue
+  // cancels the waiting checks, and each cancelled one resumes its connection. A check
+  // submitted after this finds the queue stopped and resumes its connection itself.
+  if (state_->verifications != nullptr) state_->verifications->Stop();
   MHD_stop_daemon(state_->daemon);
   state_->daemon = nullptr;
 }
@@ -249,6 +412,17 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   auto state = std::make_unique<HttpServerState>();
   state->options = std::move(options);
   state->handlers = std::move(handlers);
+  state->rules.max_headers = state->options.max_headers;
+  if (const std::optional<WebConfig>& web = state->options.web_config; web.has_value()) {
+    if (!web->basic_auth_users.empty()) {
+      state->basic_auth = std::make_unique<internal::BasicAuthVerifier>(web->basic_auth_users);
+      state->verifications = std::make_unique<internal::VerificationQueue>(
+          state->basic_auth.get(), state->options.max_pending_auth_checks);
+      state->rules.basic_auth = state->basic_auth.get();
+    }
+    state->extra_headers = web->headers;
+    if (web->tls.has_value()) state->tls_priorities = TlsPriorities(*web->tls);
+  }
   std::string failures;
   for (const sockaddr_storage& address : *addresses) {
     {

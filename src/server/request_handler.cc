@@ -3,6 +3,7 @@
 
 #include <strings.h>
 
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <utility>
@@ -76,26 +77,17 @@ Reply HealthReply(const HttpHandlers& handlers) {
   return reply;
 }
 
-// Collects header count, Accept and Accept-Encoding for ReadRequestHead.
+bool NameIs(std::string_view name, std::string_view wanted) {
+  return name.size() == wanted.size() &&
+         strncasecmp(name.data(), wanted.data(), wanted.size()) == 0;
+}
+
+// Collects what RequestHead needs from each header line, for ReadRequestHead. libmicrohttpd
+// passes a NULL key for a line without a name; values are never NULL for headers, but a NULL
+// would read as empty.
 MHD_Result CollectHeader(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* value) {
-  auto* head = static_cast<RequestHead*>(cls);
-  ++head->header_count;
-  if (key == nullptr || *key == '\0') head->empty_header_name = true;
-  if (key == nullptr || value == nullptr) return MHD_YES;
-  if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0 ||
-      (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0 && std::string_view(value) != "0")) {
-    head->has_body = true;
-  }
-  std::string* joined = nullptr;
-  if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT) == 0) {
-    joined = &head->accept;
-  } else if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING) == 0) {
-    joined = &head->accept_encoding;
-  }
-  if (joined != nullptr) {
-    if (!joined->empty()) joined->push_back(',');
-    joined->append(value);
-  }
+  AddHeader(key != nullptr ? key : "", value != nullptr ? value : "",
+            static_cast<RequestHead*>(cls));
   return MHD_YES;
 }
 
@@ -103,13 +95,57 @@ void FreeBody(void* cls) { delete static_cast<std::string*>(cls); }
 
 }  // namespace
 
+Reply UnauthorizedReply() {
+  // exporter-toolkit's body (Go's http.StatusText), so a client that shows it shows the same.
+  Reply reply = TextReply(MHD_HTTP_UNAUTHORIZED, "Unauthorized");
+  reply.www_authenticate = kBasicAuthChallenge;
+  return reply;
+}
+
+Reply TooManyRequestsReply() {
+  Reply reply = TextReply(MHD_HTTP_TOO_MANY_REQUESTS, "Too Many Requests");
+  reply.retry_after = "1";
+  return reply;
+}
+
+Reply ServiceUnavailableReply() {
+  return TextReply(MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable");
+}
+
+void AddHeader(std::string_view name, std::string_view value, RequestHead* head) {
+  ++head->header_count;
+  if (name.empty()) {
+    head->empty_header_name = true;
+    return;
+  }
+  if (NameIs(name, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
+      (NameIs(name, MHD_HTTP_HEADER_CONTENT_LENGTH) && value != "0")) {
+    head->has_body = true;
+  }
+  if (NameIs(name, MHD_HTTP_HEADER_AUTHORIZATION)) {
+    ++head->authorization_count;
+    head->authorization = value;
+    return;
+  }
+  std::string* joined = nullptr;
+  if (NameIs(name, MHD_HTTP_HEADER_ACCEPT)) {
+    joined = &head->accept;
+  } else if (NameIs(name, MHD_HTTP_HEADER_ACCEPT_ENCODING)) {
+    joined = &head->accept_encoding;
+  }
+  if (joined != nullptr) {
+    if (!joined->empty()) joined->push_back(',');
+    joined->append(value);
+  }
+}
+
 Endpoint RouteFor(std::string_view path) {
   if (path == "/metrics" || path == "/metrics/") return Endpoint::kMetrics;
   if (path == "/health") return Endpoint::kHealth;
   return Endpoint::kNotFound;
 }
 
-std::optional<Reply> RejectReply(unsigned max_headers, const RequestHead& head) {
+std::optional<Reply> RejectMalformed(const RequestRules& rules, const RequestHead& head) {
   // libmicrohttpd answers unknown HTTP versions itself (505) but passes on a request line
   // without one (HTTP/0.9's "GET /metrics") with an empty version. Nothing speaks 0.9 any more;
   // such a line is garbage, and answering it with a body would only confuse the sender.
@@ -121,9 +157,31 @@ std::optional<Reply> RejectReply(unsigned max_headers, const RequestHead& head) 
   }
   // Checked before routing: the header count is a cost the client already imposed, whatever
   // the path.
-  if (head.header_count > max_headers) {
+  if (head.header_count > rules.max_headers) {
     return TextReply(MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "Request Header Fields Too Large");
   }
+  return std::nullopt;
+}
+
+CredentialsCheck CheckCredentialsQuickly(const RequestRules& rules, const RequestHead& head) {
+  CredentialsCheck check;
+  if (rules.basic_auth == nullptr) return check;
+  // Two Authorization headers would leave a proxy and this server free to read different
+  // ones; refuse rather than pick.
+  std::optional<BasicCredentials> credentials;
+  if (head.authorization_count == 1) credentials = ParseBasicAuthorization(head.authorization);
+  if (!credentials.has_value()) {
+    check.outcome = CredentialsOutcome::kRefused;
+  } else if (!rules.basic_auth->IsCached(*credentials)) {
+    check.outcome = CredentialsOutcome::kNeedsVerification;
+    check.credentials = std::move(*credentials);
+  } else {
+    explicit_bzero(credentials->password.data(), credentials->password.size());
+  }
+  return check;
+}
+
+std::optional<Reply> RejectUnrouted(const RequestHead& head) {
   if (RouteFor(head.path) == Endpoint::kNotFound) {
     return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
   }
@@ -135,9 +193,26 @@ std::optional<Reply> RejectReply(unsigned max_headers, const RequestHead& head) 
   return std::nullopt;
 }
 
-Reply BuildReply(const HttpHandlers& handlers, unsigned max_headers, const RequestHead& head) {
-  if (std::optional<Reply> refusal = RejectReply(max_headers, head)) return std::move(*refusal);
+std::optional<Reply> RejectReply(const RequestRules& rules, const RequestHead& head) {
+  if (std::optional<Reply> refusal = RejectMalformed(rules, head)) return refusal;
+  CredentialsCheck check = CheckCredentialsQuickly(rules, head);
+  if (check.outcome == CredentialsOutcome::kNeedsVerification) {
+    const bool ok = rules.basic_auth->Verify(check.credentials);
+    explicit_bzero(check.credentials.password.data(), check.credentials.password.size());
+    check.outcome = ok ? CredentialsOutcome::kAccepted : CredentialsOutcome::kRefused;
+  }
+  if (check.outcome == CredentialsOutcome::kRefused) return UnauthorizedReply();
+  return RejectUnrouted(head);
+}
+
+Reply BuildReply(const HttpHandlers& handlers, const RequestRules& rules, const RequestHead& head) {
+  if (std::optional<Reply> refusal = RejectReply(rules, head)) return std::move(*refusal);
+  return HandlerReply(handlers, head);
+}
+
+Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head) {
   const Endpoint endpoint = RouteFor(head.path);
+  if (endpoint == Endpoint::kNotFound) return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
   // The handlers are the caller's code running on a C library's thread; nothing may unwind
   // through libmicrohttpd.
   try {
@@ -160,7 +235,8 @@ RequestHead ReadRequestHead(MHD_Connection* connection, const char* path, const 
   return head;
 }
 
-MHD_Result QueueReply(MHD_Connection* connection, Reply reply) {
+MHD_Result QueueReply(MHD_Connection* connection, Reply reply,
+                      const std::vector<std::pair<std::string, std::string>>& extra_headers) {
   // The response takes the body string itself, freed by FreeBody once the response is
   // destroyed: a scrape body is a few hundred KiB, not worth copying on every request.
   auto body = std::make_unique<std::string>(std::move(reply.body));
@@ -179,6 +255,9 @@ MHD_Result QueueReply(MHD_Connection* connection, Reply reply) {
   add_header(MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type);
   add_header(MHD_HTTP_HEADER_CONTENT_ENCODING, reply.content_encoding);
   add_header(MHD_HTTP_HEADER_ALLOW, reply.allow);
+  add_header(MHD_HTTP_HEADER_WWW_AUTHENTICATE, reply.www_authenticate);
+  add_header(MHD_HTTP_HEADER_RETRY_AFTER, reply.retry_after);
+  for (const auto& [name, value] : extra_headers) add_header(name.c_str(), value);
   const MHD_Result queued =
       headers_ok ? MHD_queue_response(connection, reply.status, response) : MHD_NO;
   // The connection holds its own reference once queued.

@@ -1,11 +1,14 @@
 // File: request_handler.h (internal to src/server)
 //
 // What the HTTP server answers, kept apart from libmicrohttpd: a request head goes in, a Reply
-// comes out (BuildReply), and only QueueReply touches the connection. The routing and status
-// rules are documented in include/vmetrics/http_server.h; this file implements them.
+// comes out (BuildReply), and only ReadRequestHead and QueueReply touch the connection. The
+// routing and status rules are documented in include/vmetrics/http_server.h; this file
+// implements them. Everything but those two can run without a socket, which is how
+// fuzz/http_request_fuzz.cc drives it.
 //
 // Thread safety: BuildReply and QueueReply are called on worker threads concurrently; they
-// share nothing but the handlers, which must be thread-safe (http_server.h).
+// share nothing but the handlers, which must be thread-safe (http_server.h), and the
+// BasicAuthVerifier, which is.
 #ifndef VMETRICS_SERVER_REQUEST_HANDLER_H_
 #define VMETRICS_SERVER_REQUEST_HANDLER_H_
 
@@ -16,7 +19,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
+#include "server/basic_auth.h"
 #include "vmetrics/http_server.h"
 
 namespace vmetrics::internal {
@@ -45,7 +51,23 @@ struct RequestHead {
   bool has_body = false;           // Transfer-Encoding, or a Content-Length other than 0
   std::string accept;              // every Accept header, joined with "," (prometheus_client does)
   std::string accept_encoding;     // every Accept-Encoding header, joined with ","
+  std::string_view authorization;  // the last Authorization header's value
+  size_t authorization_count = 0;  // Authorization header lines; only exactly one can pass
 };
+
+// AddHeader
+//
+// Accounts one header line in `head`, as ReadRequestHead does for each line of a request:
+// counts it, notes an empty name and a body (Transfer-Encoding, or Content-Length other than
+// "0"), joins Accept and Accept-Encoding values with ",", keeps the Authorization value. Names
+// compare case-insensitively. `value` must outlive `head` (it may be kept as a view).
+//
+// Example:
+//   RequestHead head;
+//   AddHeader("accept", "text/plain", &head);
+//   AddHeader("Accept", "application/openmetrics-text", &head);
+//   EXPECT_EQ(head.accept, "text/plain,application/openmetrics-text");
+void AddHeader(std::string_view name, std::string_view value, RequestHead* head);
 
 // What to send back. Views point at static strings.
 struct Reply {
@@ -54,30 +76,91 @@ struct Reply {
   std::string_view content_type;      // "" = no Content-Type header
   std::string_view content_encoding;  // "" or "gzip"
   std::string_view allow;             // the Allow header of a 405, else ""
+  std::string_view www_authenticate;  // the challenge of a 401, else ""
+  std::string_view retry_after;       // seconds, on a 429, else ""
 };
+
+// RequestRules
+//
+// What a request must pass before a handler runs, from HttpServerOptions and its WebConfig.
+struct RequestRules {
+  unsigned max_headers = 100;
+  // nullptr: no credentials asked for. Otherwise every request, whatever its path, needs
+  // exactly one Authorization header with Basic credentials the verifier accepts.
+  const BasicAuthVerifier* basic_auth = nullptr;
+};
+
+// RejectMalformed
+//
+// The first checks of RejectReply: no HTTP/1.x version or a header line without a name (400),
+// more than rules.max_headers header lines (431). nullopt when both pass.
+std::optional<Reply> RejectMalformed(const RequestRules& rules, const RequestHead& head);
+
+// The part of the credentials check that needs no bcrypt.
+enum class CredentialsOutcome : uint8_t {
+  kAccepted,           // no users configured, or the credentials are in the verifier's cache
+  kRefused,            // not exactly one Authorization header, or not Basic credentials
+  kNeedsVerification,  // well-formed credentials the cache does not know: run Verify
+};
+struct CredentialsCheck {
+  CredentialsOutcome outcome = CredentialsOutcome::kAccepted;
+  BasicCredentials credentials;  // set for kNeedsVerification
+};
+
+// CheckCredentialsQuickly
+//
+// Reads the Authorization header and consults the verifier's cache, costing at most one HMAC,
+// so a server thread can call it inline and hand only kNeedsVerification to a thread where a
+// bcrypt may run (verification_queue.h).
+//
+// Example:
+//   EXPECT_EQ(CheckCredentialsQuickly({}, head).outcome, CredentialsOutcome::kAccepted);
+CredentialsCheck CheckCredentialsQuickly(const RequestRules& rules, const RequestHead& head);
+
+// RejectUnrouted
+//
+// The last checks of RejectReply: an unknown path (404), a method other than GET or HEAD
+// (405). nullopt when both pass.
+std::optional<Reply> RejectUnrouted(const RequestHead& head);
+
+// The fixed replies of refused credentials: 401 with the challenge; 429 with Retry-After when
+// the verification queue is full; 503 when the server stopped before the check ran.
+Reply UnauthorizedReply();
+Reply TooManyRequestsReply();
+Reply ServiceUnavailableReply();
 
 // RejectReply
 //
 // The reply for a request refused before any handler runs, in this order: no HTTP/1.x version
-// or a header line without a name (400), more than `max_headers` header lines (431), an
+// or a header line without a name (400), more than `rules.max_headers` header lines (431),
+// missing or wrong credentials when rules.basic_auth is set (401, with WWW-Authenticate), an
 // unknown path (404), a method other than GET or HEAD (405). nullopt when a handler should
-// answer.
+// answer. Credentials come before the path so that without them every path looks the same.
+// It is RejectMalformed, CheckCredentialsQuickly (plus Verify when needed), RejectUnrouted.
+// May run one bcrypt (see basic_auth.h) on the calling thread; the server uses the three
+// parts instead, to run the bcrypt elsewhere.
 //
 // Example:
-//   EXPECT_EQ(RejectReply(100, {.path = "/nope", .method = "GET", .version = "HTTP/1.1"})
+//   EXPECT_EQ(RejectReply({}, {.path = "/nope", .method = "GET", .version = "HTTP/1.1"})
 //                 ->status, 404u);
-std::optional<Reply> RejectReply(unsigned max_headers, const RequestHead& head);
+std::optional<Reply> RejectReply(const RequestRules& rules, const RequestHead& head);
+
+// HandlerReply
+//
+// The handler's reply for an admitted request: /metrics rendered in the negotiated format
+// (gzip-compressed when accepted), /health as HttpHandlers::health reports. Never throws: a
+// handler's exception becomes a 500 (reported through handlers.log when set).
+// REQUIRES: RejectReply returned nullopt for `head`.
+Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head);
 
 // BuildReply
 //
-// RejectReply's reply if there is one, else the handler's: /metrics rendered in the negotiated
-// format (gzip-compressed when accepted), /health as HttpHandlers::health reports. Never
-// throws: a handler's exception becomes a 500 (reported through handlers.log when set).
+// RejectReply's reply if there is one, else HandlerReply's.
 //
 // Example:
-//   Reply r = BuildReply(handlers, 100, {.path = "/nope", .method = "GET", .version = "HTTP/1.1"});
+//   Reply r = BuildReply(handlers, {}, {.path = "/nope", .method = "GET", .version = "HTTP/1.1"});
 //   EXPECT_EQ(r.status, 404u);
-Reply BuildReply(const HttpHandlers& handlers, unsigned max_headers, const RequestHead& head);
+Reply BuildReply(const HttpHandlers& handlers, const RequestRules& rules, const RequestHead& head);
 
 // ReadRequestHead
 //
@@ -88,11 +171,13 @@ RequestHead ReadRequestHead(MHD_Connection* connection, const char* path, const 
 
 // QueueReply
 //
-// Hands `reply` to libmicrohttpd without copying the body (the response owns it until sent).
+// Hands `reply` to libmicrohttpd without copying the body (the response owns it until sent),
+// with `extra_headers` (a web config's http_server_config.headers) after its own.
 // For HEAD, libmicrohttpd sends the headers, including the body's Content-Length, and no body.
 // Returns MHD_NO when the response cannot be created or queued; libmicrohttpd then closes the
 // connection.
-MHD_Result QueueReply(MHD_Connection* connection, Reply reply);
+MHD_Result QueueReply(MHD_Connection* connection, Reply reply,
+                      const std::vector<std::pair<std::string, std::string>>& extra_headers);
 
 }  // namespace vmetrics::internal
 

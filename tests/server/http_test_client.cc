@@ -33,8 +33,9 @@ class Socket {
   int fd_;
 };
 
-// Connects to host:port; -1 when refused or the host is not a literal.
-int Connect(const std::string& host, uint16_t port) {
+}  // namespace
+
+int ConnectTo(const std::string& host, uint16_t port) {
   sockaddr_storage address{};
   socklen_t length = 0;
   auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
@@ -62,6 +63,8 @@ int Connect(const std::string& host, uint16_t port) {
   }
   return fd;
 }
+
+namespace {
 
 void SendAll(int fd, std::string_view data) {
   while (!data.empty()) {
@@ -136,14 +139,11 @@ bool HttpResponse::HasHeader(std::string_view name) const {
   return false;
 }
 
-namespace {
-
-// Reads one response from `fd` into `response`. `buffer` holds bytes already received and
-// keeps whatever arrives after this response.
-void ReadResponse(int fd, bool head_request, std::string* buffer, HttpResponse* response) {
+void ReadResponse(const std::function<bool(std::string*)>& receive_more, bool head_request,
+                  std::string* buffer, HttpResponse* response) {
   size_t head_end = std::string::npos;
   while ((head_end = buffer->find("\r\n\r\n")) == std::string::npos) {
-    if (!ReceiveMore(fd, buffer)) return;  // status stays 0
+    if (!receive_more(buffer)) return;  // status stays 0
   }
   if (!ParseHead(std::string_view(*buffer).substr(0, head_end), response)) {
     response->status = 0;
@@ -158,43 +158,50 @@ void ReadResponse(int fd, bool head_request, std::string* buffer, HttpResponse* 
     const std::string length_text = response->Header("content-length");
     size_t length = 0;
     std::from_chars(length_text.data(), length_text.data() + length_text.size(), length);
-    while (buffer->size() < length && ReceiveMore(fd, buffer)) {
+    while (buffer->size() < length && receive_more(buffer)) {
     }
     const size_t taken = std::min(buffer->size(), length);
     response->body = buffer->substr(0, taken);
     buffer->erase(0, taken);
   } else {
-    while (ReceiveMore(fd, buffer)) {
+    while (receive_more(buffer)) {
     }
     response->body = std::move(*buffer);
     buffer->clear();
   }
 }
 
+namespace {
+
+// ReadResponse over a plain socket.
+void ReadSocketResponse(int fd, bool head_request, std::string* buffer, HttpResponse* response) {
+  ReadResponse([fd](std::string* b) { return ReceiveMore(fd, b); }, head_request, buffer, response);
+}
+
 }  // namespace
 
 HttpResponse Exchange(uint16_t port, std::string_view raw, const ExchangeOptions& options) {
   HttpResponse response;
-  const Socket socket(Connect(options.host, port));
+  const Socket socket(ConnectTo(options.host, port));
   if (socket.fd() < 0) return response;
   response.connected = true;
   SendAll(socket.fd(), raw);
   std::string buffer;
-  ReadResponse(socket.fd(), options.head, &buffer, &response);
+  ReadSocketResponse(socket.fd(), options.head, &buffer, &response);
   return response;
 }
 
 std::vector<HttpResponse> ExchangeInTurn(uint16_t port, const std::vector<std::string>& requests,
                                          const ExchangeOptions& options) {
   std::vector<HttpResponse> responses;
-  const Socket socket(Connect(options.host, port));
+  const Socket socket(ConnectTo(options.host, port));
   std::string buffer;
   for (const std::string& request : requests) {
     HttpResponse& response = responses.emplace_back();
     if (socket.fd() < 0) break;
     response.connected = true;
     SendAll(socket.fd(), request);
-    ReadResponse(socket.fd(), options.head, &buffer, &response);
+    ReadSocketResponse(socket.fd(), options.head, &buffer, &response);
     if (response.status == 0) break;
   }
   return responses;

@@ -9,6 +9,7 @@
 #define VMETRICS_TESTS_SERVER_HTTP_TEST_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -74,6 +75,21 @@ std::string Request(std::string_view method, std::string_view target,
 // Get: Exchange(port, Request("GET", target, headers)).
 HttpResponse Get(uint16_t port, std::string_view target,
                  const std::vector<std::pair<std::string, std::string>>& headers = {});
+
+// ConnectTo
+//
+// A connected TCP socket to host:port (an IPv4 or IPv6 literal) with the same 10 s send and
+// receive timeouts Exchange uses, or -1 when refused. The caller closes it.
+int ConnectTo(const std::string& host, uint16_t port);
+
+// ReadResponse
+//
+// Reads one response into `response` through `receive_more`, which appends what arrived to its
+// argument and returns false on EOF, error or timeout (so a TLS client can share the parser).
+// `buffer` holds bytes already received and keeps whatever follows this response. Sets status
+// 0 when the connection ends before a complete head.
+void ReadResponse(const std::function<bool(std::string*)>& receive_more, bool head_request,
+                  std::string* buffer, HttpResponse* response);
 
 // Gunzip: inflates a gzip stream with zlib. Returns false on a corrupt or truncated stream.
 bool Gunzip(std::string_view compressed, std::string* out);

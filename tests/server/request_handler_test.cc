@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "http_test_client.h"  // Gunzip
+#include "security_test_util.h"
 
 namespace vmetrics::internal {
 namespace {
 
 constexpr unsigned kMaxHeaders = 100;
+constexpr RequestRules kRules{.max_headers = kMaxHeaders};
 
 HttpHandlers FixedHandlers() {
   HttpHandlers handlers;
@@ -43,7 +45,7 @@ TEST(RouteFor, KnownPathsAndTheirNeighbours) {
 }
 
 TEST(BuildReply, MetricsDefaultsToText) {
-  Reply r = BuildReply(FixedHandlers(), kMaxHeaders, Head("GET", "/metrics"));
+  Reply r = BuildReply(FixedHandlers(), kRules, Head("GET", "/metrics"));
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.body, "text\n");
   EXPECT_EQ(r.content_type, kContentTypeText004);
@@ -54,7 +56,7 @@ TEST(BuildReply, MetricsHonoursAcceptAndAcceptEncoding) {
   RequestHead head = Head("HEAD", "/metrics");
   head.accept = "application/openmetrics-text; version=1.0.0";
   head.accept_encoding = "gzip";
-  Reply r = BuildReply(FixedHandlers(), kMaxHeaders, head);
+  Reply r = BuildReply(FixedHandlers(), kRules, head);
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.content_type, kContentTypeOpenMetrics100);
   EXPECT_EQ(r.content_encoding, "gzip");
@@ -64,21 +66,21 @@ TEST(BuildReply, MetricsHonoursAcceptAndAcceptEncoding) {
 }
 
 TEST(BuildReply, UnhealthyIs503WithTheReason) {
-  Reply r = BuildReply(FixedHandlers(), kMaxHeaders, Head("GET", "/health"));
+  Reply r = BuildReply(FixedHandlers(), kRules, Head("GET", "/health"));
   EXPECT_EQ(r.status, 503u);
   EXPECT_EQ(r.body, "engine 0 is dead");
   EXPECT_EQ(r.content_type, "text/plain; charset=utf-8");
 }
 
 TEST(BuildReply, UnknownPathIs404BeforeTheMethodIsLookedAt) {
-  Reply r = BuildReply(FixedHandlers(), kMaxHeaders, Head("POST", "/v1/completions"));
+  Reply r = BuildReply(FixedHandlers(), kRules, Head("POST", "/v1/completions"));
   EXPECT_EQ(r.status, 404u);
   EXPECT_EQ(r.body, R"({"detail":"Not Found"})");
   EXPECT_EQ(r.content_type, "application/json");
 }
 
 TEST(BuildReply, WrongMethodIs405WithAllow) {
-  Reply r = BuildReply(FixedHandlers(), kMaxHeaders, Head("POST", "/metrics"));
+  Reply r = BuildReply(FixedHandlers(), kRules, Head("POST", "/metrics"));
   EXPECT_EQ(r.status, 405u);
   EXPECT_EQ(r.allow, "GET, HEAD");
   EXPECT_EQ(r.body, R"({"detail":"Method Not Allowed"})");
@@ -88,11 +90,11 @@ TEST(BuildReply, TooManyHeadersIs431WhateverThePath) {
   for (std::string_view path : {"/metrics", "/nowhere"}) {
     RequestHead head = Head("GET", path);
     head.header_count = kMaxHeaders + 1;
-    EXPECT_EQ(BuildReply(FixedHandlers(), kMaxHeaders, head).status, 431u) << path;
+    EXPECT_EQ(BuildReply(FixedHandlers(), kRules, head).status, 431u) << path;
   }
   RequestHead at_limit = Head("GET", "/metrics");
   at_limit.header_count = kMaxHeaders;
-  EXPECT_EQ(BuildReply(FixedHandlers(), kMaxHeaders, at_limit).status, 200u);
+  EXPECT_EQ(BuildReply(FixedHandlers(), kRules, at_limit).status, 200u);
 }
 
 TEST(BuildReply, HandlerExceptionsBecome500AndAreLogged) {
@@ -104,8 +106,8 @@ TEST(BuildReply, HandlerExceptionsBecome500AndAreLogged) {
   handlers.health = []() -> HealthReport { throw 42; };
   handlers.log = [&](std::string_view message) { logged.emplace_back(message); };
 
-  EXPECT_EQ(BuildReply(handlers, kMaxHeaders, Head("GET", "/metrics")).status, 500u);
-  EXPECT_EQ(BuildReply(handlers, kMaxHeaders, Head("GET", "/health")).status, 500u);
+  EXPECT_EQ(BuildReply(handlers, kRules, Head("GET", "/metrics")).status, 500u);
+  EXPECT_EQ(BuildReply(handlers, kRules, Head("GET", "/health")).status, 500u);
   ASSERT_EQ(logged.size(), 2u);
   EXPECT_EQ(logged[0], "handler for /metrics threw: boom");
   EXPECT_EQ(logged[1], "handler for /health threw");
@@ -115,17 +117,17 @@ TEST(BuildReply, RequestWithoutAnHttp1VersionIs400) {
   for (std::string_view version : {"", "HTTP/2.0", "http/1.1"}) {
     RequestHead head = Head("GET", "/metrics");
     head.version = version;
-    EXPECT_EQ(BuildReply(FixedHandlers(), kMaxHeaders, head).status, 400u) << version;
+    EXPECT_EQ(BuildReply(FixedHandlers(), kRules, head).status, 400u) << version;
   }
   RequestHead old = Head("GET", "/metrics");
   old.version = "HTTP/1.0";
-  EXPECT_EQ(BuildReply(FixedHandlers(), kMaxHeaders, old).status, 200u);
+  EXPECT_EQ(BuildReply(FixedHandlers(), kRules, old).status, 200u);
 }
 
 TEST(RejectReply, GoodRequestsAreLeftToTheHandlers) {
   for (std::string_view method : {"GET", "HEAD"}) {
     for (std::string_view path : {"/metrics", "/metrics/", "/health"}) {
-      EXPECT_FALSE(RejectReply(kMaxHeaders, Head(method, path)).has_value()) << method << path;
+      EXPECT_FALSE(RejectReply(kRules, Head(method, path)).has_value()) << method << path;
     }
   }
 }
@@ -134,29 +136,109 @@ TEST(RejectReply, BadVersionComesBeforeTheOtherChecks) {
   RequestHead head = Head("POST", "/nowhere");
   head.version = "";
   head.header_count = kMaxHeaders + 1;
-  EXPECT_EQ(RejectReply(kMaxHeaders, head)->status, 400u);
+  EXPECT_EQ(RejectReply(kRules, head)->status, 400u);
   head.version = "HTTP/1.1";
-  EXPECT_EQ(RejectReply(kMaxHeaders, head)->status, 431u);
+  EXPECT_EQ(RejectReply(kRules, head)->status, 431u);
   head.header_count = 1;
-  EXPECT_EQ(RejectReply(kMaxHeaders, head)->status, 404u);
+  EXPECT_EQ(RejectReply(kRules, head)->status, 404u);
   head.path = "/health";
-  EXPECT_EQ(RejectReply(kMaxHeaders, head)->status, 405u);
+  EXPECT_EQ(RejectReply(kRules, head)->status, 405u);
 }
 
 TEST(BuildReply, EmptyHeaderNameIs400) {
   RequestHead head = Head("GET", "/metrics");
   head.header_count = 1;
   head.empty_header_name = true;
-  EXPECT_EQ(BuildReply(FixedHandlers(), kMaxHeaders, head).status, 400u);
+  EXPECT_EQ(BuildReply(FixedHandlers(), kRules, head).status, 400u);
 }
 
 TEST(BuildReply, UnsetHealthHandlerIsAnEmpty200) {
   HttpHandlers handlers = FixedHandlers();
   handlers.health = nullptr;
-  Reply r = BuildReply(handlers, kMaxHeaders, Head("GET", "/health"));
+  Reply r = BuildReply(handlers, kRules, Head("GET", "/health"));
   EXPECT_EQ(r.status, 200u);
   EXPECT_EQ(r.body, "");
   EXPECT_EQ(r.content_type, "");
+}
+
+TEST(AddHeader, CountsJoinsAndKeepsAuthorization) {
+  RequestHead head;
+  AddHeader("accept", "text/plain", &head);
+  AddHeader("ACCEPT", "application/openmetrics-text", &head);
+  AddHeader("Accept-Encoding", "gzip", &head);
+  AddHeader("authorization", "Basic YWxpY2U6c2VjcmV0", &head);
+  AddHeader("Content-Length", "0", &head);
+  EXPECT_EQ(head.header_count, 5u);
+  EXPECT_EQ(head.accept, "text/plain,application/openmetrics-text");
+  EXPECT_EQ(head.accept_encoding, "gzip");
+  EXPECT_EQ(head.authorization, "Basic YWxpY2U6c2VjcmV0");
+  EXPECT_EQ(head.authorization_count, 1u);
+  EXPECT_FALSE(head.has_body);
+  EXPECT_FALSE(head.empty_header_name);
+  AddHeader("Transfer-Encoding", "chunked", &head);
+  AddHeader("", "x", &head);
+  EXPECT_TRUE(head.has_body);
+  EXPECT_TRUE(head.empty_header_name);
+}
+
+class RequestRulesWithUsersTest : public ::testing::Test {
+ protected:
+  RequestHead WithCredentials(std::string_view method, std::string_view path,
+                              std::string_view password) {
+    RequestHead head = Head(method, path);
+    credentials_ = security_test::BasicAuthorization("alice", password);
+    AddHeader("Authorization", credentials_, &head);
+    return head;
+  }
+
+  std::string credentials_;
+  BasicAuthVerifier verifier_{{{"alice", security_test::BcryptHash("secret")}}};
+  const RequestRules rules_{kMaxHeaders, &verifier_};
+};
+
+// 400 and 431 before credentials; credentials before 404 and 405.
+TEST_F(RequestRulesWithUsersTest, RefusalOrder) {
+  RequestHead head = Head("POST", "/nowhere");
+  head.version = "";
+  EXPECT_EQ(RejectReply(rules_, head)->status, 400u);
+  head.version = "HTTP/1.1";
+  head.header_count = kMaxHeaders + 1;
+  EXPECT_EQ(RejectReply(rules_, head)->status, 431u);
+  head.header_count = 0;
+  std::optional<Reply> unauthorized = RejectReply(rules_, head);
+  EXPECT_EQ(unauthorized->status, 401u);
+  EXPECT_EQ(unauthorized->www_authenticate, kBasicAuthChallenge);
+  EXPECT_EQ(RejectReply(rules_, WithCredentials("POST", "/nowhere", "secret"))->status, 404u);
+  EXPECT_EQ(RejectReply(rules_, WithCredentials("POST", "/health", "secret"))->status, 405u);
+  EXPECT_FALSE(RejectReply(rules_, WithCredentials("GET", "/health", "secret")).has_value());
+  EXPECT_EQ(RejectReply(rules_, WithCredentials("GET", "/health", "wrong"))->status, 401u);
+}
+
+TEST_F(RequestRulesWithUsersTest, QuickCheckNeedsBcryptOnlyForUncachedCredentials) {
+  EXPECT_EQ(CheckCredentialsQuickly({}, Head("GET", "/metrics")).outcome,
+            CredentialsOutcome::kAccepted);
+  EXPECT_EQ(CheckCredentialsQuickly(rules_, Head("GET", "/metrics")).outcome,
+            CredentialsOutcome::kRefused);
+  CredentialsCheck first = CheckCredentialsQuickly(rules_, WithCredentials("GET", "/", "secret"));
+  ASSERT_EQ(first.outcome, CredentialsOutcome::kNeedsVerification);
+  EXPECT_EQ(first.credentials.user, "alice");
+  EXPECT_EQ(first.credentials.password, "secret");
+  ASSERT_TRUE(verifier_.Verify(first.credentials));
+  EXPECT_EQ(CheckCredentialsQuickly(rules_, WithCredentials("GET", "/", "secret")).outcome,
+            CredentialsOutcome::kAccepted);
+  // Wrong passwords are never cached, so they always need the bcrypt.
+  EXPECT_EQ(CheckCredentialsQuickly(rules_, WithCredentials("GET", "/", "wrong")).outcome,
+            CredentialsOutcome::kNeedsVerification);
+  RequestHead twice = WithCredentials("GET", "/", "secret");
+  AddHeader("Authorization", credentials_, &twice);
+  EXPECT_EQ(CheckCredentialsQuickly(rules_, twice).outcome, CredentialsOutcome::kRefused);
+}
+
+TEST(FixedReplies, TooManyRequestsAndServiceUnavailable) {
+  Reply busy = TooManyRequestsReply();
+  EXPECT_EQ(busy.status, 429u);
+  EXPECT_EQ(busy.retry_after, "1");
+  EXPECT_EQ(ServiceUnavailableReply().status, 503u);
 }
 
 }  // namespace
