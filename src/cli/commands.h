@@ -15,6 +15,8 @@ void AddReplayCommand(CLI::App& app, int* exit_code);
 void AddServeCommand(CLI::App& app, int* exit_code);
 void AddSimulateCommand(CLI::App& app, int* exit_code);
 void AddDemoCommand(CLI::App& app, int* exit_code);
+void AddMetricsReferenceCommand(CLI::App& app, int* exit_code);
+void AddDescribeConnectorsCommand(CLI::App& app, int* exit_code);
 
 }  // namespace vmetrics::cli
 

@@ -135,8 +135,18 @@ bool Frontend::Bind(std::string* error) {
                               ? a.handshake_address
                               : "tcp://" + a.data_parallel_address + ":" +
                                     std::to_string(a.data_parallel_rpc_port);
-    o.input_address = a.input_address;
-    o.output_address = a.output_address;
+    // Data sockets bind on the handshake's host (ephemeral ports): INIT hands their real
+    // endpoints to the engines, which may be on other hosts.
+    std::string host = a.data_parallel_address;
+    if (o.handshake_address.rfind("tcp://", 0) == 0) {
+      const std::string rest = o.handshake_address.substr(6);
+      host = rest.substr(0, rest.rfind(':'));
+    }
+    const bool tcp = o.handshake_address.rfind("tcp://", 0) == 0;
+    o.input_address = !a.input_address.empty() ? a.input_address
+                                                : (tcp ? "tcp://" + host + ":0" : std::string());
+    o.output_address = !a.output_address.empty() ? a.output_address
+                                                  : (tcp ? "tcp://" + host + ":0" : std::string());
     o.engine_count = a.data_parallel_size;
   }
   impl_->client = std::make_unique<EngineCoreClient>(o);

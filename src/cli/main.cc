@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   vmetrics::cli::AddServeCommand(app, &exit_code);
   vmetrics::cli::AddSimulateCommand(app, &exit_code);
   vmetrics::cli::AddDemoCommand(app, &exit_code);
+  vmetrics::cli::AddMetricsReferenceCommand(app, &exit_code);
+  vmetrics::cli::AddDescribeConnectorsCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

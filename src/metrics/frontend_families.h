@@ -28,6 +28,9 @@ struct FrontendFamily {
   std::string_view name;
   MetricType type;
   std::string_view help;
+  // Which wire field (or frontend bookkeeping) feeds the family and how, for the metrics
+  // reference (`vmetrics metrics-reference`); docs/recording.md has the full rules.
+  std::string_view source;
   Gate gate = Gate::kAlways;
   BucketSet buckets = BucketSet::kNone;
   std::string_view extra_label;               // after model_name, engine; "" = none
