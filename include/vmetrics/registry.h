@@ -7,7 +7,8 @@
 // Recording is lock-free: a child is a few atomics (counters and gauges hold doubles, as
 // Python's do; histogram buckets are integer counts rendered as floats). Creating a child takes
 // its family's mutex; rendering takes that mutex only long enough to copy the child list, then
-// reads atomics, so a scrape never blocks recording of existing children.
+// reads atomics, so a scrape never blocks recording of existing children. Label values are
+// interned per registry: each distinct value is stored once, children hold views of it.
 //
 // Thread safety: every method may be called from any thread.
 //
@@ -56,7 +57,8 @@ class FixedClock : public Clock {
 };
 
 struct FamilySpec {
-  std::string name;  // without `_total` for counters (a trailing `_total` is stripped, as Python does)
+  // Without `_total` for counters (a trailing `_total` is stripped, as Python does).
+  std::string name;
   MetricType type = MetricType::kCounter;
   std::string help;
   std::vector<std::string> label_names;  // declaration order; rendering sorts them
@@ -67,6 +69,11 @@ struct FamilySpec {
 };
 
 // One labelled series. Which methods apply depends on the family type; the others are no-ops.
+//
+// Layout: one allocation per child holding the atomics, the label values (views of strings
+// interned once per registry, so a model name shared by a thousand children is stored once)
+// and, for histograms, the bucket counters. A counter or gauge child with two labels is 64
+// bytes; see bench/memory_bench.cc for what each kind costs with its share of the family's lists.
 class Child {
  public:
   Child(const Child&) = delete;
@@ -79,31 +86,75 @@ class Child {
   // Histogram: one observation. NaN adds to the sum and falls in no bucket (prometheus_client).
   void Observe(double v);
 
+  // AddExclusive / ObserveExclusive
+  //
+  // Add and Observe for a writer that has this child to itself: a relaxed load and store
+  // where Add and Observe use atomic read-modify-writes (lock-prefixed instructions, most of
+  // the cost of an observation: bench/record_bench.cc). Same results, same refusals.
+  //
+  // REQUIRES: every write to this child is serialised by the caller — one thread, or one
+  // mutex held around all of them — and none goes through Add/Observe at the same time (a
+  // concurrent writer's update could be lost). Readers (rendering) need nothing: they may run
+  // at any time and see each store whole.
+  //
+  // Example (a recorder that writes its children under its own mutex):
+  //   std::lock_guard<std::mutex> lock(mu_);
+  //   for (double d : transfer_durations) xfer_time->ObserveExclusive(d);
+  bool AddExclusive(double v);
+  void ObserveExclusive(double v);
+
   double value() const { return value_.load(std::memory_order_relaxed); }
   double created() const { return created_; }
-  const std::vector<std::string>& label_values() const { return label_values_; }
+  // The label values, in the family's label_names order. Valid as long as the registry.
+  std::span<const std::string_view> label_values() const {
+    return {reinterpret_cast<const std::string_view*>(this + 1), num_labels_};
+  }
   // Histograms: non-cumulative count of bucket i (i == bounds: +Inf bucket).
-  uint64_t bucket_count(size_t i) const { return buckets_[i].load(std::memory_order_relaxed); }
+  uint64_t bucket_count(size_t i) const { return buckets()[i].load(std::memory_order_relaxed); }
   double sum() const { return value_.load(std::memory_order_relaxed); }
 
  private:
   friend class Family;
-  Child(const class Family* family, std::vector<std::string> label_values, double created);
+  Child(const class Family* family, uint32_t num_labels, uint32_t num_buckets, double created)
+      : family_(family), created_(created), num_labels_(num_labels), num_buckets_(num_buckets) {}
+  ~Child() = default;
+  // One allocation: the Child, then num_labels string_views, then num_buckets counters.
+  static Child* Make(const class Family* family, std::span<const std::string_view> labels,
+                     uint32_t num_buckets, double created);
+  static void Destroy(Child* child);
+  std::atomic<uint64_t>* buckets() const {
+    return reinterpret_cast<std::atomic<uint64_t>*>(
+        const_cast<std::string_view*>(reinterpret_cast<const std::string_view*>(this + 1)) +
+        num_labels_);
+  }
 
   const class Family* family_;
-  std::vector<std::string> label_values_;
   double created_;
-  std::atomic<double> value_{0.0};                  // counter/gauge value, histogram sum
-  std::unique_ptr<std::atomic<uint64_t>[]> buckets_;  // histogram only: bounds+1 counters
+  std::atomic<double> value_{0.0};  // counter/gauge value, histogram sum
+  uint32_t num_labels_;
+  uint32_t num_buckets_;  // histogram only: bounds + 1
 };
+static_assert(alignof(Child) >= alignof(std::string_view) &&
+                  sizeof(Child) % alignof(std::string_view) == 0,
+              "the label views follow the Child in its allocation");
+
+namespace internal {
+// Label values interned once per registry (Family::GetOrCreate stores views of them).
+class LabelPool;
+}  // namespace internal
 
 class Family {
  public:
+  ~Family();
+  Family(const Family&) = delete;
+  Family& operator=(const Family&) = delete;
+
   const FamilySpec& spec() const { return spec_; }
   const std::string& name() const { return spec_.name; }
   MetricType type() const { return spec_.type; }
 
   // The child for these label values (in label_names order), created on first use.
+  Child* GetOrCreate(std::span<const std::string_view> label_values);
   Child* GetOrCreate(std::span<const std::string> label_values);
   Child* GetOrCreate(std::initializer_list<std::string> label_values);
   // A copy of the child list, in creation order (cheap: pointers).
@@ -114,18 +165,52 @@ class Family {
 
  private:
   friend class Registry;
-  Family(FamilySpec spec, const Clock* clock);
+  Family(FamilySpec spec, const Clock* clock, internal::LabelPool* pool);
 
   FamilySpec spec_;
+  std::vector<double> bounds_;  // histograms: spec_.buckets, the hot copy Observe reads
   const Clock* clock_;
+  internal::LabelPool* pool_;
   mutable std::mutex mu_;
-  std::vector<std::unique_ptr<Child>> children_;  // creation order; addresses stay stable
-  std::vector<const Child*> order_;
+  std::vector<Child*> children_;  // creation order; owned, addresses stay stable
 };
+
+inline bool Child::Add(double v) {
+  // prometheus_client raises on negative increments ("Counters can only be incremented by
+  // non-negative amounts"); the caller reports it and the value is not applied.
+  if (!(v >= 0)) return false;
+  value_.fetch_add(v, std::memory_order_relaxed);
+  return true;
+}
+
+inline bool Child::AddExclusive(double v) {
+  if (!(v >= 0)) return false;
+  value_.store(value_.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+  return true;
+}
+
+inline void Child::Observe(double v) {
+  // prometheus_client adds every observation to the sum, then increments the first bucket
+  // whose bound is >= v. NaN compares false with every bound, +Inf included, so it changes the
+  // sum only and _count (the +Inf bucket) stays put.
+  value_.fetch_add(v, std::memory_order_relaxed);
+  const int i = family_->BucketIndex(v);
+  if (i >= 0) buckets()[i].fetch_add(1, std::memory_order_relaxed);
+}
+
+inline void Child::ObserveExclusive(double v) {
+  value_.store(value_.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+  const int i = family_->BucketIndex(v);
+  if (i >= 0) {
+    std::atomic<uint64_t>& bucket = buckets()[i];
+    bucket.store(bucket.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+}
 
 class Registry {
  public:
   explicit Registry(const Clock* clock = nullptr);  // nullptr = SystemClock
+  ~Registry();
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
 
@@ -140,6 +225,7 @@ class Registry {
  private:
   SystemClock system_clock_;
   const Clock* clock_;
+  std::unique_ptr<internal::LabelPool> pool_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Family>> families_;  // registration order
   std::vector<const Family*> order_;

@@ -12,6 +12,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -29,6 +30,18 @@ size_t CopyLiteral(const char* literal, size_t n, char* buf) {
 }  // namespace
 
 size_t WriteGoFloat(double v, char* buf) {
+  // Integral values below 10^6 (every bucket count and most counters) are "<digits>.0" in
+  // Python's repr and below floatToGoString's exponent switch: written directly, without the
+  // shortest-digits search. -0.0 is excluded (repr gives "-0.0"); the general path has it.
+  if (v >= 0 && v < 1e6 && !std::signbit(v)) {
+    const auto integral = static_cast<uint32_t>(v);
+    if (static_cast<double>(integral) == v) {
+      char* o = std::to_chars(buf, buf + kMaxGoFloatChars, integral).ptr;
+      *o++ = '.';
+      *o++ = '0';
+      return static_cast<size_t>(o - buf);
+    }
+  }
   if (std::isnan(v)) return CopyLiteral("NaN", 3, buf);
   if (std::isinf(v)) return v > 0 ? CopyLiteral("+Inf", 4, buf) : CopyLiteral("-Inf", 4, buf);
 

@@ -15,6 +15,7 @@
 // Deliberate deviation: names keep their `vllm:` colons. prometheus_client 0.23+ rewrites
 // them to underscores in OpenMetrics samples (client_python#1177), which breaks every
 // dashboard; 0.16-0.22 keep them, and so do we.
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,10 @@ std::string_view TypeName(MetricType type) {
 
 void WriteOpenMetrics(const Registry& registry, const ExpositionOptions& options,
                       std::string* out) {
+  // As WriteText: reserve what the last rendering wrote.
+  static std::atomic<size_t> last_size{0};
+  const size_t start = out->size();
+  out->reserve(start + last_size.load(std::memory_order_relaxed) * 9 / 8);
   internal::LabelSets labels;
   for (const Family* family : registry.Families()) {
     const FamilySpec& spec = family->spec();
@@ -62,27 +67,22 @@ void WriteOpenMetrics(const Registry& registry, const ExpositionOptions& options
       const Child& child = *children[i];
       switch (spec.type) {
         case MetricType::kCounter:
-          internal::AppendName(spec.name, "_total", out);
-          labels.AppendPlain(i, out);
-          internal::AppendValueEnd(child.value(), out);
+          internal::AppendSample(spec.name, "_total", labels, i, child.value(), out);
           break;
         case MetricType::kGauge:
-          out->append(spec.name);
-          labels.AppendPlain(i, out);
-          internal::AppendValueEnd(child.value(), out);
+          internal::AppendSample(spec.name, "", labels, i, child.value(), out);
           break;
         case MetricType::kHistogram:
           internal::AppendHistogramSamples(spec.name, spec, labels, i, child, out);
           break;
       }
       if (options.created_series && spec.type != MetricType::kGauge) {
-        internal::AppendName(spec.name, "_created", out);
-        labels.AppendPlain(i, out);
-        internal::AppendValueEnd(child.created(), out);
+        internal::AppendSample(spec.name, "_created", labels, i, child.created(), out);
       }
     }
   }
   out->append("# EOF\n");
+  last_size.store(out->size() - start, std::memory_order_relaxed);
 }
 
 }  // namespace vmetrics

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "exposition/escape.h"
 #include "exposition/float_format.h"
@@ -22,7 +23,7 @@ size_t NumFiniteBounds(const FamilySpec& spec) {
 
 void AppendLabelList(const FamilySpec& spec, const Child& child, const size_t* first,
                      const size_t* last, std::string* out) {
-  const std::vector<std::string>& values = child.label_values();
+  const std::span<const std::string_view> values = child.label_values();
   for (const size_t* it = first; it != last; ++it) {
     if (it != first) out->push_back(',');
     out->append(spec.label_names[*it]);
@@ -105,6 +106,69 @@ std::string_view LabelSets::le(size_t b) const {
   return std::string_view(le_text_).substr(begin, le_ends_[b] - begin);
 }
 
+namespace {
+
+// One sample line under construction. Pieces go to a stack buffer; the line reaches `out` in
+// one append when it is done, or earlier, piece by piece, when a long label value overflows
+// the buffer (the bytes and their order are the same either way).
+class Line {
+ public:
+  explicit Line(std::string* out) : out_(out) {}
+  Line(const Line&) = delete;
+  Line& operator=(const Line&) = delete;
+  ~Line() { Flush(); }
+
+  void Add(std::string_view piece) {
+    if (piece.size() > sizeof(buf_) - n_) {
+      Flush();
+      if (piece.size() > sizeof(buf_)) {
+        out_->append(piece);
+        return;
+      }
+    }
+    std::memcpy(buf_ + n_, piece.data(), piece.size());
+    n_ += piece.size();
+  }
+  void Add(char c) { Add(std::string_view(&c, 1)); }
+  // " <value>\n".
+  void AddValueEnd(double value) {
+    if (sizeof(buf_) - n_ < kMaxGoFloatChars + 2) Flush();
+    buf_[n_++] = ' ';
+    n_ += WriteGoFloat(value, buf_ + n_);
+    buf_[n_++] = '\n';
+  }
+  void Flush() {
+    out_->append(buf_, n_);
+    n_ = 0;
+  }
+
+ private:
+  std::string* out_;
+  size_t n_ = 0;
+  char buf_[512];
+};
+
+// "{before,after}", "{before}", "{after}" or nothing.
+void AddLabels(Line& line, std::string_view before, std::string_view after) {
+  if (before.empty() && after.empty()) return;  // prometheus_client writes no "{}"
+  line.Add('{');
+  line.Add(before);
+  if (!before.empty() && !after.empty()) line.Add(',');
+  line.Add(after);
+  line.Add('}');
+}
+
+}  // namespace
+
+void AppendSample(std::string_view name, std::string_view suffix, const LabelSets& labels, size_t i,
+                  double value, std::string* out) {
+  Line line(out);
+  line.Add(name);
+  line.Add(suffix);
+  AddLabels(line, labels.before_le(i), labels.after_le(i));
+  line.AddValueEnd(value);
+}
+
 void AppendValueEnd(double value, std::string* out) {
   char buf[kMaxGoFloatChars + 2];
   buf[0] = ' ';
@@ -116,6 +180,8 @@ void AppendValueEnd(double value, std::string* out) {
 void AppendHistogramSamples(std::string_view name, const FamilySpec& spec, const LabelSets& labels,
                             size_t i, const Child& child, std::string* out) {
   const size_t finite = labels.num_buckets() - 1;
+  const std::string_view before = labels.before_le(i);
+  const std::string_view after = labels.after_le(i);
   // prometheus_client accumulates the counts as floats (`acc += bucket.get()`); integer
   // counts below 2^53 sum exactly either way.
   double acc = 0.0;
@@ -128,21 +194,28 @@ void AppendHistogramSamples(std::string_view name, const FamilySpec& spec, const
         acc += static_cast<double>(child.bucket_count(j));
       }
     }
-    AppendName(name, "_bucket", out);
-    labels.AppendWithLe(i, labels.le(b), out);
-    AppendValueEnd(acc, out);
+    Line line(out);
+    line.Add(name);
+    line.Add("_bucket{");
+    if (!before.empty()) {
+      line.Add(before);
+      line.Add(',');
+    }
+    line.Add("le=\"");
+    line.Add(labels.le(b));
+    line.Add('"');
+    if (!after.empty()) {
+      line.Add(',');
+      line.Add(after);
+    }
+    line.Add('}');
+    line.AddValueEnd(acc);
   }
-  AppendName(name, "_count", out);
-  labels.AppendPlain(i, out);
-  AppendValueEnd(acc, out);
+  AppendSample(name, "_count", labels, i, acc, out);
   // prometheus_client: `if self._upper_bounds[0] >= 0` (a sum of negative observations
   // could go down, which a counter-like `_sum` must not); false for NaN too.
   const double first_bound = spec.buckets.empty() ? INFINITY : spec.buckets[0];
-  if (first_bound >= 0) {
-    AppendName(name, "_sum", out);
-    labels.AppendPlain(i, out);
-    AppendValueEnd(child.sum(), out);
-  }
+  if (first_bound >= 0) AppendSample(name, "_sum", labels, i, child.sum(), out);
 }
 
 }  // namespace vmetrics::internal

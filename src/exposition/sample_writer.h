@@ -41,6 +41,14 @@ class LabelSets {
   void AppendPlain(size_t i, std::string* out) const;
   // Appends "{<labels with le=\"<le>\" in its sorted place>}" of child `i`.
   void AppendWithLe(size_t i, std::string_view le, std::string* out) const;
+  // Child i's label text in two parts: the names sorting before "le", those after.
+  std::string_view before_le(size_t i) const {
+    return std::string_view(text_).substr(spans_[i].begin, spans_[i].before_end - spans_[i].begin);
+  }
+  std::string_view after_le(size_t i) const {
+    return std::string_view(text_).substr(spans_[i].before_end,
+                                          spans_[i].end - spans_[i].before_end);
+  }
 
   // Histograms: the `le` text of bucket b (FormatGoFloat of the bound; "+Inf" for the last).
   size_t num_buckets() const { return le_ends_.size(); }
@@ -70,6 +78,12 @@ inline void AppendName(std::string_view name, std::string_view suffix, std::stri
 // Appends " <FormatGoFloat(value)>\n", the end of every sample line (we never write
 // timestamps, as prometheus_client writes none for its own metrics).
 void AppendValueEnd(double value, std::string* out);
+
+// Appends the whole sample line "<name><suffix>{<labels of child i>} <value>\n" (no braces
+// without labels) with one append to `out`: a line is built in a stack buffer first, since
+// per-piece appends of a few bytes each were most of a scrape's time.
+void AppendSample(std::string_view name, std::string_view suffix, const LabelSets& labels, size_t i,
+                  double value, std::string* out);
 
 // Appends child `i`'s histogram samples in prometheus_client's order: every `_bucket`
 // (cumulative, ascending `le`, ending at "+Inf"), `_count`, then `_sum` unless the first

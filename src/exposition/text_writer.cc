@@ -13,6 +13,7 @@
 // prometheus_client treats `_created` as an OpenMetrics-only sample and moves it into a gauge
 // family of its own after the family; a family without children has no such samples and
 // therefore no `_created` block, only its HELP and TYPE lines.
+#include <atomic>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,15 +44,18 @@ void AppendCreatedBlock(const FamilySpec& spec, std::span<const Child* const> ch
   if (children.empty()) return;
   AppendHelpAndType(spec.name, "_created", spec.help, "gauge", out);
   for (size_t i = 0; i < children.size(); ++i) {
-    internal::AppendName(spec.name, "_created", out);
-    labels.AppendPlain(i, out);
-    internal::AppendValueEnd(children[i]->created(), out);
+    internal::AppendSample(spec.name, "_created", labels, i, children[i]->created(), out);
   }
 }
 
 }  // namespace
 
 void WriteText(const Registry& registry, const ExpositionOptions& options, std::string* out) {
+  // Scrapes of one registry are about the same size: reserving what the last one wrote saves
+  // the string's doubling (a fifth of a 5 MB render).
+  static std::atomic<size_t> last_size{0};
+  const size_t start = out->size();
+  out->reserve(start + last_size.load(std::memory_order_relaxed) * 9 / 8);
   internal::LabelSets labels;
   for (const Family* family : registry.Families()) {
     const FamilySpec& spec = family->spec();
@@ -62,18 +66,14 @@ void WriteText(const Registry& registry, const ExpositionOptions& options, std::
         // The text format names a counter family after its sample, `<name>_total`.
         AppendHelpAndType(spec.name, "_total", spec.help, "counter", out);
         for (size_t i = 0; i < children.size(); ++i) {
-          internal::AppendName(spec.name, "_total", out);
-          labels.AppendPlain(i, out);
-          internal::AppendValueEnd(children[i]->value(), out);
+          internal::AppendSample(spec.name, "_total", labels, i, children[i]->value(), out);
         }
         if (options.created_series) AppendCreatedBlock(spec, children, labels, out);
         break;
       case MetricType::kGauge:
         AppendHelpAndType(spec.name, "", spec.help, "gauge", out);
         for (size_t i = 0; i < children.size(); ++i) {
-          out->append(spec.name);
-          labels.AppendPlain(i, out);
-          internal::AppendValueEnd(children[i]->value(), out);
+          internal::AppendSample(spec.name, "", labels, i, children[i]->value(), out);
         }
         break;
       case MetricType::kHistogram:
@@ -85,6 +85,7 @@ void WriteText(const Registry& registry, const ExpositionOptions& options, std::
         break;
     }
   }
+  last_size.store(out->size() - start, std::memory_order_relaxed);
 }
 
 }  // namespace vmetrics

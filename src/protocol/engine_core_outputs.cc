@@ -150,12 +150,40 @@ Status ReadOptionalRaw(MsgpackReader& r, std::string_view* out) {
   return r.ReadRaw(out);
 }
 
+// Resets `out` to a default EngineCoreOutput but keeps the capacity of its plain vectors, so
+// an output reused from the previous message decodes its token ids without allocating
+// (assigning EngineCoreOutput{} frees them, and a step of 256 outputs allocated 256 times;
+// move-assigning a default-constructed one costs half the decode). Every field is named here:
+// the static_assert is a reminder to reset a field added to the struct.
+static_assert(sizeof(EngineCoreOutput) == 400 || sizeof(void*) != 8,
+              "EngineCoreOutput changed: reset the new field in ResetOutput, then update 400");
+void ResetOutput(EngineCoreOutput* out) {
+  out->request_id = {};
+  out->new_token_ids.clear();
+  out->new_logprobs.reset();
+  out->new_prompt_logprobs_tensors.reset();
+  out->pooling_output.reset();
+  out->has_pooling_output = false;
+  out->finish_reason.reset();
+  out->stop_reason = StopReason{};
+  out->events.reset();
+  out->kv_transfer_params = {};
+  out->ec_transfer_params = {};
+  out->trace_headers = {};
+  out->prefill_stats.reset();
+  out->has_routed_experts = false;
+  out->num_nans_in_logits = 0;
+  out->mm_cache_miss_hashes.clear();
+  out->has_new_sampling_mask = false;
+  out->wire_fields = 0;
+}
+
 Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
                     EngineCoreOutput* out) {
   uint32_t n;
   if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
   if (n < 2) return Malformed(r, "EngineCoreOutput needs request_id and new_token_ids");
-  *out = EngineCoreOutput{};
+  ResetOutput(out);
   out->wire_fields = n;
   if (Status s = r.ReadStr(&out->request_id); !s.ok()) return s;
   {
@@ -169,6 +197,9 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
     }
   }
   for (uint32_t pos = 2; pos < n; ++pos) {
+    // Most positions of most outputs are nil, and nil leaves every field but
+    // num_nans_in_logits (an int, never None) at its default: consume it and move on.
+    if (pos != 13 && ConsumeNil(r)) continue;
     Status s;
     switch (pos) {
       case 2:
@@ -328,7 +359,14 @@ const char* IdentifiedByName(IdentifiedBy how) {
 
 Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const DecodeContext& ctx,
                                EngineCoreOutputs* out) {
-  out->outputs.clear();
+  // Outputs decoded so far. out->outputs keeps the previous message's elements to decode into
+  // and is cut to `used` however this function returns.
+  size_t used = 0;
+  struct TrimOutputs {
+    std::vector<EngineCoreOutput>* outputs;
+    const size_t* used;
+    ~TrimOutputs() { outputs->resize(*used); }
+  } trim{&out->outputs, &used};
   out->scheduler_stats.reset();
   out->utility_output.reset();
   out->finished_requests.reset();
@@ -357,8 +395,11 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
         // Grown one decoded output at a time: a count is only a claim until the outputs are
         // there, and an EngineCoreOutput is far larger than the byte that claims it.
         for (uint32_t i = 0; s.ok() && i < count; ++i) {
-          out->outputs.emplace_back();
-          s = DecodeOutput(r, frames, &out->outputs.back());
+          // The element the previous message left at this index is decoded into again
+          // (ResetOutput keeps its token-id capacity); new ones are appended.
+          if (used == out->outputs.size()) out->outputs.emplace_back();
+          s = DecodeOutput(r, frames, &out->outputs[used]);
+          if (s.ok()) ++used;
         }
         break;
       }

@@ -1,5 +1,6 @@
 #include "protocol/msgpack_reader.h"
 
+#include <array>
 #include <cstring>
 #include <string>
 
@@ -16,15 +17,24 @@ uint64_t LoadBE(const char* p, int n) {
 
 const char* MsgpackTypeName(MsgpackType type) {
   switch (type) {
-    case MsgpackType::kNil: return "nil";
-    case MsgpackType::kBool: return "bool";
-    case MsgpackType::kInt: return "int";
-    case MsgpackType::kFloat: return "float";
-    case MsgpackType::kStr: return "str";
-    case MsgpackType::kBin: return "bin";
-    case MsgpackType::kArray: return "array";
-    case MsgpackType::kMap: return "map";
-    case MsgpackType::kExt: return "ext";
+    case MsgpackType::kNil:
+      return "nil";
+    case MsgpackType::kBool:
+      return "bool";
+    case MsgpackType::kInt:
+      return "int";
+    case MsgpackType::kFloat:
+      return "float";
+    case MsgpackType::kStr:
+      return "str";
+    case MsgpackType::kBin:
+      return "bin";
+    case MsgpackType::kArray:
+      return "array";
+    case MsgpackType::kMap:
+      return "map";
+    case MsgpackType::kExt:
+      return "ext";
   }
   return "?";
 }
@@ -62,13 +72,18 @@ Status MsgpackReader::ReadHeader(Header* h) const {
     h->u = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(c)));
   } else {
     switch (c) {
-      case 0xc0: h->type = MsgpackType::kNil; break;
+      case 0xc0:
+        h->type = MsgpackType::kNil;
+        break;
       case 0xc2:
       case 0xc3:
         h->type = MsgpackType::kBool;
         h->u = c == 0xc3;
         break;
-      case 0xcc: case 0xcd: case 0xce: case 0xcf: {
+      case 0xcc:
+      case 0xcd:
+      case 0xce:
+      case 0xcf: {
         const int n = 1 << (c - 0xcc);
         if (!fixed(n)) return Fail("integer runs past the end of input");
         h->type = MsgpackType::kInt;
@@ -76,7 +91,10 @@ Status MsgpackReader::ReadHeader(Header* h) const {
         p += n;
         break;
       }
-      case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
+      case 0xd0:
+      case 0xd1:
+      case 0xd2:
+      case 0xd3: {
         const int n = 1 << (c - 0xd0);
         if (!fixed(n)) return Fail("integer runs past the end of input");
         uint64_t raw = LoadBE(p, n);
@@ -112,8 +130,12 @@ Status MsgpackReader::ReadHeader(Header* h) const {
         p += 8;
         break;
       }
-      case 0xd9: case 0xda: case 0xdb:
-      case 0xc4: case 0xc5: case 0xc6: {
+      case 0xd9:
+      case 0xda:
+      case 0xdb:
+      case 0xc4:
+      case 0xc5:
+      case 0xc6: {
         const bool is_str = c >= 0xd9;
         const int n = 1 << (is_str ? c - 0xd9 : c - 0xc4);
         if (!fixed(n)) return Fail("length runs past the end of input");
@@ -126,7 +148,10 @@ Status MsgpackReader::ReadHeader(Header* h) const {
         h->type = is_str ? MsgpackType::kStr : MsgpackType::kBin;
         break;
       }
-      case 0xdc: case 0xdd: case 0xde: case 0xdf: {
+      case 0xdc:
+      case 0xdd:
+      case 0xde:
+      case 0xdf: {
         const bool is_array = c <= 0xdd;
         const int n = (c == 0xdc || c == 0xde) ? 2 : 4;
         if (!fixed(n)) return Fail("length runs past the end of input");
@@ -141,8 +166,14 @@ Status MsgpackReader::ReadHeader(Header* h) const {
         h->type = is_array ? MsgpackType::kArray : MsgpackType::kMap;
         break;
       }
-      case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8:
-      case 0xc7: case 0xc8: case 0xc9: {
+      case 0xd4:
+      case 0xd5:
+      case 0xd6:
+      case 0xd7:
+      case 0xd8:
+      case 0xc7:
+      case 0xc8:
+      case 0xc9: {
         size_t hdr = 0;
         if (c >= 0xd4) {
           h->length = 1u << (c - 0xd4);
@@ -167,6 +198,41 @@ Status MsgpackReader::ReadHeader(Header* h) const {
 }
 
 Status MsgpackReader::PeekType(MsgpackType* type) const {
+  // The common one-byte headers without a length to check against the input.
+  if (cur_ < end_) {
+    const uint8_t c = static_cast<uint8_t>(*cur_);
+    if (c <= 0x7f || c >= 0xe0) {
+      *type = MsgpackType::kInt;
+      return Status::Ok();
+    }
+    if (c <= 0x8f) {
+      *type = MsgpackType::kMap;
+      return Status::Ok();
+    }
+    if (c <= 0x9f) {
+      *type = MsgpackType::kArray;
+      return Status::Ok();
+    }
+    if (c == 0xc0) {
+      *type = MsgpackType::kNil;
+      return Status::Ok();
+    }
+    if (c == 0xcb && remaining() >= 9) {
+      *type = MsgpackType::kFloat;
+      return Status::Ok();
+    }
+    if (c >= 0xcc && c <= 0xd3) {  // uint8..64, int8..64
+      const size_t n = size_t{1} << ((c - 0xcc) & 3);
+      if (remaining() > n) {
+        *type = MsgpackType::kInt;
+        return Status::Ok();
+      }
+    }
+    if (c >= 0xa0 && c <= 0xbf && remaining() > static_cast<size_t>(c & 0x1f)) {
+      *type = MsgpackType::kStr;
+      return Status::Ok();
+    }
+  }
   Header h;
   if (Status s = ReadHeader(&h); !s.ok()) return s;
   *type = h.type;
@@ -180,7 +246,7 @@ Status WrongType(const char* want, MsgpackType got, size_t offset) {
 }
 }  // namespace
 
-Status MsgpackReader::ReadNil() {
+Status MsgpackReader::ReadNilSlow() {
   Header h;
   if (Status s = ReadHeader(&h); !s.ok()) return s;
   if (h.type != MsgpackType::kNil) return WrongType("nil", h.type, offset());
@@ -197,7 +263,7 @@ Status MsgpackReader::ReadBool(bool* out) {
   return Status::Ok();
 }
 
-Status MsgpackReader::ReadInt(int64_t* out) {
+Status MsgpackReader::ReadIntSlow(int64_t* out) {
   Header h;
   if (Status s = ReadHeader(&h); !s.ok()) return s;
   if (h.type != MsgpackType::kInt) return WrongType("int", h.type, offset());
@@ -219,7 +285,7 @@ Status MsgpackReader::ReadUint(uint64_t* out) {
   return Status::Ok();
 }
 
-Status MsgpackReader::ReadDouble(double* out) {
+Status MsgpackReader::ReadDoubleSlow(double* out) {
   Header h;
   if (Status s = ReadHeader(&h); !s.ok()) return s;
   if (h.type == MsgpackType::kFloat) {
@@ -233,7 +299,7 @@ Status MsgpackReader::ReadDouble(double* out) {
   return Status::Ok();
 }
 
-Status MsgpackReader::ReadStr(std::string_view* out) {
+Status MsgpackReader::ReadStrSlow(std::string_view* out) {
   Header h;
   if (Status s = ReadHeader(&h); !s.ok()) return s;
   if (h.type != MsgpackType::kStr) return WrongType("str", h.type, offset());
@@ -251,7 +317,7 @@ Status MsgpackReader::ReadBin(std::string_view* out) {
   return Status::Ok();
 }
 
-Status MsgpackReader::ReadArrayHeader(uint32_t* count) {
+Status MsgpackReader::ReadArrayHeaderSlow(uint32_t* count) {
   Header h;
   if (Status s = ReadHeader(&h); !s.ok()) return s;
   if (h.type != MsgpackType::kArray) return WrongType("array", h.type, offset());
@@ -260,7 +326,7 @@ Status MsgpackReader::ReadArrayHeader(uint32_t* count) {
   return Status::Ok();
 }
 
-Status MsgpackReader::ReadMapHeader(uint32_t* count) {
+Status MsgpackReader::ReadMapHeaderSlow(uint32_t* count) {
   Header h;
   if (Status s = ReadHeader(&h); !s.ok()) return s;
   if (h.type != MsgpackType::kMap) return WrongType("map", h.type, offset());
@@ -294,7 +360,129 @@ Status MsgpackReader::ReadExt(int8_t* type, std::string_view* data) {
   return Status::Ok();
 }
 
+namespace {
+
+// For every type byte, how many bytes follow it when that number is fixed by the byte itself:
+// fixint, nil, bool, int/uint/float of every width, and fixstr (its length is in the byte).
+// kVariable marks the rest: containers, str8/16/32, bin, ext and the unused 0xc1.
+constexpr uint8_t kVariable = 0xff;
+constexpr std::array<uint8_t, 256> kFixedPayload = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    uint8_t n = kVariable;
+    if (c <= 0x7f || c >= 0xe0) n = 0;                               // fixint
+    if (c >= 0xa0 && c <= 0xbf) n = static_cast<uint8_t>(c & 0x1f);  // fixstr
+    if (c == 0xc0 || c == 0xc2 || c == 0xc3) n = 0;                  // nil, false, true
+    if (c == 0xcc || c == 0xd0) n = 1;
+    if (c == 0xcd || c == 0xd1) n = 2;
+    if (c == 0xca || c == 0xce || c == 0xd2) n = 4;
+    if (c == 0xcb || c == 0xcf || c == 0xd3) n = 8;
+    t[static_cast<size_t>(c)] = n;
+  }
+  return t;
+}();
+
+}  // namespace
+
 Status MsgpackReader::Skip() {
+  // The fast walk: one pass over the bytes, no Header built, the encodings msgspec writes
+  // most tested first (bench/README.md has the alternatives measured); containers add their
+  // elements to `pending`. It checks exactly what
+  // ReadHeader checks (every length against the bytes that remain, every array/map count
+  // against them too); on anything unusual (a failure, an ext value whose type code needs
+  // checking) it hands the whole value to SkipSlow, which reports the exact error the
+  // per-header reader gives and leaves the cursor where it was.
+  const char* p = cur_;
+  const char* const end = end_;
+  // Values still to skip; bounded by the input size as in SkipSlow.
+  uint64_t pending = 1;
+  while (pending > 0) {
+    if (p >= end) return SkipSlow();
+    const uint8_t c = static_cast<uint8_t>(*p);
+    const size_t avail = static_cast<size_t>(end - p) - 1;  // bytes after the type byte
+    --pending;
+    if (c == 0xcb) {
+      // float64, and the run that usually follows it (a list of latencies).
+      if (avail < 8) return SkipSlow();
+      p += 9;
+      while (pending > 0 && end - p >= 9 && static_cast<uint8_t>(*p) == 0xcb) {
+        p += 9;
+        --pending;
+      }
+    } else if (c == 0xc0) {
+      // nil, and the run that usually follows it (the unset positions of an output).
+      ++p;
+      while (pending > 0 && p < end && static_cast<uint8_t>(*p) == 0xc0) {
+        ++p;
+        --pending;
+      }
+    } else if (c <= 0x7f || c >= 0xe0) {  // fixint
+      ++p;
+    } else if (c >= 0xa0 && c <= 0xbf) {  // fixstr
+      const size_t n = c & 0x1f;
+      if (avail < n) return SkipSlow();
+      p += 1 + n;
+    } else if (c <= 0x8f) {  // fixmap
+      pending += 2 * static_cast<uint64_t>(c & 0x0f);
+      ++p;
+    } else if (c <= 0x9f) {  // fixarray
+      pending += c & 0x0f;
+      ++p;
+    } else if (const uint8_t fixed = kFixedPayload[c]; fixed != kVariable) {
+      // The other scalars (bool, ints and floats of every width) by table, not by a switch:
+      // their widths alternate within one list, which a jump table mispredicts. Lists of
+      // sizes (uint32 after uint32) come in runs, skipped in a tight loop.
+      if (avail < fixed) return SkipSlow();
+      const size_t step = size_t{1} + fixed;
+      p += step;
+      while (pending > 0 && static_cast<size_t>(end - p) >= step && static_cast<uint8_t>(*p) == c) {
+        p += step;
+        --pending;
+      }
+    } else {
+      size_t n = 0;  // bytes after the type byte
+      switch (c) {
+        case 0xd9:
+        case 0xc4:  // str8, bin8
+          if (avail < 1) return SkipSlow();
+          n = 1 + static_cast<uint8_t>(p[1]);
+          break;
+        case 0xda:
+        case 0xc5:  // str16, bin16
+          if (avail < 2) return SkipSlow();
+          n = 2 + LoadBE(p + 1, 2);
+          break;
+        case 0xdb:
+        case 0xc6:  // str32, bin32
+          if (avail < 4) return SkipSlow();
+          n = 4 + LoadBE(p + 1, 4);
+          break;
+        case 0xdc:
+        case 0xdd:
+        case 0xde:
+        case 0xdf: {  // array16/32, map16/32
+          const bool is_array = c <= 0xdd;
+          const size_t hdr = (c == 0xdc || c == 0xde) ? 2 : 4;
+          if (avail < hdr) return SkipSlow();
+          const uint64_t count = LoadBE(p + 1, static_cast<int>(hdr));
+          // Every element takes at least one byte: a count above what remains is hostile.
+          if (avail - hdr < count * (is_array ? 1 : 2)) return SkipSlow();
+          pending += is_array ? count : 2 * count;
+          n = hdr;
+          break;
+        }
+        default:  // ext (its type code is checked there) and the unused 0xc1
+          return SkipSlow();
+      }
+      if (avail < n) return SkipSlow();
+      p += 1 + n;
+    }
+  }
+  cur_ = p;
+  return Status::Ok();
+}
+
+Status MsgpackReader::SkipSlow() {
   const char* const start = cur_;
   // Values still to skip. Each counted value takes at least one byte of input and headers
   // are checked against the remaining bytes, so this never exceeds the input size.

@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "vmetrics/status.h"
@@ -47,7 +48,9 @@ class MsgpackReader {
   // `base_offset` is added to every reported offset (a reader over a slice of a frame
   // reports offsets in the frame).
   explicit MsgpackReader(std::string_view data, size_t base_offset = 0)
-      : begin_(data.data()), cur_(data.data()), end_(data.data() + data.size()),
+      : begin_(data.data()),
+        cur_(data.data()),
+        end_(data.data() + data.size()),
         base_(base_offset) {}
 
   size_t offset() const { return base_ + static_cast<size_t>(cur_ - begin_); }
@@ -60,18 +63,101 @@ class MsgpackReader {
   // True if the next value is nil (without consuming it).
   bool NextIsNil() const { return cur_ < end_ && static_cast<uint8_t>(*cur_) == 0xc0; }
 
-  Status ReadNil();
+  // The Read* calls below handle the encodings msgspec writes most (fixint, fixstr, fixmap,
+  // fixarray, float64, nil) inline and everything else, including every failure, in the
+  // out-of-line slow path, so a successful read of a common value is a few instructions.
+  Status ReadNil() {
+    if (NextIsNil()) {
+      ++cur_;
+      return Status::Ok();
+    }
+    return ReadNilSlow();
+  }
   Status ReadBool(bool* out);
   // Any int encoding whose value fits int64 (uint64 above INT64_MAX is LimitExceeded).
-  Status ReadInt(int64_t* out);
+  Status ReadInt(int64_t* out) {
+    if (cur_ < end_) {
+      const uint8_t c = static_cast<uint8_t>(*cur_);
+      if (c <= 0x7f || c >= 0xe0) {  // positive / negative fixint
+        *out = c <= 0x7f ? static_cast<int64_t>(c) : static_cast<int64_t>(static_cast<int8_t>(c));
+        ++cur_;
+        return Status::Ok();
+      }
+      if (c >= 0xcc && c <= 0xce) {  // uint8/16/32: token ids, counts
+        const size_t n = size_t{1} << (c - 0xcc);
+        if (remaining() > n) {
+          *out = LoadBE32(cur_ + 1, n);
+          cur_ += 1 + n;
+          return Status::Ok();
+        }
+      }
+    }
+    return ReadIntSlow(out);
+  }
   // Any non-negative int encoding.
   Status ReadUint(uint64_t* out);
   // float32, float64 or any int (Python float fields accept ints, like msgspec).
-  Status ReadDouble(double* out);
-  Status ReadStr(std::string_view* out);
+  Status ReadDouble(double* out) {
+    if (cur_ < end_) {
+      const uint8_t c = static_cast<uint8_t>(*cur_);
+      if (c == 0xcb && remaining() >= 9) {
+        *out = LoadFloat64(cur_ + 1);
+        cur_ += 9;
+        return Status::Ok();
+      }
+      if (c <= 0x7f) {  // positive fixint: the list elements of counters, small sizes
+        *out = c;
+        ++cur_;
+        return Status::Ok();
+      }
+      if (c >= 0xcc && c <= 0xce) {  // uint8/16/32: byte counts, descriptor counts
+        const size_t n = size_t{1} << (c - 0xcc);
+        if (remaining() > n) {
+          *out = LoadBE32(cur_ + 1, n);
+          cur_ += 1 + n;
+          return Status::Ok();
+        }
+      }
+    }
+    return ReadDoubleSlow(out);
+  }
+  Status ReadStr(std::string_view* out) {
+    if (cur_ < end_) {
+      const uint8_t c = static_cast<uint8_t>(*cur_);
+      const size_t n = c & 0x1f;
+      if ((c & 0xe0) == 0xa0 && remaining() > n) {  // fixstr that fits
+        *out = std::string_view(cur_ + 1, n);
+        cur_ += 1 + n;
+        return Status::Ok();
+      }
+      if (c == 0xd9 && remaining() >= 2) {  // str8: request ids of 32 bytes and more
+        const size_t len = static_cast<uint8_t>(cur_[1]);
+        if (remaining() - 2 >= len) {
+          *out = std::string_view(cur_ + 2, len);
+          cur_ += 2 + len;
+          return Status::Ok();
+        }
+      }
+    }
+    return ReadStrSlow(out);
+  }
   Status ReadBin(std::string_view* out);
-  Status ReadArrayHeader(uint32_t* count);
-  Status ReadMapHeader(uint32_t* count);
+  Status ReadArrayHeader(uint32_t* count) {
+    if (cur_ < end_ && (static_cast<uint8_t>(*cur_) & 0xf0) == 0x90) {  // fixarray
+      *count = static_cast<uint8_t>(*cur_) & 0x0f;
+      ++cur_;
+      return Status::Ok();
+    }
+    return ReadArrayHeaderSlow(count);
+  }
+  Status ReadMapHeader(uint32_t* count) {
+    if (cur_ < end_ && (static_cast<uint8_t>(*cur_) & 0xf0) == 0x80) {  // fixmap
+      *count = static_cast<uint8_t>(*cur_) & 0x0f;
+      ++cur_;
+      return Status::Ok();
+    }
+    return ReadMapHeaderSlow(count);
+  }
   // Ext types other than kExtRawView are refused (Unsupported).
   Status ReadExt(int8_t* type, std::string_view* data);
 
@@ -95,6 +181,30 @@ class MsgpackReader {
   };
   Status ReadHeader(Header* h) const;
   Status Fail(const char* what) const;
+
+  // The big-endian unsigned integer of n <= 4 bytes at p.
+  static uint32_t LoadBE32(const char* p, size_t n) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+    return v;
+  }
+  static double LoadFloat64(const char* p) {
+    uint64_t bits;
+    std::memcpy(&bits, p, 8);
+    bits = __builtin_bswap64(bits);  // msgpack is big-endian
+    double d;
+    std::memcpy(&d, &bits, 8);
+    return d;
+  }
+  // The general forms behind the inline fast paths above.
+  Status ReadNilSlow();
+  Status ReadIntSlow(int64_t* out);
+  Status ReadDoubleSlow(double* out);
+  Status ReadStrSlow(std::string_view* out);
+  Status ReadArrayHeaderSlow(uint32_t* count);
+  Status ReadMapHeaderSlow(uint32_t* count);
+  // Skip one header at a time through ReadHeader: exact errors, ext type checks.
+  Status SkipSlow();
 
   const char* begin_;
   const char* cur_;
