@@ -11,10 +11,10 @@
 //
 // Recorded result (2-core Intel Xeon (family 6 model 207) KVM guest, g++ 12.2 -O3, 2026-11-30; CPU
 // time, best of 5; per message; see bench/README.md for what each optimisation bought):
-//   BM_DecodeRecord/w1              16.4 us   (61 k messages/s)
-//   BM_DecodeRecord/w2              11.6 us   (22.1 M request outputs/s)
-//   BM_RecordOnly/w1                12.7 us
-//   BM_RecordNixlMulti              14.5 us
+//   BM_DecodeRecord/w1              10.1 us   (99 k messages/s)
+//   BM_DecodeRecord/w2              11.9 us   (21.5 M request outputs/s)
+//   BM_RecordOnly/w1                 7.1 us
+//   BM_RecordNixlMulti               8.9 us
 //   BM_HistogramObserve             16.5 ns
 //   BM_HistogramObserveExclusive     5.5 ns
 //   BM_HistogramObserveLookup       89.9 ns   (baseline: GetOrCreate per observation)

@@ -1,9 +1,11 @@
 // File: kv_connector_stats.h
 //
-// Walking an identified kv_connector_stats payload with its connector row: every value the row
-// describes comes out as one ConnectorSample (metric index, value, extra label values), in
-// payload order. This is the one place that knows how a field feeds a family, shared by the
-// recorder, `vmetrics decode` and the descriptor path: a row registered from a
+// Walking an identified kv_connector_stats payload with its connector row: every field the row
+// describes comes out as one ConnectorSample (metric index, the field's values, extra label
+// values), in payload order — one call per field, not per value, so that a recorder looks its
+// child up once for a list of 64 transfer durations. This is the one place that knows how a field
+// feeds a family, shared by the recorder, `vmetrics decode` and the descriptor path: a row
+// registered from a
 // `_metrics_descriptor` is walked exactly like a built-in row.
 //
 // Tolerance (DESIGN.md §3): extra keys are ignored, a missing key is an empty list, and a value
@@ -23,7 +25,7 @@
 //
 // Example:
 //   size_t n = ForEachConnectorSample(payload, ctx, [&](const ConnectorSample& s) {
-//     sums[payload.row->metrics[s.metric_index].name] += s.value;
+//     for (double v : s.values) sums[payload.row->metrics[s.metric_index].name] += v;
 //   });
 #ifndef VMETRICS_KV_CONNECTOR_STATS_H_
 #define VMETRICS_KV_CONNECTOR_STATS_H_
@@ -38,7 +40,10 @@ namespace vmetrics {
 
 struct ConnectorSample {
   size_t metric_index = 0;  // into row->metrics
-  double value = 0;         // already multiplied by the metric's scale for observations
+  // The values one field gave this metric, in payload order: every element of a list field,
+  // or the one value of a scalar (or 1 for a record's count). Already multiplied by the
+  // metric's scale for observations. Valid during the callback only.
+  std::span<const double> values;
   // Values of the labels this sample carries after model_name and engine: row->ExtraLabelNames()
   // for record-shaped rows, the metric's labelnames for labelled typed values, otherwise none
   // (const labels are the recorder's business). Valid during the callback only.
@@ -50,8 +55,8 @@ using ConnectorSampleFn = std::function<void(const ConnectorSample&)>;
 // ForEachConnectorSample
 //
 // Calls `fn` for each sample of `payload` with the metrics of `row` (default: payload.row).
-// Returns the number of samples produced; 0 for a malformed payload or without a row. Problems
-// go to ctx.reporter with the connector name and key.
+// Returns the number of values produced (the sum of every sample's values.size()); 0 for a
+// malformed payload or without a row. Problems go to ctx.reporter with the connector name and key.
 size_t ForEachConnectorSample(const ConnectorPayload& payload, const DecodeContext& ctx,
                               const ConnectorSampleFn& fn);
 size_t ForEachConnectorSample(const ConnectorPayload& payload, const ConnectorRow& row,

@@ -102,6 +102,9 @@ class Child {
   //   for (double d : transfer_durations) xfer_time->ObserveExclusive(d);
   bool AddExclusive(double v);
   void ObserveExclusive(double v);
+  // ObserveExclusive of each value in order (the sum is added to in the same order, so it is
+  // bit-identical), with the sum kept in a register between them. Same REQUIRES.
+  void ObserveManyExclusive(std::span<const double> values);
 
   double value() const { return value_.load(std::memory_order_relaxed); }
   double created() const { return created_; }
@@ -205,6 +208,18 @@ inline void Child::ObserveExclusive(double v) {
     std::atomic<uint64_t>& bucket = buckets()[i];
     bucket.store(bucket.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+}
+
+inline void Child::ObserveManyExclusive(std::span<const double> values) {
+  double sum = value_.load(std::memory_order_relaxed);
+  std::atomic<uint64_t>* const counts = buckets();
+  for (const double v : values) {
+    sum += v;
+    const int i = family_->BucketIndex(v);
+    if (i >= 0)
+      counts[i].store(counts[i].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  value_.store(sum, std::memory_order_relaxed);
 }
 
 class Registry {

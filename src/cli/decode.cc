@@ -38,8 +38,10 @@ Json LogprobsJson(const std::optional<Logprobs>& l) {
 }
 
 Json PrefixJson(const PrefixCacheStats& p) {
-  Json j = {{"reset", p.reset},           {"requests", p.requests},
-            {"queries", p.queries},       {"hits", p.hits},
+  Json j = {{"reset", p.reset},
+            {"requests", p.requests},
+            {"queries", p.queries},
+            {"hits", p.hits},
             {"preempted_requests", p.preempted_requests},
             {"preempted_queries", p.preempted_queries},
             {"preempted_hits", p.preempted_hits}};
@@ -75,7 +77,7 @@ Json KvJson(const KvConnectorStats& kv, const DecodeContext& ctx) {
       ForEachConnectorSample(p, ctx, [&](const ConnectorSample& s) {
         std::string key = p.row->metrics[s.metric_index].name;
         for (std::string_view v : s.extra_label_values) key.append("|").append(v);
-        samples[key].push_back(s.value);
+        for (const double v : s.values) samples[key].push_back(v);
       });
       pj["samples"] = samples;
     }
@@ -128,7 +130,8 @@ Json SchedulerJson(const SchedulerStats& s, const DecodeContext& ctx) {
   } else {
     j["spec_decoding_stats"] = nullptr;
   }
-  j["kv_connector_stats"] = s.kv_connector_stats ? KvJson(*s.kv_connector_stats, ctx) : Json(nullptr);
+  j["kv_connector_stats"] =
+      s.kv_connector_stats ? KvJson(*s.kv_connector_stats, ctx) : Json(nullptr);
   j["waiting_lora_adapters"] = StrIntMap(s.waiting_lora_adapters);
   j["running_lora_adapters"] = StrIntMap(s.running_lora_adapters);
   if (s.cudagraph_stats) {
@@ -164,13 +167,20 @@ Json OutputJson(const EngineCoreOutput& o) {
   j["new_token_ids"] = o.new_token_ids;
   j["new_logprobs"] = LogprobsJson(o.new_logprobs);
   j["new_prompt_logprobs_tensors"] = LogprobsJson(o.new_prompt_logprobs_tensors);
-  j["pooling_output"] = o.pooling_output ? TensorJson(*o.pooling_output)
-                                         : (o.has_pooling_output ? Json("<not a tensor>") : Json(nullptr));
+  j["pooling_output"] = o.pooling_output
+                            ? TensorJson(*o.pooling_output)
+                            : (o.has_pooling_output ? Json("<not a tensor>") : Json(nullptr));
   j["finish_reason"] = o.finish_reason ? Json(FinishReasonName(*o.finish_reason)) : Json(nullptr);
   switch (o.stop_reason.kind) {
-    case StopReason::Kind::kNone: j["stop_reason"] = nullptr; break;
-    case StopReason::Kind::kTokenId: j["stop_reason"] = o.stop_reason.token_id; break;
-    case StopReason::Kind::kString: j["stop_reason"] = std::string(o.stop_reason.text); break;
+    case StopReason::Kind::kNone:
+      j["stop_reason"] = nullptr;
+      break;
+    case StopReason::Kind::kTokenId:
+      j["stop_reason"] = o.stop_reason.token_id;
+      break;
+    case StopReason::Kind::kString:
+      j["stop_reason"] = std::string(o.stop_reason.text);
+      break;
   }
   if (o.events) {
     Json ev = Json::array();

@@ -103,14 +103,25 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
                                                      size_t engine_slot,
                                                      std::span<const std::string_view> extra,
                                                      size_t metric_index) {
-  std::string key = std::to_string(engine_slot);
+  // The key is built in a buffer that keeps its capacity (no allocation per sample), and the
+  // samples of one record (five, one per family) share their labels: the last look-up answers
+  // them without hashing.
+  std::string& key = key_buffer_;
+  key.clear();
+  key.append(std::to_string(engine_slot));
   for (std::string_view v : extra) key.append("\x1f").append(v);
   // Record-shaped rows create all their families' children at once for a new label set
   // (Python's MooncakeStorePromMetrics caches the five together); other lazy rows create only
   // the family that was fed.
   if (!row.record_shaped()) key.append("\x1e").append(std::to_string(metric_index));
+  if (last_lazy_ != nullptr && last_state_ == &state && last_key_ == key) return *last_lazy_;
   auto it = state.lazy.find(key);
-  if (it != state.lazy.end()) return it->second;
+  if (it != state.lazy.end()) {
+    last_state_ = &state;
+    last_key_ = key;
+    last_lazy_ = &it->second;
+    return it->second;
+  }
   std::vector<Child*> children(row.metrics.size(), nullptr);
   for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
     if (!row.record_shaped() && mi != metric_index) continue;
@@ -119,7 +130,11 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
     for (const auto& [unused, v] : row.metrics[mi].const_labels) values.push_back(v);
     children[mi] = state.families[mi]->GetOrCreate(values);
   }
-  return state.lazy.emplace(std::move(key), std::move(children)).first->second;
+  std::vector<Child*>& created = state.lazy.emplace(key, std::move(children)).first->second;
+  last_state_ = &state;
+  last_key_ = key;
+  last_lazy_ = &created;
+  return created;
 }
 
 Status ConnectorRecorder::CheckRegistryConflicts(const ConnectorRow& row) const {
@@ -271,15 +286,17 @@ void ConnectorRecorder::Record(const KvConnectorStats& stats, size_t engine_slot
                              s.metric_index)[s.metric_index];
       }
       const MetricDef& m = row.metrics[s.metric_index];
+      // Every write to connector children is under mu_, so the Exclusive updates apply.
       switch (m.type) {
         case MetricType::kHistogram:
-          child->Observe(s.value);
+          child->ObserveManyExclusive(s.values);
           break;
         case MetricType::kGauge:
-          child->Set(s.value);
+          child->Set(s.values.back());  // the last of several sets is the one that stays
           break;
         case MetricType::kCounter:
-          if (!child->Add(s.value)) {
+          for (const double v : s.values) {
+            if (child->AddExclusive(v)) continue;
             Problem problem;
             problem.message_number = ctx.message_number;
             problem.connector = p.connector;

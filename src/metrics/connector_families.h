@@ -93,6 +93,10 @@ class ConnectorRecorder {
   Family* payloads_family_ = nullptr;
   std::mutex mu_;  // guards everything below
   std::map<const ConnectorRow*, RowState> rows_;
+  std::string key_buffer_;                // LazyChildren's key, reused
+  const RowState* last_state_ = nullptr;  // LazyChildren's last answer
+  std::string last_key_;
+  std::vector<Child*>* last_lazy_ = nullptr;
   std::map<std::pair<std::string, std::string>, Child*> accounting_;
   // Class name -> the raw descriptor last checked or adopted for it (skips re-parsing the
   // descriptor every data-parallel engine sends once).

@@ -42,7 +42,7 @@ bool MapHasKey(std::string_view map, std::string_view wanted) {
   return false;
 }
 
-Status ScanEntries(MsgpackReader r, std::vector<Entry>* entries) {
+Status ScanEntries(MsgpackReader& r, std::vector<Entry>* entries) {
   uint32_t n;
   if (Status s = r.ReadMapHeader(&n); !s.ok()) return s;
   entries->clear();
@@ -260,10 +260,21 @@ Status DecodeKvConnectorStats(MsgpackReader& r, const DecodeContext& ctx, KvConn
   const ConnectorConfig* config = ctx.connectors;
   *out = KvConnectorStats{};
   const size_t offset = r.offset();
-  if (Status s = r.ReadRaw(&out->raw); !s.ok()) return s;
-  MsgpackReader v(out->raw, offset);
+  const char* const start = r.position();
   MsgpackType type;
-  if (Status s = v.PeekType(&type); !s.ok()) return s;
+  if (Status s = r.PeekType(&type); !s.ok()) return s;
+  // A map is scanned entry by entry right here (one walk); `raw` is what that walk consumed.
+  std::vector<Entry> entries;
+  if (type == MsgpackType::kMap) {
+    MsgpackReader scan = r;
+    if (Status s = ScanEntries(scan, &entries); !s.ok()) {
+      return r.ReadRaw(&out->raw);  // the same error ReadRaw would give (truncation, pickle)
+    }
+    out->raw = std::string_view(start, static_cast<size_t>(scan.position() - start));
+    r = scan;
+  } else if (Status s = r.ReadRaw(&out->raw); !s.ok()) {
+    return s;
+  }
   const std::string_view configured =
       config != nullptr && config->configured() ? std::string_view(config->connector) : "";
 
@@ -279,8 +290,6 @@ Status DecodeKvConnectorStats(MsgpackReader& r, const DecodeContext& ctx, KvConn
     return Status::Ok();
   }
 
-  std::vector<Entry> entries;
-  if (Status s = ScanEntries(v, &entries); !s.ok()) return s;
   if (entries.empty()) return Status::Ok();  // nothing happened this step
 
   const bool multi = config != nullptr && config->is_multi();
@@ -335,6 +344,7 @@ struct Walk {
   const DecodeContext& ctx;
   std::string_view connector;
   const ConnectorSampleFn& fn;
+  std::vector<double>& scratch;  // a list's values, read before any is applied
 
   void Report(int64_t offset, std::string_view key, std::string what) const {
     internal::ReportProblem(ctx, offset, connector, key, std::move(what));
@@ -347,50 +357,46 @@ bool IsListKind(SampleKind kind) {
 }
 
 // Applies a plain value (a number, or a list of numbers for the list kinds) at `r` to metric
-// `mi`, with these extra label values. Returns the number of samples.
-size_t ApplyValue(MsgpackReader r, const Walk& w, size_t mi,
+// `mi`, with these extra label values, as one sample; on success `r` is left after the value.
+// Returns the number of values.
+size_t ApplyValue(MsgpackReader& r, const Walk& w, size_t mi,
                   std::span<const std::string_view> labels) {
   const MetricDef& m = w.row.metrics[mi];
-  ConnectorSample sample;
-  sample.metric_index = mi;
-  sample.extra_label_values = labels;
   const double scale = m.type == MetricType::kHistogram ? m.scale : 1.0;
   MsgpackType t;
   if (!r.PeekType(&t).ok()) return 0;
   const bool list_kind = IsListKind(m.sample_kind);
+  std::vector<double>& values = w.scratch;
+  values.clear();
   if (t == MsgpackType::kArray && list_kind) {
-    // Check every element first, so a bad element skips the whole field, not part of it.
-    MsgpackReader check = r;
+    // Every element is read before any is applied, so a bad element skips the whole field,
+    // not part of it. The list is grown as it is read, never sized by its header.
+    MsgpackReader list = r;
     uint32_t n;
-    (void)check.ReadArrayHeader(&n);
+    (void)list.ReadArrayHeader(&n);
     for (uint32_t i = 0; i < n; ++i) {
       double v;
-      if (!check.ReadDouble(&v).ok()) {
-        w.Report(static_cast<int64_t>(check.offset()), m.samples_path,
+      if (!list.ReadDouble(&v).ok()) {
+        w.Report(static_cast<int64_t>(list.offset()), m.samples_path,
                  "expected a list of numbers; field skipped");
         return 0;
       }
+      values.push_back(v * scale);
     }
-    (void)r.ReadArrayHeader(&n);
-    for (uint32_t i = 0; i < n; ++i) {
-      double v = 0;
-      (void)r.ReadDouble(&v);
-      sample.value = v * scale;
-      w.fn(sample);
-    }
-    return n;
-  }
-  if (t == MsgpackType::kInt || t == MsgpackType::kFloat) {
+    r = list;
+  } else if (t == MsgpackType::kInt || t == MsgpackType::kFloat) {
     double v = 0;
-    (void)r.ReadDouble(&v);
-    sample.value = v * scale;
-    w.fn(sample);
-    return 1;
+    if (!r.ReadDouble(&v).ok()) return 0;
+    values.push_back(v * scale);
+  } else {
+    w.Report(static_cast<int64_t>(r.offset()), m.samples_path,
+             std::string("expected ") + (list_kind ? "a list of numbers" : "a number") + ", got " +
+                 MsgpackTypeName(t) + "; field skipped");
+    return 0;
   }
-  w.Report(static_cast<int64_t>(r.offset()), m.samples_path,
-           std::string("expected ") + (list_kind ? "a list of numbers" : "a number") + ", got " +
-               MsgpackTypeName(t) + "; field skipped");
-  return 0;
+  if (values.empty()) return 0;
+  w.fn(ConnectorSample{mi, values, labels});
+  return values.size();
 }
 
 // A map whose keys are msgpack arrays: a typed value keyed by label-value tuples.
@@ -486,8 +492,9 @@ size_t ApplyTyped(MsgpackReader r, uint32_t entries, const Walk& w, size_t mi) {
   return produced;
 }
 
-// Applies metric `mi` to the value at `r` (which is left unchanged).
-size_t ApplyMetric(MsgpackReader r, const Walk& w, size_t mi,
+// Applies metric `mi` to the value at `r`. A plain value that was applied leaves `r` after it;
+// otherwise (nil, typed maps, skipped fields) `r` is unchanged and the caller skips the value.
+size_t ApplyMetric(MsgpackReader& r, const Walk& w, size_t mi,
                    std::span<const std::string_view> labels) {
   const MetricDef& m = w.row.metrics[mi];
   if (r.NextIsNil()) return 0;
@@ -543,11 +550,18 @@ size_t WalkMap(std::string_view map, size_t offset, const Walk& w,
       continue;
     }
     if (!IsReservedPayloadKey(key)) {  // ValidateRow keeps metrics off them; stated here too
+      MsgpackReader end = r;
       for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
         const MetricDef& m = row.metrics[mi];
         if (m.sample_kind != SampleKind::kIncByOne && m.samples_path == key) {
-          produced += ApplyMetric(r, w, mi, labels);
+          MsgpackReader value = r;
+          produced += ApplyMetric(value, w, mi, labels);
+          if (value.position() != r.position()) end = value;  // read to its end
         }
+      }
+      if (end.position() != r.position()) {
+        r = end;
+        continue;
       }
     }
     if (!r.Skip().ok()) return produced;
@@ -556,7 +570,7 @@ size_t WalkMap(std::string_view map, size_t offset, const Walk& w,
     const MetricDef& m = row.metrics[mi];
     if (m.samples_path.find('.') == std::string::npos) continue;
     MsgpackReader d(map, offset);
-    if (Descend(d, m.samples_path)) produced += ApplyMetric(d, w, mi, labels);
+    if (Descend(d, m.samples_path)) produced += ApplyMetric(d, w, mi, labels);  // d: a copy
   }
   return produced;
 }
@@ -619,11 +633,8 @@ size_t WalkRecords(const ConnectorPayload& p, const Walk& w) {
       }
       for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
         if (row.metrics[mi].sample_kind == SampleKind::kIncByOne) {
-          ConnectorSample s;
-          s.metric_index = mi;
-          s.value = 1;
-          s.extra_label_values = labels;
-          w.fn(s);
+          static constexpr double kOne[] = {1.0};
+          w.fn(ConnectorSample{mi, kOne, labels});
           ++produced;
         }
       }
@@ -639,7 +650,8 @@ size_t WalkRecords(const ConnectorPayload& p, const Walk& w) {
 size_t ForEachConnectorSample(const ConnectorPayload& payload, const ConnectorRow& row,
                               const DecodeContext& ctx, const ConnectorSampleFn& fn) {
   if (payload.malformed) return 0;
-  const Walk w{row, ctx, payload.connector, fn};
+  thread_local std::vector<double> scratch;
+  const Walk w{row, ctx, payload.connector, fn, scratch};
   if (row.record_shaped()) return WalkRecords(payload, w);
   return WalkMap(payload.payload, payload.payload_offset, w, {});
 }

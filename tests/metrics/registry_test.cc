@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <thread>
+#include <vector>
 
 namespace vmetrics {
 namespace {
@@ -55,8 +58,8 @@ TEST(Registry, SameNameReturnsTheExistingFamily) {
 
 TEST(Child, CounterRefusesNegativeAndNanIncrements) {
   Registry reg;
-  Child* c = reg.AddFamily({"c", MetricType::kCounter, "C.", {}}).GetOrCreate(
-      std::span<const std::string>());
+  Child* c = reg.AddFamily({"c", MetricType::kCounter, "C.", {}})
+                 .GetOrCreate(std::span<const std::string>());
   EXPECT_TRUE(c->Add(2.5));
   EXPECT_FALSE(c->Add(-1));
   EXPECT_FALSE(c->Add(std::nan("")));
@@ -67,10 +70,10 @@ TEST(Child, HistogramBucketsAreInclusiveUpperBounds) {
   Registry reg;
   Family& h = reg.AddFamily({"h", MetricType::kHistogram, "H.", {}, {0.1, 1.0}});
   Child* c = h.GetOrCreate(std::span<const std::string>());
-  c->Observe(0.1);   // on the bound: first bucket
-  c->Observe(0.5);   // second
-  c->Observe(1.0);   // on the bound: second
-  c->Observe(7.0);   // +Inf
+  c->Observe(0.1);  // on the bound: first bucket
+  c->Observe(0.5);  // second
+  c->Observe(1.0);  // on the bound: second
+  c->Observe(7.0);  // +Inf
   EXPECT_EQ(c->bucket_count(0), 1u);
   EXPECT_EQ(c->bucket_count(1), 2u);
   EXPECT_EQ(c->bucket_count(2), 1u);
@@ -84,6 +87,47 @@ TEST(Child, NanObservationChangesSumOnlyLikePrometheusClient) {
   c->Observe(std::nan(""));
   EXPECT_EQ(c->bucket_count(0) + c->bucket_count(1), 0u);
   EXPECT_TRUE(std::isnan(c->sum()));
+}
+
+// The single-writer updates must leave exactly what the atomic ones leave: same buckets, the
+// same sum bit for bit (the values are added in the same order), the same refusals.
+TEST(Child, ExclusiveUpdatesMatchAtomicOnesBitForBit) {
+  Registry reg;
+  const std::vector<double> bounds = {0.001, 0.01, 0.1, 1.0, 10.0};
+  Family& h = reg.AddFamily({"h", MetricType::kHistogram, "H.", {"k"}, bounds});
+  Family& c = reg.AddFamily({"c", MetricType::kCounter, "C.", {"k"}});
+  Child* atomic_h = h.GetOrCreate({"atomic"});
+  Child* one_h = h.GetOrCreate({"one"});
+  Child* many_h = h.GetOrCreate({"many"});
+  Child* atomic_c = c.GetOrCreate({"atomic"});
+  Child* one_c = c.GetOrCreate({"one"});
+  // Sums like 0.1 + 0.2 differ with the order of addition; NaN, a bound, and +Inf-bucket values.
+  std::vector<double> values = {0.1, 0.2, 0.3, 0.001, 1e-7, 10.0, 12.5, std::nan(""), 0.07};
+  for (int i = 0; i < 200; ++i) values.push_back(0.0003 * i * i);
+  for (const double v : values) {
+    atomic_h->Observe(v);
+    one_h->ObserveExclusive(v);
+    EXPECT_EQ(atomic_c->Add(v), one_c->AddExclusive(v)) << v;
+  }
+  many_h->ObserveManyExclusive(std::span<const double>(values).first(4));
+  many_h->ObserveManyExclusive(std::span<const double>(values).subspan(4));
+  many_h->ObserveManyExclusive({});
+  for (size_t b = 0; b <= bounds.size(); ++b) {
+    EXPECT_EQ(one_h->bucket_count(b), atomic_h->bucket_count(b)) << "bucket " << b;
+    EXPECT_EQ(many_h->bucket_count(b), atomic_h->bucket_count(b)) << "bucket " << b;
+  }
+  EXPECT_TRUE(std::isnan(atomic_h->sum()));
+  EXPECT_TRUE(std::isnan(one_h->sum()) && std::isnan(many_h->sum()));
+  EXPECT_EQ(one_c->value(), atomic_c->value());
+  EXPECT_FALSE(one_c->AddExclusive(-1)) << "negative increments are refused";
+
+  // Without the NaN the sums are comparable bit for bit.
+  Child* atomic_sum = h.GetOrCreate({"atomic_sum"});
+  Child* many_sum = h.GetOrCreate({"many_sum"});
+  values.erase(values.begin() + 7);
+  for (const double v : values) atomic_sum->Observe(v);
+  many_sum->ObserveManyExclusive(values);
+  EXPECT_EQ(std::bit_cast<uint64_t>(many_sum->sum()), std::bit_cast<uint64_t>(atomic_sum->sum()));
 }
 
 TEST(Registry, ConcurrentRecordingAndChildCreationLoseNothing) {

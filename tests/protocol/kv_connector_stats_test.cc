@@ -472,7 +472,8 @@ TEST(KvConnectorStats, ConfigFromVllmJsonDrivesIdentification) {
 
 struct Collected {
   size_t returned = 0;
-  size_t calls = 0;
+  size_t calls = 0;                                   // callbacks: one per field
+  size_t values_seen = 0;                             // values over all callbacks
   std::map<std::string, std::vector<double>> values;  // metric name -> values in order
   std::map<std::string, double> sums;                 // "name{labels}" -> sum of values
 };
@@ -493,10 +494,14 @@ Collected Walk(const Decoded& d, size_t payload) {
     std::string key = name + "{";
     for (std::string_view v : s.extra_label_values) key += std::string(v) + ",";
     key += "}";
-    c.values[name].push_back(s.value);
-    c.sums[key] += s.value;
+    EXPECT_FALSE(s.values.empty()) << "a sample carries at least one value";
+    for (const double v : s.values) {
+      ++c.values_seen;
+      c.values[name].push_back(v);
+      c.sums[key] += v;
+    }
   });
-  EXPECT_EQ(c.returned, c.calls) << "the return value counts the samples";
+  EXPECT_EQ(c.returned, c.values_seen) << "the return value counts the values";
   return c;
 }
 
@@ -511,6 +516,7 @@ TEST(ForEachConnectorSample, NixlObservesEveryElementAndCountsFailures) {
     EXPECT_EQ(c.sums.at("vllm:nixl_num_failed_transfers{}"), 0.0) << "an empty list adds nothing";
   }
   EXPECT_EQ(c.sums.at("vllm:nixl_num_kv_expired_reqs{}"), 1.0);
+  EXPECT_EQ(c.calls, c.values.size()) << "one callback per field, carrying all its values";
   EXPECT_TRUE(d->reporter.problems.empty()) << d->reporter.Dump();
 }
 

@@ -474,7 +474,7 @@ std::map<std::string, double> Sums(const ConnectorPayload& p, const ConnectorRow
   ForEachConnectorSample(p, row, ctx, [&](const ConnectorSample& s) {
     std::string key = row.metrics[s.metric_index].name + "{";
     for (std::string_view v : s.extra_label_values) key.append(v).append(",");
-    sums[key + "}"] += s.value;
+    for (const double v : s.values) sums[key + "}"] += v;
   });
   return sums;
 }
