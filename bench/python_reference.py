@@ -22,6 +22,7 @@ independent golden generator), so this file holds only the hot path.
 
 Usage (bench/compare runs all of these; every mode prints one JSON object per line):
     /usr/bin/python3 bench/python_reference.py decode-record --captures bench/captures w1
+    /usr/bin/python3 bench/python_reference.py decode-record --captures bench/captures --requests w2
     /usr/bin/python3 bench/python_reference.py render --captures bench/captures --engines 64
     /usr/bin/python3 bench/python_reference.py dump --captures bench/captures --out DIR
 Timings are CPU time of this process (time.process_time), like Google Benchmark's CPU column.
@@ -42,6 +43,7 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tools"))
 import gen_goldens as G  # noqa: E402  (family tables and connector rows)
+import gen_request_goldens as R  # noqa: E402  (the per-request algorithm, OutputProcessor's)
 
 CREATED = 123.456  # `_created` of every child in dumps; render_bench pins the same value
 
@@ -79,6 +81,7 @@ class Frontend:
         self.metrics = {}
         self.rows = {}        # class name -> per-engine row state
         self.accounting = {}  # (class name, outcome) -> child
+        self.children = {}    # (family, engine, extra labels...) -> child, for record_iteration
         self.register(meta.get("cache_config") or [])
 
     # ---- registration (docs/recording.md "Family order") ---------------------------------
@@ -166,6 +169,10 @@ class Frontend:
 
     def record(self, frame):
         msg = msgpack.unpackb(frame, raw=False, strict_map_key=False)
+        self.record_message(msg)
+        return msg
+
+    def record_message(self, msg):
         engine = msg[0]
         if engine not in self.engine_set:
             self.metrics[G.UNKNOWN_ENGINE.name].inc()
@@ -266,6 +273,14 @@ class Frontend:
                     children[4].inc(int(record.get("num_failed_keys", 0)))
         self.account(class_name, "recorded")
 
+    def child(self, name, engine, *extra):
+        """A request family's child, resolved once (vLLM keeps them per engine from start-up)."""
+        key = (name, engine) + extra
+        child = self.children.get(key)
+        if child is None:
+            child = self.children[key] = self.metrics[name].labels(self.model, str(engine), *extra)
+        return child
+
     def feed_request_families(self):
         """The same values as FeedRequestFamilies() in bench/workloads.cc."""
         for f, (name, base) in enumerate(REQUEST_FAMILIES):
@@ -314,6 +329,31 @@ def w3_frontend(captures, name, created=None):
     return fe
 
 
+class RequestReplay:
+    """W2 with its requests: the rules of RequestReplay in bench/workloads.h (intake derived
+    from the capture, iteration timestamp = message timestamp + 0.005), on the Python frontend
+    of tools/gen_request_goldens.py and its record_iteration (PrometheusStatLogger part C)."""
+
+    def __init__(self, frames):
+        self.intake = []
+        for frame in frames:
+            msg = msgpack.unpackb(frame, raw=False, strict_map_key=False)
+            self.intake.append([
+                {"request_id": o[0], "arrival_time": msg[3] - 0.1,
+                 "prompt_len": o[11]["num_prompt_tokens"], "max_tokens": 2048}
+                for o in msg[1] if R.field(o, 11) is not None])
+
+    def run(self, fe, frames):
+        requests = R.Frontend()  # every pass starts with no live requests
+        for frame, intake in zip(frames, self.intake):
+            msg = fe.record(frame)
+            for line in intake:
+                requests.add(line)
+            it = requests.process(msg, msg[3] + 0.005, 0.0)
+            if it is not None and msg[0] in fe.engine_set:
+                R.record_iteration(fe, msg[0], it)
+
+
 def timed(fn, min_seconds):
     """Runs fn() until min_seconds of CPU time have passed; returns (runs, cpu seconds)."""
     runs, start = 0, time.process_time()
@@ -332,16 +372,23 @@ def emit(**fields):
 def cmd_decode_record(args):
     meta, frames = load(args.captures, args.workload)
     fe = Frontend(meta)
+    replay = RequestReplay(frames) if args.requests else None
 
     def one_pass():
+        if replay is not None:
+            replay.run(fe, frames)
+            return
         for frame in frames:
             fe.record(frame)
 
     runs, cpu = timed(one_pass, args.min_seconds)
     messages = runs * len(frames)
-    emit(mode="decode-record", workload=args.workload, messages_per_s=messages / cpu,
+    emit(mode="decode-record-requests" if args.requests else "decode-record",
+         workload=args.workload, messages_per_s=messages / cpu,
          bytes_per_s=runs * meta["bytes"] / cpu, outputs_per_s=runs * meta["outputs"] / cpu,
          us_per_message=cpu / messages * 1e6, passes=runs)
+    if args.requests:
+        return
 
     def decode_pass():
         for frame in frames:
@@ -382,6 +429,12 @@ def cmd_dump(args):
                 fe.record(frame)
         with open(os.path.join(args.out, f"{name}.txt"), "wb") as f:
             f.write(generate_text(fe.exposition))
+    meta, frames = load(args.captures, "w2")
+    with mock.patch("time.time", return_value=CREATED):
+        fe = Frontend(meta)
+        RequestReplay(frames).run(fe, frames)
+    with open(os.path.join(args.out, "w2_requests.txt"), "wb") as f:
+        f.write(generate_text(fe.exposition))
 
 
 def main():
@@ -391,6 +444,8 @@ def main():
     p.add_argument("--captures", default=os.path.join(REPO, "bench", "captures"))
     p.add_argument("--min-seconds", type=float, default=2.0)
     p.add_argument("workload", choices=("w1", "w2"))
+    p.add_argument("--requests", action="store_true",
+                   help="W2 with its requests known (RequestReplay)")
     p = sub.add_parser("render")
     p.add_argument("--captures", default=os.path.join(REPO, "bench", "captures"))
     p.add_argument("--min-seconds", type=float, default=2.0)

@@ -56,6 +56,31 @@ void BM_DecodeRecord(benchmark::State& state, const std::string& name) {
   SetThroughputCounters(state, w);
 }
 
+// W2 with its requests (bench/workloads.h RequestReplay): the output loop of a `serve` that
+// sent the requests itself — per message decode, SchedulerStats, and the 256 outputs through
+// the RequestTracker into the request and iteration families.
+void BM_DecodeRecordRequests(benchmark::State& state) {
+  const Workload& w = Get("w2");
+  static const RequestReplay replay(w);
+  Registry registry;
+  StatsRecorder recorder(&registry, RecorderOptionsFor(w));
+  EngineCoreOutputs out;
+  uint64_t number = 0;
+  for (auto _ : state) {
+    RequestTracker tracker;  // every pass starts with no live requests
+    for (size_t i = 0; i < w.messages.size(); ++i) {
+      std::string_view frames[] = {w.messages[i]};
+      if (!DecodeEngineCoreOutputs(frames, recorder.decode_context(++number), &out).ok()) {
+        state.SkipWithError("decode failed");
+        return;
+      }
+      recorder.Record(out);
+      replay.Apply(i, out, &tracker, &recorder);
+    }
+  }
+  SetThroughputCounters(state, w);
+}
+
 void BM_RecordOnly(benchmark::State& state, const std::string& name) {
   const Workload& w = Get(name);
   Registry registry;
@@ -184,6 +209,7 @@ void BM_GaugeSet(benchmark::State& state) {
 
 BENCHMARK_CAPTURE(BM_DecodeRecord, w1, std::string("w1"));
 BENCHMARK_CAPTURE(BM_DecodeRecord, w2, std::string("w2"));
+BENCHMARK(BM_DecodeRecordRequests)->Name("BM_DecodeRecordRequests/w2");
 BENCHMARK_CAPTURE(BM_RecordOnly, w1, std::string("w1"));
 BENCHMARK_CAPTURE(BM_RecordOnly, w2, std::string("w2"));
 BENCHMARK(BM_RecordNixlMulti);

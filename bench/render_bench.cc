@@ -23,6 +23,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "bench/workloads.h"
 #include "vmetrics/exposition.h"
@@ -136,17 +137,22 @@ int Dump(const std::string& dir) {
   }
   // W1 and W2 recorded whole, as `vmetrics replay` would: the check that the Python reference
   // records exactly what vmetrics records.
-  for (const char* name : {"w1", "w2"}) {
-    const Workload w = LoadOrMake(name);
+  // "w2_requests": W2 with its requests known (RequestReplay), the request families included.
+  for (const std::string name : {"w1", "w2", "w2_requests"}) {
+    const bool with_requests = name == "w2_requests";
+    const Workload w = LoadOrMake(with_requests ? "w2" : name);
     FixedClock clock(kCreated);
     Registry registry(&clock);
     StatsRecorder recorder(&registry, RecorderOptionsFor(w));
+    std::optional<RequestReplay> replay;
+    if (with_requests) replay.emplace(w);
+    RequestTracker tracker;
     EngineCoreOutputs decoded;
-    uint64_t n = 0;
-    for (const std::string& m : w.messages) {
-      std::string_view frames[] = {m};
-      if (DecodeEngineCoreOutputs(frames, recorder.decode_context(++n), &decoded).ok()) {
+    for (size_t i = 0; i < w.messages.size(); ++i) {
+      std::string_view frames[] = {w.messages[i]};
+      if (DecodeEngineCoreOutputs(frames, recorder.decode_context(i + 1), &decoded).ok()) {
         recorder.Record(decoded);
+        if (replay) replay->Apply(i, decoded, &tracker, &recorder);
       }
     }
     std::ofstream out(dir + "/" + name + ".txt", std::ios::binary | std::ios::trunc);

@@ -499,6 +499,33 @@ Workload LoadOrMake(std::string_view name, bool smoke) {
   return w;
 }
 
+RequestReplay::RequestReplay(const Workload& w) : intake_(w.messages.size()) {
+  Registry registry;
+  StatsRecorder recorder(&registry, RecorderOptionsFor(w));
+  EngineCoreOutputs out;
+  for (size_t i = 0; i < w.messages.size(); ++i) {
+    std::string_view frames[] = {w.messages[i]};
+    if (!DecodeEngineCoreOutputs(frames, recorder.decode_context(i + 1), &out).ok()) {
+      Die("cannot decode message " + std::to_string(i + 1) + " of " + w.name);
+    }
+    for (const EngineCoreOutput& o : out.outputs) {
+      if (!o.prefill_stats) continue;
+      intake_[i].push_back({.request_id = std::string(o.request_id),
+                            .arrival_time = out.timestamp - 0.1,
+                            .prompt_len = o.prefill_stats->num_prompt_tokens,
+                            .max_tokens = 2048});
+    }
+  }
+}
+
+void RequestReplay::Apply(size_t i, const EngineCoreOutputs& out, RequestTracker* tracker,
+                          StatsRecorder* recorder) const {
+  for (const RequestInfo& info : intake_[i]) tracker->AddRequest(info);
+  if (std::optional<IterationStats> it = tracker->ProcessOutputs(out, out.timestamp + 0.005)) {
+    recorder->RecordIteration(*it, out.engine_index);
+  }
+}
+
 RecorderOptions RecorderOptionsFor(const Workload& w) {
   RecorderOptions o;
   o.served_model_name = "meta-llama/Llama-3.1-8B-Instruct";

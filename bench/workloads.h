@@ -29,8 +29,10 @@
 #include <utility>
 #include <vector>
 
+#include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/registry.h"
+#include "vmetrics/requests.h"
 
 namespace vmetrics::bench {
 
@@ -78,6 +80,26 @@ RecorderOptions RecorderOptionsFor(const Workload& w);
 // 8 values base * (1 + (7c + 13j + f) % 50) / 8 (base 16 tokens, 0.05 s, or 1 for params_n).
 // bench/python_reference.py applies the same formula, so both renderings stay byte-identical.
 void FeedRequestFamilies(Registry* registry);
+
+// The request side of W2 ("W2 with its requests"): what `serve`'s output loop does per message
+// when it sent the requests itself — decode, record SchedulerStats, run the outputs through the
+// RequestTracker, record the IterationStats. The frontend's intake is derived from the capture
+// once: before message i, every request whose first output (the one with prefill_stats) is in
+// message i is added with arrival_time = message timestamp - 0.1, prompt_len =
+// num_prompt_tokens, max_tokens 2048, n 1; the iteration timestamp (the frontend's time.time())
+// is the message timestamp + 0.005. bench/python_reference.py follows the same rules with
+// tools/gen_request_goldens.py's Python frontend, so both renderings stay byte-identical.
+class RequestReplay {
+ public:
+  explicit RequestReplay(const Workload& w);  // decodes every message once; aborts on failure
+  // A fresh tracker's work for message `i` (already decoded into `out`): adds its requests,
+  // processes its outputs, records the iteration. The caller records SchedulerStats.
+  void Apply(size_t i, const EngineCoreOutputs& out, RequestTracker* tracker,
+             StatsRecorder* recorder) const;
+
+ private:
+  std::vector<std::vector<RequestInfo>> intake_;  // per message
+};
 
 // Splits a capture (concatenated msgpack values) into messages. Aborts on malformed input.
 std::vector<std::string> SplitCapture(std::string_view data);
