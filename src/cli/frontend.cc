@@ -98,9 +98,9 @@ struct Frontend::Impl {
     }
     recorder->Record(scratch);
     // Python records a message's SchedulerStats, then its IterationStats.
-    if (std::optional<IterationStats> it = requests->OnOutputs(scratch)) {
-      recorder->RecordIteration(*it, scratch.engine_index);
-    }
+    requests->OnOutputs(scratch, [&](const IterationStats& it) {
+      recorder->RecordIteration(it, scratch.engine_index);
+    });
     recorded.fetch_add(1, std::memory_order_relaxed);
   }
 

@@ -192,7 +192,8 @@ void RequestService::CompleteLocked(Completion& c) {
   completions_.erase(c.identity.id);  // destroys `c`
 }
 
-std::optional<IterationStats> RequestService::OnOutputs(const EngineCoreOutputs& message) {
+void RequestService::OnOutputs(const EngineCoreOutputs& message,
+                               const std::function<void(const IterationStats&)>& record) {
   std::lock_guard<std::mutex> lock(mu_);
   if (message.scheduler_stats) router_.ObserveStats(message.engine_index, *message.scheduler_stats);
   // Tokens and finish reasons to the completions first; the tracker (which forgets finished
@@ -215,7 +216,9 @@ std::optional<IterationStats> RequestService::OnOutputs(const EngineCoreOutputs&
       finished.emplace_back(std::string(o.request_id), *reason);
     }
   }
-  std::optional<IterationStats> it = tracker_.ProcessOutputs(message, WallClock());
+  if (std::optional<IterationStats> it = tracker_.ProcessOutputs(message, WallClock())) {
+    record(*it);
+  }
   // Looked up again by id: finishing one choice may complete (and free) its completion.
   for (auto& [id, reason] : finished) {
     auto choice = choices_.find(id);
@@ -235,7 +238,6 @@ std::optional<IterationStats> RequestService::OnOutputs(const EngineCoreOutputs&
       FinishChoiceLocked(*choice->second.completion, choice->second.index, "abort");
     }
   }
-  return it;
 }
 
 void RequestService::OnEngineDead(int engine_index, const std::string& reason) {

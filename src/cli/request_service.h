@@ -76,9 +76,11 @@ class RequestService {
   //
   // One decoded message from the engines (output thread): tokens and finish reasons go to
   // their completions, `finished_requests` are settled, the router learns the engine's load.
-  // Returns the message's IterationStats for StatsRecorder::RecordIteration (nullopt for a
-  // message without outputs).
-  std::optional<IterationStats> OnOutputs(const EngineCoreOutputs& message);
+  // The message's IterationStats (none for a message without outputs) is handed to `record`
+  // (StatsRecorder::RecordIteration) before any completion it finishes is answered, so a
+  // client that has its answer finds its request in /metrics.
+  void OnOutputs(const EngineCoreOutputs& message,
+                 const std::function<void(const IterationStats&)>& record);
 
   // An engine died: its requests end with an error.
   void OnEngineDead(int engine_index, const std::string& reason);
