@@ -29,9 +29,10 @@ int RunBenchServe(BenchServeArgs& args) {
   }
   o.prompt_len_min = o.prompt_len_max = args.prompt_len;
   o.max_tokens_min = o.max_tokens_max = args.max_tokens;
+  char rate[32] = "unlimited";
+  if (o.rate > 0) std::snprintf(rate, sizeof rate, "%g req/s", o.rate);
   std::printf("bench-serve: %s, rate %s, concurrency %d, prompt %lld tokens, max_tokens %lld\n",
-              args.url.c_str(), o.rate > 0 ? std::to_string(o.rate).c_str() : "unlimited",
-              o.concurrency, static_cast<long long>(args.prompt_len),
+              args.url.c_str(), rate, o.concurrency, static_cast<long long>(args.prompt_len),
               static_cast<long long>(args.max_tokens));
   std::fflush(stdout);
   LoadReport report = LoadGenerator(o).Run();
