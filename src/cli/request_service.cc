@@ -136,19 +136,27 @@ void RequestService::HandleCompletion(std::string body, std::shared_ptr<HttpExch
     TransportStatus s =
         options_.send(static_cast<int>(engine), EngineCoreRequestType::kAdd, std::move(add));
     if (!s.ok()) {
-      // The engine went away between the choice and the send; its death (if it is one) is
-      // handled when the client reports it. Either way this completion cannot finish.
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = completions_.find(completion_id);
-      if (it == completions_.end()) break;
-      Completion& c = *it->second;
-      c.error = ApiError{503, "EngineDeadError",
-                         "cannot send to engine " + std::to_string(engine) + ": " + s.ToString()};
-      for (size_t k = 0; k < c.request_ids.size(); ++k) {
-        if (c.done[k]) continue;
-        ForgetLocked(c.request_ids[k]);
-        FinishChoiceLocked(c, k, "");
+      // The engine went away between the choice and the send (its death, if it is one, is
+      // handled when the client reports it). The completion cannot finish: it is answered
+      // with the error, and the requests already sent elsewhere are aborted.
+      std::vector<Abort> aborts;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = completions_.find(completion_id);
+        if (it == completions_.end()) break;
+        Completion& c = *it->second;
+        c.error = ApiError{503, "EngineDeadError",
+                           "cannot send to engine " + std::to_string(engine) + ": " + s.ToString()};
+        for (size_t k = 0; k < c.request_ids.size(); ++k) {
+          if (c.done[k]) continue;
+          const std::string id = c.request_ids[k];
+          const int64_t on = ForgetLocked(id);
+          if (on >= 0 && on != engine) aborts.push_back({static_cast<int>(on), id});
+          FinishChoiceLocked(c, k, "");  // the last one answers and frees `c`
+          if (completions_.find(completion_id) == completions_.end()) break;
+        }
       }
+      SendAborts(std::move(aborts));
       break;
     }
   }
@@ -270,7 +278,10 @@ void RequestService::AbortCompletion(const std::string& completion_id) {
     }
     completions_.erase(it);
   }
-  // One ABORT per engine, with all of its ids.
+  SendAborts(std::move(aborts));
+}
+
+void RequestService::SendAborts(std::vector<Abort> aborts) {
   std::map<int, std::vector<std::string>> by_engine;
   for (Abort& a : aborts) by_engine[a.engine_index].push_back(std::move(a.request_id));
   for (auto& [engine, ids] : by_engine) {

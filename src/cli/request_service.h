@@ -105,6 +105,8 @@ class RequestService {
   };
 
   void AbortCompletion(const std::string& completion_id);
+  // Sends one ABORT per engine with its ids (outside the lock).
+  void SendAborts(std::vector<Abort> aborts);
   // Ends choice `index` of `c` (REQUIRES: mu_). `reason` "" = failed with `error`.
   void FinishChoiceLocked(Completion& c, size_t index, std::string reason);
   void CompleteLocked(Completion& c);
