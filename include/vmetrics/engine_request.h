@@ -26,9 +26,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/status.h"
 
 namespace vmetrics {
 
@@ -69,6 +71,25 @@ std::string EncodeEngineCoreRequest(const EngineCoreRequestSpec& spec);
 
 // The msgpack body of an ABORT: an array of request-id strings.
 std::string EncodeAbort(std::span<const std::string> request_ids);
+
+// DecodeEngineCoreRequest
+//
+// The engine's side of an ADD body: reads the fields EngineCoreRequestSpec holds (request_id,
+// prompt_token_ids, arrival_time, client_index, external_req_id and the SamplingParams keys
+// it knows; LoRA name and id from position 6) and skips everything else, so a body from
+// Python's encoder decodes as well as one from EncodeEngineCoreRequest. Missing trailing
+// positions and missing SamplingParams keys keep their defaults. Fails with Malformed (with
+// the byte offset) for a body that is not an array of at least 9 positions or a field of the
+// wrong type. Used by the simulator, which answers requests like an engine.
+//
+// Example:
+//   Result<EngineCoreRequestSpec> back = DecodeEngineCoreRequest(EncodeEngineCoreRequest(spec));
+//   ASSERT_TRUE(back.ok());
+//   EXPECT_EQ(back->sampling.max_tokens, spec.sampling.max_tokens);
+Result<EngineCoreRequestSpec> DecodeEngineCoreRequest(std::string_view body);
+
+// DecodeAbort: the request ids of an ABORT body. Malformed unless an array of strings.
+Result<std::vector<std::string>> DecodeAbort(std::string_view body);
 
 // EngineRouter
 //

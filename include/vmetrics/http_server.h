@@ -9,6 +9,11 @@
 //                       Repeated Accept headers are joined with "," (prometheus_client does).
 //                       `/metrics/` and any query string (`/metrics?x=1`) are the same route.
 //   GET|HEAD /health    200 when HttpHandlers::health reports healthy, 503 otherwise.
+//   POST /v1/completions
+//                       only when HttpHandlers::completions is set (404 otherwise): the body
+//                       (at most max_body_bytes, else 413) goes to the handler, which answers
+//                       on an HttpExchange, at once or later, whole or streamed; other methods
+//                       405 with `Allow: POST`.
 //   other methods       405 with `Allow: GET, HEAD` on the two paths above (404 elsewhere);
 //                       bodies of 404 and 405 are FastAPI's JSON, as from vLLM.
 //   other paths         404.
@@ -53,10 +58,14 @@
 #ifndef VMETRICS_HTTP_SERVER_H_
 #define VMETRICS_HTTP_SERVER_H_
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,11 +74,86 @@
 #include "vmetrics/status.h"
 #include "vmetrics/web_config.h"
 
+struct MHD_Connection;  // libmicrohttpd's
+
 namespace vmetrics {
 
 namespace internal {
 struct HttpServerState;  // defined in src/server/http_server.cc
 }  // namespace internal
+
+// HttpExchange
+//
+// The answer to one asynchronous request (POST /v1/completions), given from any thread, at
+// once or later: either one whole reply (Reply) or a 200 whose body is streamed (StartStream,
+// Write..., End; sent chunked, as server-sent events need). The connection waits suspended
+// meanwhile, costing the server no thread. Calls after the client went away, after the stream
+// ended or after the server stopped do nothing (Write returns false).
+//
+// The client going away is noticed when the server next writes to it (a waiting non-streamed
+// reply is not watched); then, or when the server stops before the answer is complete, the
+// callback given to SetOnClientGone runs once, on a server thread.
+//
+// Thread safety: every method may be called from any thread.
+//
+// Example:
+//   handlers.completions = [](std::string body, std::shared_ptr<HttpExchange> ex) {
+//     if (body.empty()) return ex->Reply(400, "application/json", R"({"error":"empty"})");
+//     ex->StartStream("text/event-stream");
+//     ex->Write("data: {}\n\n");
+//     ex->End();
+//   };
+class HttpExchange {
+ public:
+  explicit HttpExchange(MHD_Connection* connection) : connection_(connection) {}
+  HttpExchange(const HttpExchange&) = delete;
+  HttpExchange& operator=(const HttpExchange&) = delete;
+
+  // The whole answer. Only the first Reply or StartStream counts.
+  void Reply(unsigned status, std::string_view content_type, std::string body);
+  // Starts a 200 with this Content-Type whose body follows through Write.
+  void StartStream(std::string_view content_type);
+  // Appends to the stream. Returns false once the client is gone or the stream ended.
+  bool Write(std::string data);
+  // Ends the stream after what was written.
+  void End();
+  // What to do when the client goes away before the answer is complete (see above). Set it
+  // before answering; it may run on any server thread, at most once.
+  void SetOnClientGone(std::function<void()> on_client_gone);
+
+  // ---- For the server (src/server) only ----
+  enum class Phase : uint8_t { kWaiting, kReplied, kStreaming };
+  // Suspends the connection until the answer starts; called before the handler runs.
+  void SuspendUntilAnswered();
+  // The phase, and for kReplied the reply (moved out).
+  Phase TakeAnswer(unsigned* status, std::string* content_type, std::string* body);
+  // libmicrohttpd's content reader: copies up to `max` bytes of the stream into `buf`;
+  // suspends the connection and returns 0 when nothing is ready yet; -1 at the end
+  // (MHD_CONTENT_READER_END_OF_STREAM).
+  ssize_t ReadStream(char* buf, size_t max);
+  // The server stops: a waiting exchange is answered 503, a stream is cut short.
+  void Cancel();
+  // The request is over (completed or connection closed): forgets the connection and runs
+  // the client-gone callback if the answer was not complete.
+  void Detach();
+
+ private:
+  void ResumeLocked();
+
+  std::mutex mu_;
+  MHD_Connection* connection_;  // nullptr once detached
+  bool suspended_ = false;
+  Phase phase_ = Phase::kWaiting;
+  unsigned status_ = 0;
+  std::string content_type_;
+  std::string body_;
+  std::deque<std::string> chunks_;
+  size_t chunk_offset_ = 0;  // bytes of chunks_.front() already sent
+  bool ended_ = false;       // End() (or Cancel) was called
+  bool cancelled_ = false;   // Cancel() cut the stream
+  bool delivered_ = false;   // the end of the stream was handed to libmicrohttpd
+  std::function<void()> on_client_gone_;
+};
 
 // HttpServerOptions
 //
@@ -121,6 +205,10 @@ struct HttpServerOptions {
   // At bcrypt cost 10 (about 0.1 s) the default is about two seconds of work. Must be >= 1.
   size_t max_pending_auth_checks = 16;
 
+  // Bytes of request body a POST /v1/completions may carry; a larger body is answered 413
+  // without reaching the handler. 1 MiB holds a prompt of well over 100k token ids.
+  size_t max_body_bytes = 1 << 20;
+
   // ---- Security ----
 
   // TLS, basic authentication and extra response headers (`--web-config-file`, read with
@@ -157,12 +245,27 @@ struct HttpHandlers {
   // Optional. Unset means always healthy with an empty body.
   std::function<HealthReport()> health;
 
+  // Optional. Serves POST /v1/completions (the path is 404 while unset). Called on a worker
+  // thread once the whole body is in, with the exchange to answer on; it must return
+  // promptly (no waiting for engines) and may answer at once or later, from any thread. An
+  // exception escaping it is answered 500.
+  std::function<void(std::string body, std::shared_ptr<HttpExchange> exchange)> completions;
+
   // Optional. Receives libmicrohttpd's own error messages (failed binds and accepts, protocol
   // errors of clients), handler exceptions and gzip failures, one message per call without a
   // trailing newline. Unset drops them; messages logged while Start is running are also
   // included in its error status.
   std::function<void(std::string_view)> log;
 };
+
+// OpenAiErrorJson
+//
+// The JSON error body of the OpenAI API, as vLLM's ErrorResponse writes it.
+//
+// Example:
+//   EXPECT_EQ(OpenAiErrorJson(400, "BadRequestError", "bad n"),
+//             R"({"error":{"code":400,"message":"bad n","param":null,"type":"BadRequestError"}})");
+std::string OpenAiErrorJson(unsigned status, std::string_view type, std::string_view message);
 
 // HttpServer
 //

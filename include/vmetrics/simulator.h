@@ -106,6 +106,15 @@ struct SimulatorOptions {
   // Emit one EngineCoreOutput per running request (tokens, events, prefill stats). false =
   // stats-only messages (outputs = []), the lightest load a frontend can get.
   bool request_outputs = true;
+  // Answer the frontend's requests like an engine: an ADD on the input socket joins the
+  // waiting queue and is scheduled, decoded and finished with the synthetic ones (QUEUED /
+  // SCHEDULED / PREEMPTED events, prefill_stats with local and connector cache hits, "length"
+  // at max_tokens, "stop" at a sampled EOS unless ignore_eos); an ABORT drops the request
+  // without an output, as vLLM's engine does for client aborts. false = ADD and ABORT ignored.
+  bool serve_requests = false;
+  // Generate the engine's own synthetic arrivals. Their ids are unknown to any frontend, which
+  // skips their outputs; false (with serve_requests) = an engine busy only with what it is sent.
+  bool synthetic_requests = true;
 
   // ---- Faults ----
   // After this many steps the engine sends ENGINE_CORE_DEAD and closes its sockets.
@@ -181,6 +190,11 @@ struct EngineTotals {
   std::map<std::pair<std::string, std::string>, StoreTotals> store;  // (operation, status)
   bool sent_engine_core_dead = false;
   bool vanished = false;
+  // serve_requests: ADDs accepted (also counted in requests_arrived), ADD and ABORT bodies
+  // that did not decode, and requests dropped by an ABORT (no output, so not in `finished`).
+  uint64_t requests_served = 0;
+  uint64_t requests_rejected = 0;
+  uint64_t requests_aborted = 0;
 };
 
 struct SimulatorTotals {

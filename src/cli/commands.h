@@ -17,6 +17,7 @@ void AddSimulateCommand(CLI::App& app, int* exit_code);
 void AddDemoCommand(CLI::App& app, int* exit_code);
 void AddMetricsReferenceCommand(CLI::App& app, int* exit_code);
 void AddDescribeConnectorsCommand(CLI::App& app, int* exit_code);
+void AddBenchServeCommand(CLI::App& app, int* exit_code);
 
 }  // namespace vmetrics::cli
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/log.h"
+#include "cli/request_service.h"
 #include "cli/stream.h"
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/exposition.h"
@@ -41,7 +42,8 @@ void AddFrontendFlags(CLI::App* cmd, FrontendArgs* a) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--speculative-config", a->speculative_config,
                   "vLLM's speculative config JSON (num_speculative_tokens)");
-  cmd->add_flag("--kv-cache-metrics", a->kv_cache_metrics, "Register KV block residency histograms");
+  cmd->add_flag("--kv-cache-metrics", a->kv_cache_metrics,
+                "Register KV block residency histograms");
   cmd->add_option("--max-model-len", a->max_model_len,
                   "Override the engines' max_model_len for the token buckets");
   cmd->add_option("--cache-config-info", a->cache_config_info,
@@ -77,6 +79,7 @@ struct Frontend::Impl {
   std::unique_ptr<EngineCoreClient> client;
   std::unique_ptr<Registry> registry;
   std::unique_ptr<StatsRecorder> recorder;
+  std::unique_ptr<RequestService> requests;  // before `http`: destroyed after it
   std::unique_ptr<HttpServer> http;
   ExpositionOptions expo;
   std::atomic<uint64_t> recorded{0};
@@ -94,6 +97,10 @@ struct Frontend::Impl {
       return;
     }
     recorder->Record(scratch);
+    // Python records a message's SchedulerStats, then its IterationStats.
+    requests->OnOutputs(scratch, [&](const IterationStats& it) {
+      recorder->RecordIteration(it, scratch.engine_index);
+    });
     recorded.fetch_add(1, std::memory_order_relaxed);
   }
 
@@ -121,7 +128,8 @@ Frontend::~Frontend() { Stop(); }
 bool Frontend::Bind(std::string* error) {
   const FrontendArgs& a = impl_->args;
   EngineCoreClientOptions o;
-  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(a.engine_ready_timeout_s * 1000));
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(a.engine_ready_timeout_s * 1000));
   o.hello_timeout = o.ready_timeout = o.registration_timeout = timeout;
   if (a.engine_count > 0) {
     o.mode = StartupMode::kBootstrapped;
@@ -131,10 +139,10 @@ bool Frontend::Bind(std::string* error) {
     o.engine_count = a.engine_count;
   } else {
     o.mode = StartupMode::kFrontend;
-    o.handshake_address = !a.handshake_address.empty()
-                              ? a.handshake_address
-                              : "tcp://" + a.data_parallel_address + ":" +
-                                    std::to_string(a.data_parallel_rpc_port);
+    o.handshake_address =
+        !a.handshake_address.empty()
+            ? a.handshake_address
+            : "tcp://" + a.data_parallel_address + ":" + std::to_string(a.data_parallel_rpc_port);
     // Data sockets bind on the handshake's host (ephemeral ports): INIT hands their real
     // endpoints to the engines, which may be on other hosts.
     std::string host = a.data_parallel_address;
@@ -143,10 +151,10 @@ bool Frontend::Bind(std::string* error) {
       host = rest.substr(0, rest.rfind(':'));
     }
     const bool tcp = o.handshake_address.rfind("tcp://", 0) == 0;
-    o.input_address = !a.input_address.empty() ? a.input_address
-                                                : (tcp ? "tcp://" + host + ":0" : std::string());
+    o.input_address =
+        !a.input_address.empty() ? a.input_address : (tcp ? "tcp://" + host + ":0" : std::string());
     o.output_address = !a.output_address.empty() ? a.output_address
-                                                  : (tcp ? "tcp://" + host + ":0" : std::string());
+                                                 : (tcp ? "tcp://" + host + ":0" : std::string());
     o.engine_count = a.data_parallel_size;
   }
   impl_->client = std::make_unique<EngineCoreClient>(o);
@@ -199,7 +207,8 @@ bool Frontend::Start(std::string* error) {
       *error = "--speculative-config must be a JSON object";
       return false;
     }
-    if (doc.contains("num_speculative_tokens") && doc["num_speculative_tokens"].is_number_integer()) {
+    if (doc.contains("num_speculative_tokens") &&
+        doc["num_speculative_tokens"].is_number_integer()) {
       o.num_speculative_tokens = doc["num_speculative_tokens"].get<int64_t>();
     }
   }
@@ -217,7 +226,8 @@ bool Frontend::Start(std::string* error) {
   };
   if (ready.block_size) put("block_size", std::to_string(*ready.block_size));
   put("num_gpu_blocks", std::to_string(ready.num_gpu_blocks));
-  if (ready.kv_cache_size_tokens) put("kv_cache_size_tokens", std::to_string(*ready.kv_cache_size_tokens));
+  if (ready.kv_cache_size_tokens)
+    put("kv_cache_size_tokens", std::to_string(*ready.kv_cache_size_tokens));
   if (ready.kv_cache_max_concurrency) {
     put("kv_cache_max_concurrency", FormatGoFloat(*ready.kv_cache_max_concurrency));
   }
@@ -243,6 +253,16 @@ bool Frontend::Start(std::string* error) {
             ")");
   }
 
+  RequestService::Options ro;
+  ro.limits.max_model_len = o.max_model_len;
+  ro.limits.served_model_name = o.served_model_name;
+  ro.engine_indexes = o.engine_indexes;
+  ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type, std::string body) {
+    const std::string_view frames[] = {body};
+    return client->Send(engine, type, frames);
+  };
+  m.requests = std::make_unique<RequestService>(std::move(ro));
+
   EngineCoreClientCallbacks cb;
   cb.on_message = [this](std::span<const std::string_view> frames, uint64_t n) {
     impl_->OnMessage(frames, n);
@@ -251,6 +271,7 @@ bool Frontend::Start(std::string* error) {
     if (e.kind == EngineEventKind::kDead) {
       LogWarning("engine " + std::to_string(e.engine_index) + " lost: " + e.reason);
       impl_->recorder->SetEngineUp(e.engine_index, false);
+      impl_->requests->OnEngineDead(e.engine_index, e.reason);
     } else {
       impl_->recorder->SetEngineUp(e.engine_index, true);
     }
@@ -289,7 +310,12 @@ bool Frontend::Start(std::string* error) {
     return out;
   };
   handlers.health = [this] { return impl_->Health(); };
-  handlers.log = [](std::string_view line) { LogWarning(std::string("http: ") + std::string(line)); };
+  handlers.completions = [this](std::string body, std::shared_ptr<HttpExchange> exchange) {
+    impl_->requests->HandleCompletion(std::move(body), std::move(exchange));
+  };
+  handlers.log = [](std::string_view line) {
+    LogWarning(std::string("http: ") + std::string(line));
+  };
   Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(h, std::move(handlers));
   if (!server.ok()) {
     *error = "HTTP: " + server.status().ToString();
@@ -309,7 +335,17 @@ std::string Frontend::RenderText() const {
 
 uint64_t Frontend::messages_recorded() const { return impl_->recorded.load(); }
 
+size_t Frontend::live_requests() const {
+  return impl_->requests ? impl_->requests->num_live_requests() : 0;
+}
+
+size_t Frontend::live_completions() const {
+  return impl_->requests ? impl_->requests->num_live_completions() : 0;
+}
+
 void Frontend::Stop() {
+  // Completions in flight are answered first, so the HTTP server has nothing left waiting.
+  if (impl_->requests) impl_->requests->Shutdown();
   if (impl_->http) impl_->http->Stop();
   if (impl_->client) impl_->client->Stop();
 }

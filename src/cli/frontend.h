@@ -4,7 +4,9 @@
 // engine sockets, waits for the engines (HELLO/INIT/READY, or bootstrapped registrations),
 // builds the recorder from their ready responses (max_model_len for the 1-2-5 buckets,
 // kv_connector when no --kv-transfer-config is given, cache config), records every message the
-// engines send, and serves /metrics and /health.
+// engines send, and serves /metrics, /health and POST /v1/completions (token ids in and out,
+// sent to the engines by a RequestService, request_service.h, whose IterationStats feed the
+// request and iteration families).
 #ifndef VMETRICS_CLI_FRONTEND_H_
 #define VMETRICS_CLI_FRONTEND_H_
 
@@ -26,7 +28,7 @@ struct FrontendArgs {
   std::string input_address;
   std::string output_address;
   int engine_start_index = 0;
-  int engine_count = 0;  // > 0 selects bootstrapped mode
+  int engine_count = 0;                 // > 0 selects bootstrapped mode
   double engine_ready_timeout_s = 600;  // vLLM's VLLM_ENGINE_READY_TIMEOUT_S default
 
   // Metrics.
@@ -34,7 +36,7 @@ struct FrontendArgs {
   std::string kv_transfer_config;
   std::string speculative_config;
   bool kv_cache_metrics = false;
-  int64_t max_model_len = 0;  // 0 = from the engines' ready responses
+  int64_t max_model_len = 0;      // 0 = from the engines' ready responses
   std::string cache_config_info;  // JSON object of extra CacheConfig labels
   bool disable_created_series = false;
 
@@ -69,6 +71,10 @@ class Frontend {
   // Renders /metrics as text (for the demo's excerpt).
   std::string RenderText() const;
   uint64_t messages_recorded() const;
+  // Requests the frontend tracks (0 when nothing is in flight) and completions waiting for
+  // their answer.
+  size_t live_requests() const;
+  size_t live_completions() const;
 
   void Stop();
 

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   vmetrics::cli::AddDemoCommand(app, &exit_code);
   vmetrics::cli::AddMetricsReferenceCommand(app, &exit_code);
   vmetrics::cli::AddDescribeConnectorsCommand(app, &exit_code);
+  vmetrics::cli::AddBenchServeCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

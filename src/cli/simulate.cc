@@ -37,6 +37,8 @@ struct SimulateFlags {
   bool stats_only = false;
   bool legacy_multi_shape = false;
   bool hold = false;
+  bool serve_requests = false;
+  bool no_synthetic_requests = false;
   int64_t handshake_timeout_ms = 60'000;
   CLI::Option* seed_opt = nullptr;
   CLI::Option* die_opt = nullptr;
@@ -67,6 +69,8 @@ int RunSimulate(const SimulateFlags& f) {
   o.max_model_len = f.max_model_len;
   o.num_speculative_tokens = f.num_speculative_tokens;
   o.request_outputs = !f.stats_only;
+  o.serve_requests = f.serve_requests;
+  o.synthetic_requests = !f.no_synthetic_requests;
   if (f.die_opt->count() > 0) o.die_after = f.die_after;
   if (f.vanish_opt->count() > 0) o.vanish_after = f.vanish_after;
   o.fault_engine = f.fault_engine;
@@ -159,6 +163,11 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(0, 64));
   cmd->add_flag("--stats-only", f.stats_only, "Send no request outputs, only SchedulerStats");
+  cmd->add_flag("--serve-requests", f.serve_requests,
+                "Answer the frontend's ADD and ABORT requests like an engine");
+  cmd->add_flag(
+      "--no-synthetic-requests", f.no_synthetic_requests,
+      "Generate no requests of the engine's own (with --serve-requests: only served ones)");
   cmd->add_option("--report-totals", f.report_totals,
                   "Write what was sent as JSON to FILE at exit");
   f.die_opt =

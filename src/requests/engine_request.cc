@@ -4,6 +4,8 @@
 #include <cstring>
 #include <msgpack.hpp>
 
+#include "protocol/msgpack_reader.h"
+
 namespace vmetrics {
 namespace {
 
@@ -144,6 +146,162 @@ std::string EncodeAbort(std::span<const std::string> request_ids) {
   pk.pack_array(static_cast<uint32_t>(request_ids.size()));
   for (const std::string& id : request_ids) PackStr(pk, id);
   return std::string(buf.data(), buf.size());
+}
+
+namespace {
+
+using protocol::MsgpackReader;
+
+// Reads an optional string (nil = "").
+Status ReadOptionalStr(MsgpackReader& r, std::string* out) {
+  if (r.NextIsNil()) return r.ReadNil();
+  std::string_view v;
+  if (Status s = r.ReadStr(&v); !s.ok()) return s;
+  out->assign(v);
+  return Status::Ok();
+}
+
+Status ReadOptionalInt(MsgpackReader& r, std::optional<int64_t>* out) {
+  if (r.NextIsNil()) {
+    out->reset();
+    return r.ReadNil();
+  }
+  int64_t v = 0;
+  if (Status s = r.ReadInt(&v); !s.ok()) return s;
+  *out = v;
+  return Status::Ok();
+}
+
+Status ReadIntList(MsgpackReader& r, std::vector<int64_t>* out) {
+  out->clear();
+  if (r.NextIsNil()) return r.ReadNil();
+  uint32_t n = 0;
+  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
+  // Every element takes at least one byte: a count beyond what is left is a lie, and
+  // reserving it would let a peer size our allocation.
+  if (n > r.remaining()) return Status::Malformed("list longer than the body", r.offset());
+  out->reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    int64_t v = 0;
+    if (Status s = r.ReadInt(&v); !s.ok()) return s;
+    out->push_back(v);
+  }
+  return Status::Ok();
+}
+
+// SamplingParams: a map of the non-default keys; the ones SamplingParams holds are read, the
+// rest skipped.
+Status ReadSampling(MsgpackReader& r, SamplingParams* p) {
+  *p = SamplingParams();
+  if (r.NextIsNil()) return r.ReadNil();
+  uint32_t n = 0;
+  if (Status s = r.ReadMapHeader(&n); !s.ok()) return s;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view key;
+    if (Status s = r.ReadStr(&key); !s.ok()) return s;
+    Status s;
+    if (key == "n") {
+      s = r.ReadInt(&p->n);
+    } else if (key == "temperature") {
+      s = r.ReadDouble(&p->temperature);
+    } else if (key == "top_p") {
+      s = r.ReadDouble(&p->top_p);
+    } else if (key == "top_k") {
+      s = r.ReadInt(&p->top_k);
+    } else if (key == "seed") {
+      s = ReadOptionalInt(r, &p->seed);
+    } else if (key == "stop_token_ids") {
+      s = ReadIntList(r, &p->stop_token_ids);
+    } else if (key == "ignore_eos") {
+      s = r.ReadBool(&p->ignore_eos);
+    } else if (key == "max_tokens") {
+      s = ReadOptionalInt(r, &p->max_tokens);
+    } else if (key == "min_tokens") {
+      s = r.ReadInt(&p->min_tokens);
+    } else if (key == "output_kind") {
+      s = r.ReadInt(&p->output_kind);
+    } else {
+      s = r.Skip();
+    }
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<EngineCoreRequestSpec> DecodeEngineCoreRequest(std::string_view body) {
+  MsgpackReader r(body);
+  uint32_t count = 0;
+  if (Status s = r.ReadArrayHeader(&count); !s.ok()) return s;
+  if (count < 9) {
+    return Status::Malformed(
+        "EngineCoreRequest has " + std::to_string(count) + " positions, needs at least 9", 0);
+  }
+  EngineCoreRequestSpec spec;
+  for (uint32_t pos = 0; pos < count; ++pos) {
+    Status s;
+    switch (pos) {
+      case 0: {
+        std::string_view id;
+        s = r.ReadStr(&id);
+        spec.request_id.assign(id);
+        break;
+      }
+      case 1:
+        s = ReadIntList(r, &spec.prompt_token_ids);
+        break;
+      case 3:
+        s = ReadSampling(r, &spec.sampling);
+        break;
+      case 5:
+        s = r.ReadDouble(&spec.arrival_time);
+        break;
+      case 6:  // LoRARequest: [lora_name, lora_int_id, ...] or nil
+        if (r.NextIsNil()) {
+          s = r.ReadNil();
+        } else {
+          uint32_t fields = 0;
+          s = r.ReadArrayHeader(&fields);
+          for (uint32_t f = 0; s.ok() && f < fields; ++f) {
+            if (f == 0) {
+              s = ReadOptionalStr(r, &spec.lora_name);
+            } else if (f == 1) {
+              s = r.ReadInt(&spec.lora_int_id);
+            } else {
+              s = r.Skip();
+            }
+          }
+        }
+        break;
+      case 11:
+        s = r.ReadInt(&spec.client_index);
+        break;
+      case 16:
+        s = ReadOptionalStr(r, &spec.external_req_id);
+        break;
+      default:
+        s = r.Skip();
+        break;
+    }
+    if (!s.ok()) return s;
+  }
+  return spec;
+}
+
+Result<std::vector<std::string>> DecodeAbort(std::string_view body) {
+  MsgpackReader r(body);
+  uint32_t n = 0;
+  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
+  if (n > r.remaining()) return Status::Malformed("ABORT lists more ids than bytes", r.offset());
+  std::vector<std::string> ids;
+  ids.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view id;
+    if (Status s = r.ReadStr(&id); !s.ok()) return s;
+    ids.emplace_back(id);
+  }
+  return ids;
 }
 
 EngineRouter::EngineRouter(std::vector<int64_t> engine_indexes) {

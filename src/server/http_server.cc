@@ -47,6 +47,13 @@ struct HttpServerState {
   std::mutex log_mu;
   bool starting = false;
   std::string start_log;
+
+  // The exchanges handed to HttpHandlers::completions, so Stop can answer or cut every one
+  // before libmicrohttpd stops (a suspended connection must be resumed first). Once
+  // `stopping`, a new exchange is answered 503 at once instead of being suspended.
+  std::mutex exchanges_mu;
+  bool stopping = false;
+  std::vector<std::weak_ptr<HttpExchange>> exchanges;
 };
 
 }  // namespace internal
@@ -98,12 +105,36 @@ void LogFromMhd(void* cls, const char* format, va_list args) {
   }
 }
 
+void LogHandlerFailure(HttpServerState* state, const std::string& message) {
+  if (!state->handlers.log) return;
+  try {
+    state->handlers.log(message);
+  } catch (...) {
+  }
+}
+
 // Stored in *req_cls once a request's head has been accepted; only its address matters.
 char head_accepted_tag;
 
+// What *req_cls points to when a request needs state across calls; RequestCompleted frees it.
+struct RequestContext {
+  virtual ~RequestContext() = default;
+};
+
+// A POST /v1/completions: its body as it arrives, then the exchange it is answered on.
+struct PostedRequest : RequestContext {
+  ~PostedRequest() override {
+    if (exchange) exchange->Detach();
+  }
+  std::string body;
+  bool too_large = false;
+  bool answered = false;  // a reply or stream was queued
+  std::shared_ptr<HttpExchange> exchange;
+};
+
 // Stored in *req_cls instead while the request's credentials are checked on the verification
 // queue, and until the request completes (RequestCompleted frees it).
-struct PendingCheck {
+struct PendingCheck : RequestContext {
   enum Outcome : uint8_t { kWaiting, kAllowed, kDenied, kQueueFull, kCancelled };
   explicit PendingCheck(MHD_Connection* c) : connection(c) {}
   MHD_Connection* const connection;
@@ -113,13 +144,15 @@ struct PendingCheck {
   // answered.
   bool admitted = false;
   bool answered = false;
+  // Set once a POST /v1/completions passed the check: the rest goes to PostedCall.
+  std::unique_ptr<PostedRequest> posted;
 };
 
 // MHD_RequestCompletedCallback: frees a PendingCheck, whatever way the request ended.
 void RequestCompleted(void* /*cls*/, MHD_Connection* /*connection*/, void** req_cls,
                       MHD_RequestTerminationCode /*code*/) {
   if (*req_cls != nullptr && *req_cls != &head_accepted_tag) {
-    delete static_cast<PendingCheck*>(*req_cls);
+    delete static_cast<RequestContext*>(*req_cls);
   }
   *req_cls = nullptr;
 }
@@ -149,13 +182,104 @@ MHD_Result SuspendForVerification(const HttpServerState* state, MHD_Connection* 
   return MHD_YES;
 }
 
+// The calls of a POST /v1/completions after its checks passed: body chunks are gathered (up to
+// max_body_bytes; beyond, 413 on the last call); the last call hands the body to the
+// handler with the connection suspended; the call after resumption queues the answer, whole
+// or streamed.
+MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const char* upload_data,
+                      size_t* upload_data_size, PostedRequest* posted) {
+  if (*upload_data_size != 0) {
+    if (!posted->too_large) {
+      if (posted->body.size() + *upload_data_size > state->options.max_body_bytes) {
+        posted->too_large = true;
+        posted->body.clear();
+        posted->body.shrink_to_fit();
+      } else {
+        posted->body.append(upload_data, *upload_data_size);
+      }
+    }
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  if (posted->answered) return MHD_YES;
+  auto queue_json = [&](unsigned status, std::string body) {
+    posted->answered = true;
+    internal::Reply reply;
+    reply.status = status;
+    reply.body = std::move(body);
+    reply.content_type = "application/json";
+    return internal::QueueReply(connection, std::move(reply), state->extra_headers);
+  };
+  if (posted->too_large) {
+    return queue_json(
+        MHD_HTTP_CONTENT_TOO_LARGE,
+        OpenAiErrorJson(MHD_HTTP_CONTENT_TOO_LARGE, "BadRequestError",
+                        "request body larger than " +
+                            std::to_string(state->options.max_body_bytes) + " bytes"));
+  }
+  if (posted->exchange == nullptr) {
+    posted->exchange = std::make_shared<HttpExchange>(connection);
+    bool stopping = false;
+    {
+      std::lock_guard<std::mutex> lock(state->exchanges_mu);
+      stopping = state->stopping;
+      if (!stopping) {
+        std::erase_if(state->exchanges, [](const auto& w) { return w.expired(); });
+        state->exchanges.push_back(posted->exchange);
+      }
+    }
+    if (stopping) {
+      posted->exchange->Cancel();  // answers 503 without suspending
+    } else {
+      posted->exchange->SuspendUntilAnswered();
+      try {
+        state->handlers.completions(std::move(posted->body), posted->exchange);
+      } catch (const std::exception& e) {
+        LogHandlerFailure(state, std::string("completions handler threw: ") + e.what());
+        posted->exchange->Reply(
+            MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json",
+            OpenAiErrorJson(MHD_HTTP_INTERNAL_SERVER_ERROR, "InternalServerError", e.what()));
+      } catch (...) {
+        LogHandlerFailure(state, "completions handler threw");
+        posted->exchange->Reply(MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json",
+                                OpenAiErrorJson(MHD_HTTP_INTERNAL_SERVER_ERROR,
+                                                "InternalServerError", "internal error"));
+      }
+    }
+  }
+  // The handler may have answered already (the connection was resumed at once); otherwise
+  // libmicrohttpd calls again once it does.
+  unsigned status = 0;
+  std::string content_type, body;
+  switch (posted->exchange->TakeAnswer(&status, &content_type, &body)) {
+    case HttpExchange::Phase::kWaiting:
+      return MHD_YES;
+    case HttpExchange::Phase::kReplied: {
+      posted->answered = true;
+      internal::Reply reply;
+      reply.status = status;
+      reply.body = std::move(body);
+      reply.content_type = content_type;  // copied by QueueReply before `content_type` goes
+      return internal::QueueReply(connection, std::move(reply), state->extra_headers);
+    }
+    case HttpExchange::Phase::kStreaming:
+      posted->answered = true;
+      return internal::QueueStream(connection, posted->exchange, content_type,
+                                   state->extra_headers);
+  }
+  return MHD_NO;
+}
+
 // The calls after a verification. libmicrohttpd repeats the first call once the connection is
 // resumed; from there on this mirrors AccessHandler's first and later calls: refusals and
 // requests with a body are answered at once, the rest on the last call (answered earlier,
 // libmicrohttpd 0.9.75 would close the keep-alive connection).
-MHD_Result ResumedCall(const HttpServerState* state, MHD_Connection* connection,
-                       const internal::RequestHead& head, size_t* upload_data_size,
-                       PendingCheck* pending) {
+MHD_Result ResumedCall(HttpServerState* state, MHD_Connection* connection,
+                       const internal::RequestHead& head, const char* upload_data,
+                       size_t* upload_data_size, PendingCheck* pending) {
+  if (pending->posted != nullptr) {
+    return PostedCall(state, connection, upload_data, upload_data_size, pending->posted.get());
+  }
   auto queue = [&](internal::Reply reply) {
     pending->answered = true;
     return internal::QueueReply(connection, std::move(reply), state->extra_headers);
@@ -177,8 +301,13 @@ MHD_Result ResumedCall(const HttpServerState* state, MHD_Connection* connection,
     case PendingCheck::kCancelled:
       return queue(internal::ServiceUnavailableReply());
   }
-  if (std::optional<internal::Reply> refusal = internal::RejectUnrouted(head)) {
+  if (std::optional<internal::Reply> refusal = internal::RejectUnrouted(state->rules, head)) {
     return queue(std::move(*refusal));
+  }
+  if (internal::RouteFor(head.path) == internal::Endpoint::kCompletions) {
+    // This is the repeated first call: the body (if any) comes in the calls after.
+    pending->posted = std::make_unique<PostedRequest>();
+    return MHD_YES;
   }
   if (head.has_body) return queue(internal::HandlerReply(state->handlers, head));
   pending->admitted = true;
@@ -198,16 +327,21 @@ MHD_Result ResumedCall(const HttpServerState* state, MHD_Connection* connection,
 // cost every Prometheus scrape a new TCP connection. The exception is a GET or HEAD announcing a
 // body, answered at once for the same reason as a refusal.
 MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url, const char* method,
-                         const char* version, const char* /*upload_data*/, size_t* upload_data_size,
+                         const char* version, const char* upload_data, size_t* upload_data_size,
                          void** req_cls) {
-  const auto* state = static_cast<const HttpServerState*>(cls);
+  auto* state = static_cast<HttpServerState*>(cls);
+  if (*req_cls != nullptr && *req_cls != &head_accepted_tag) {
+    auto* context = static_cast<RequestContext*>(*req_cls);
+    if (auto* posted = dynamic_cast<PostedRequest*>(context)) {
+      return PostedCall(state, connection, upload_data, upload_data_size, posted);
+    }
+    return ResumedCall(state, connection,
+                       internal::ReadRequestHead(connection, url, method, version), upload_data,
+                       upload_data_size, static_cast<PendingCheck*>(context));
+  }
   // Read on each call rather than kept in *req_cls: it is a walk over a few headers, and
   // keeping it would need a completion callback to free it.
   const internal::RequestHead head = internal::ReadRequestHead(connection, url, method, version);
-  if (*req_cls != nullptr && *req_cls != &head_accepted_tag) {
-    return ResumedCall(state, connection, head, upload_data_size,
-                       static_cast<PendingCheck*>(*req_cls));
-  }
   if (*req_cls == nullptr) {
     std::optional<internal::Reply> refusal = internal::RejectMalformed(state->rules, head);
     if (!refusal.has_value()) {
@@ -217,10 +351,15 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
       }
       refusal = check.outcome == internal::CredentialsOutcome::kRefused
                     ? internal::UnauthorizedReply()
-                    : internal::RejectUnrouted(head);
+                    : internal::RejectUnrouted(state->rules, head);
     }
     if (refusal.has_value()) {
       return internal::QueueReply(connection, std::move(*refusal), state->extra_headers);
+    }
+    if (internal::RouteFor(head.path) == internal::Endpoint::kCompletions) {
+      // The first call carries only the head; the body comes in the calls after.
+      *req_cls = new PostedRequest();
+      return MHD_YES;
     }
     if (!head.has_body) {
       *req_cls = &head_accepted_tag;
@@ -249,6 +388,9 @@ Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handle
   }
   if (options.max_pending_auth_checks == 0) {
     return Status::InvalidArgument("HttpServerOptions::max_pending_auth_checks must be >= 1");
+  }
+  if (options.max_body_bytes == 0) {
+    return Status::InvalidArgument("HttpServerOptions::max_body_bytes must be >= 1");
   }
   if (options.max_request_bytes < kMinRequestBytes) {
     return Status::InvalidArgument("HttpServerOptions::max_request_bytes must be >= " +
@@ -367,7 +509,9 @@ MHD_Daemon* StartDaemon(HttpServerState* state, const sockaddr_storage& address)
   MHD_OptionItem* extra_options = tls != nullptr ? tls_options : tls_options + 3;
   // clang-format off
   return MHD_start_daemon(
-      DaemonFlags(address, tls != nullptr, state->verifications != nullptr), o.port,
+      DaemonFlags(address, tls != nullptr,
+                  state->verifications != nullptr || state->rules.completions),
+      o.port,
       /*apc=*/nullptr, /*apc_cls=*/nullptr, &AccessHandler, state,
       // First, so no startup message goes to libmicrohttpd's own stderr logger.
       MHD_OPTION_EXTERNAL_LOGGER, &LogFromMhd, state,
@@ -399,6 +543,16 @@ void HttpServer::Stop() {
   // cancels the waiting checks, and each cancelled one resumes its connection. A check
   // submitted after this finds the queue stopped and resumes its connection itself.
   if (state_->verifications != nullptr) state_->verifications->Stop();
+  // Likewise every exchange still waiting or streaming: answered 503 or cut, and resumed.
+  std::vector<std::weak_ptr<HttpExchange>> exchanges;
+  {
+    std::lock_guard<std::mutex> lock(state_->exchanges_mu);
+    state_->stopping = true;
+    exchanges.swap(state_->exchanges);
+  }
+  for (const std::weak_ptr<HttpExchange>& weak : exchanges) {
+    if (std::shared_ptr<HttpExchange> exchange = weak.lock()) exchange->Cancel();
+  }
   MHD_stop_daemon(state_->daemon);
   state_->daemon = nullptr;
 }
@@ -413,6 +567,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   state->options = std::move(options);
   state->handlers = std::move(handlers);
   state->rules.max_headers = state->options.max_headers;
+  state->rules.completions = static_cast<bool>(state->handlers.completions);
   if (const std::optional<WebConfig>& web = state->options.web_config; web.has_value()) {
     if (!web->basic_auth_users.empty()) {
       state->basic_auth = std::make_unique<internal::BasicAuthVerifier>(web->basic_auth_users);

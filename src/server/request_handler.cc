@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "vmetrics/exposition.h"
@@ -16,6 +17,7 @@ namespace {
 constexpr std::string_view kContentTypePlain = "text/plain; charset=utf-8";
 constexpr std::string_view kContentTypeJson = "application/json";
 constexpr std::string_view kAllowGetHead = "GET, HEAD";
+constexpr std::string_view kAllowPost = "POST";
 
 // FastAPI's bodies for unknown paths and wrong methods, so a client that parses vLLM's errors
 // parses ours.
@@ -93,6 +95,40 @@ MHD_Result CollectHeader(void* cls, MHD_ValueKind /*kind*/, const char* key, con
 
 void FreeBody(void* cls) { delete static_cast<std::string*>(cls); }
 
+// Block size libmicrohttpd asks the stream reader to fill at most.
+constexpr size_t kStreamBlockBytes = 16 * 1024;
+
+ssize_t ReadStream(void* cls, uint64_t /*pos*/, char* buf, size_t max) {
+  return (*static_cast<std::shared_ptr<HttpExchange>*>(cls))->ReadStream(buf, max);
+}
+
+void FreeStream(void* cls) { delete static_cast<std::shared_ptr<HttpExchange>*>(cls); }
+
+// Adds the reply's headers and `extra_headers` to `response`, queues it with reply.status and
+// drops this function's reference (the connection holds its own once queued).
+MHD_Result QueueResponse(MHD_Connection* connection, MHD_Response* response, const Reply& reply,
+                         const std::vector<std::pair<std::string, std::string>>& extra_headers) {
+  bool headers_ok = true;
+  auto add_header = [&](const char* name, std::string_view value) {
+    if (value.empty()) return;
+    // MHD wants NUL-terminated values; the views come from string constants but are not
+    // guaranteed to be terminated, so copy.
+    headers_ok = headers_ok &&
+                 MHD_add_response_header(response, name, std::string(value).c_str()) == MHD_YES;
+  };
+  add_header(MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type);
+  add_header(MHD_HTTP_HEADER_CONTENT_ENCODING, reply.content_encoding);
+  add_header(MHD_HTTP_HEADER_CACHE_CONTROL, reply.cache_control);
+  add_header(MHD_HTTP_HEADER_ALLOW, reply.allow);
+  add_header(MHD_HTTP_HEADER_WWW_AUTHENTICATE, reply.www_authenticate);
+  add_header(MHD_HTTP_HEADER_RETRY_AFTER, reply.retry_after);
+  for (const auto& [name, value] : extra_headers) add_header(name.c_str(), value);
+  const MHD_Result queued =
+      headers_ok ? MHD_queue_response(connection, reply.status, response) : MHD_NO;
+  MHD_destroy_response(response);
+  return queued;
+}
+
 }  // namespace
 
 Reply UnauthorizedReply() {
@@ -142,6 +178,7 @@ void AddHeader(std::string_view name, std::string_view value, RequestHead* head)
 Endpoint RouteFor(std::string_view path) {
   if (path == "/metrics" || path == "/metrics/") return Endpoint::kMetrics;
   if (path == "/health") return Endpoint::kHealth;
+  if (path == "/v1/completions") return Endpoint::kCompletions;
   return Endpoint::kNotFound;
 }
 
@@ -182,8 +219,20 @@ CredentialsCheck CheckCredentialsQuickly(const RequestRules& rules, const Reques
 }
 
 std::optional<Reply> RejectUnrouted(const RequestHead& head) {
-  if (RouteFor(head.path) == Endpoint::kNotFound) {
+  return RejectUnrouted(RequestRules{}, head);
+}
+
+std::optional<Reply> RejectUnrouted(const RequestRules& rules, const RequestHead& head) {
+  const Endpoint endpoint = RouteFor(head.path);
+  if (endpoint == Endpoint::kNotFound ||
+      (endpoint == Endpoint::kCompletions && !rules.completions)) {
     return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
+  }
+  if (endpoint == Endpoint::kCompletions) {
+    if (head.method == MHD_HTTP_METHOD_POST) return std::nullopt;
+    Reply reply = JsonReply(MHD_HTTP_METHOD_NOT_ALLOWED, kMethodNotAllowedBody);
+    reply.allow = kAllowPost;
+    return reply;
   }
   if (head.method != MHD_HTTP_METHOD_GET && head.method != MHD_HTTP_METHOD_HEAD) {
     Reply reply = JsonReply(MHD_HTTP_METHOD_NOT_ALLOWED, kMethodNotAllowedBody);
@@ -202,7 +251,7 @@ std::optional<Reply> RejectReply(const RequestRules& rules, const RequestHead& h
     check.outcome = ok ? CredentialsOutcome::kAccepted : CredentialsOutcome::kRefused;
   }
   if (check.outcome == CredentialsOutcome::kRefused) return UnauthorizedReply();
-  return RejectUnrouted(head);
+  return RejectUnrouted(rules, head);
 }
 
 Reply BuildReply(const HttpHandlers& handlers, const RequestRules& rules, const RequestHead& head) {
@@ -212,7 +261,10 @@ Reply BuildReply(const HttpHandlers& handlers, const RequestRules& rules, const 
 
 Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head) {
   const Endpoint endpoint = RouteFor(head.path);
-  if (endpoint == Endpoint::kNotFound) return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
+  // Completions are answered on an HttpExchange (http_server.cc), never here.
+  if (endpoint == Endpoint::kNotFound || endpoint == Endpoint::kCompletions) {
+    return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
+  }
   // The handlers are the caller's code running on a C library's thread; nothing may unwind
   // through libmicrohttpd.
   try {
@@ -244,25 +296,38 @@ MHD_Result QueueReply(MHD_Connection* connection, Reply reply,
       body->size(), body->data(), &FreeBody, body.get());
   if (response == nullptr) return MHD_NO;
   body.release();  // owned by `response` from here on
-  bool headers_ok = true;
-  auto add_header = [&](const char* name, std::string_view value) {
-    if (value.empty()) return;
-    // MHD wants NUL-terminated values; the views come from string constants but are not
-    // guaranteed to be terminated, so copy.
-    headers_ok = headers_ok &&
-                 MHD_add_response_header(response, name, std::string(value).c_str()) == MHD_YES;
-  };
-  add_header(MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type);
-  add_header(MHD_HTTP_HEADER_CONTENT_ENCODING, reply.content_encoding);
-  add_header(MHD_HTTP_HEADER_ALLOW, reply.allow);
-  add_header(MHD_HTTP_HEADER_WWW_AUTHENTICATE, reply.www_authenticate);
-  add_header(MHD_HTTP_HEADER_RETRY_AFTER, reply.retry_after);
-  for (const auto& [name, value] : extra_headers) add_header(name.c_str(), value);
-  const MHD_Result queued =
-      headers_ok ? MHD_queue_response(connection, reply.status, response) : MHD_NO;
-  // The connection holds its own reference once queued.
-  MHD_destroy_response(response);
-  return queued;
+  return QueueResponse(connection, response, reply, extra_headers);
+}
+
+MHD_Result QueueStream(MHD_Connection* connection, std::shared_ptr<HttpExchange> exchange,
+                       std::string_view content_type,
+                       const std::vector<std::pair<std::string, std::string>>& extra_headers) {
+  // The response owns a reference to the exchange, dropped by FreeStream when libmicrohttpd
+  // destroys the response.
+  auto owned = std::make_unique<std::shared_ptr<HttpExchange>>(std::move(exchange));
+  MHD_Response* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, kStreamBlockBytes,
+                                                             &ReadStream, owned.get(), &FreeStream);
+  if (response == nullptr) return MHD_NO;
+  owned.release();
+  Reply reply;
+  reply.content_type = content_type;
+  reply.cache_control = "no-cache";
+  return QueueResponse(connection, response, reply, extra_headers);
 }
 
 }  // namespace vmetrics::internal
+
+namespace vmetrics {
+
+std::string OpenAiErrorJson(unsigned status, std::string_view type, std::string_view message) {
+  nlohmann::json doc = {{"error",
+                         {{"message", std::string(message)},
+                          {"type", std::string(type)},
+                          {"param", nullptr},
+                          {"code", status}}}};
+  return doc.dump();
+}
+
+}  // namespace vmetrics
+
+namespace vmetrics::internal {}  // namespace vmetrics::internal

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,12 +29,13 @@
 namespace vmetrics::internal {
 
 // The paths the server knows.
-enum class Endpoint : uint8_t { kMetrics, kHealth, kNotFound };
+enum class Endpoint : uint8_t { kMetrics, kHealth, kCompletions, kNotFound };
 
 // RouteFor
 //
 // "/metrics" and "/metrics/" (the path of vLLM's mounted metrics app) are kMetrics, "/health"
-// is kHealth, anything else kNotFound. `path` carries no query string: libmicrohttpd splits it
+// is kHealth, "/v1/completions" kCompletions (served only when RequestRules::completions is
+// set), anything else kNotFound. `path` carries no query string: libmicrohttpd splits it
 // off before the access handler runs.
 //
 // Example:
@@ -78,6 +80,7 @@ struct Reply {
   std::string_view allow;             // the Allow header of a 405, else ""
   std::string_view www_authenticate;  // the challenge of a 401, else ""
   std::string_view retry_after;       // seconds, on a 429, else ""
+  std::string_view cache_control;     // "no-cache" on a stream, else ""
 };
 
 // RequestRules
@@ -88,6 +91,8 @@ struct RequestRules {
   // nullptr: no credentials asked for. Otherwise every request, whatever its path, needs
   // exactly one Authorization header with Basic credentials the verifier accepts.
   const BasicAuthVerifier* basic_auth = nullptr;
+  // POST /v1/completions is served (HttpHandlers::completions is set); otherwise it is 404.
+  bool completions = false;
 };
 
 // RejectMalformed
@@ -119,8 +124,11 @@ CredentialsCheck CheckCredentialsQuickly(const RequestRules& rules, const Reques
 
 // RejectUnrouted
 //
-// The last checks of RejectReply: an unknown path (404), a method other than GET or HEAD
-// (405). nullopt when both pass.
+// The last checks of RejectReply: an unknown path (404; /v1/completions too unless
+// rules.completions), a method other than GET or HEAD on /metrics and /health, or other than
+// POST on /v1/completions (405). nullopt when both pass. The one-argument form has no
+// completions route.
+std::optional<Reply> RejectUnrouted(const RequestRules& rules, const RequestHead& head);
 std::optional<Reply> RejectUnrouted(const RequestHead& head);
 
 // The fixed replies of refused credentials: 401 with the challenge; 429 with Retry-After when
@@ -178,6 +186,15 @@ RequestHead ReadRequestHead(MHD_Connection* connection, const char* path, const 
 // connection.
 MHD_Result QueueReply(MHD_Connection* connection, Reply reply,
                       const std::vector<std::pair<std::string, std::string>>& extra_headers);
+
+// QueueStream
+//
+// Queues a 200 whose body libmicrohttpd pulls from `exchange` (HttpExchange::ReadStream), sent
+// chunked, with `content_type`, `Cache-Control: no-cache` and `extra_headers`. The response
+// keeps the exchange alive until it is destroyed.
+MHD_Result QueueStream(MHD_Connection* connection, std::shared_ptr<HttpExchange> exchange,
+                       std::string_view content_type,
+                       const std::vector<std::pair<std::string, std::string>>& extra_headers);
 
 }  // namespace vmetrics::internal
 

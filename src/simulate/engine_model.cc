@@ -115,7 +115,77 @@ int64_t EngineModel::UsedBlocks() const {
   return used;
 }
 
+void EngineModel::DrawCacheHits(Request* r) {
+  const int64_t block = options_.block_size;
+  if (Chance(0.35)) {
+    // Local prefix hit: whole blocks only, never the last prompt token.
+    const int64_t hit =
+        static_cast<int64_t>(Uniform(0.2, 0.95) * static_cast<double>(r->prompt_tokens));
+    r->local_hit_tokens = std::min(hit / block * block, (r->prompt_tokens - 1) / block * block);
+  }
+  const int64_t rest =
+      std::max<int64_t>(0, (r->prompt_tokens - 1 - r->local_hit_tokens) / block * block);
+  if (pd_connector_ && Chance(0.9)) {
+    r->external_hit_tokens = rest;  // prefilled remotely, pulled
+    r->kv_pulled = true;
+    r->deferred_steps = 1 + static_cast<int>(rng_() % 3);
+  } else if (store_connector_ && Chance(0.3)) {
+    r->external_hit_tokens =
+        static_cast<int64_t>(Uniform(0.1, 1.0) * static_cast<double>(rest)) / block * block;
+  }
+}
+
+bool EngineModel::IsLive(const std::string& id) const {
+  for (const Request& r : waiting_) {
+    if (r.id == id) return true;
+  }
+  for (const Request& r : running_) {
+    if (r.id == id) return true;
+  }
+  return false;
+}
+
+bool EngineModel::AddServedRequest(const EngineCoreRequestSpec& spec) {
+  if (IsLive(spec.request_id)) {
+    ++totals_.requests_rejected;
+    return false;
+  }
+  const int64_t max_len = std::max<int64_t>(options_.max_model_len, 16);
+  Request r;
+  r.id = spec.request_id;
+  r.prompt_tokens = Clamp(static_cast<int64_t>(spec.prompt_token_ids.size()), 1, max_len - 1);
+  // max_tokens None: until the context is full, as vLLM does.
+  r.target_tokens = Clamp(spec.sampling.max_tokens.value_or(max_len), 1, max_len - r.prompt_tokens);
+  // An EOS the model samples somewhere before max_tokens, unless the request ignores it.
+  r.stops_early = !spec.sampling.ignore_eos && r.target_tokens > 1 && Chance(0.3);
+  if (r.stops_early) {
+    r.target_tokens =
+        1 + static_cast<int64_t>(Uniform(0, 1) * static_cast<double>(r.target_tokens - 1));
+  }
+  DrawCacheHits(&r);
+  r.pending_events.push_back({kQueued, StepTime()});
+  waiting_.push_back(std::move(r));
+  ++totals_.requests_arrived;
+  ++totals_.requests_served;
+  return true;
+}
+
+void EngineModel::AbortServedRequests(std::span<const std::string> ids) {
+  for (const std::string& id : ids) {
+    auto match = [&id](const Request& r) { return r.id == id; };
+    if (auto w = std::find_if(waiting_.begin(), waiting_.end(), match); w != waiting_.end()) {
+      waiting_.erase(w);
+      ++totals_.requests_aborted;
+    } else if (auto r = std::find_if(running_.begin(), running_.end(), match);
+               r != running_.end()) {
+      running_.erase(r);
+      ++totals_.requests_aborted;
+    }
+  }
+}
+
 void EngineModel::Arrive(double now) {
+  if (!options_.synthetic_requests) return;
   // The load follows a slow cycle with a random walk on top, so the gauges move the way they
   // do in production: mostly comfortable, now and then at the sequence or KV-block limit
   // (requests wait, the newest get preempted).
@@ -136,22 +206,7 @@ void EngineModel::Arrive(double now) {
       r.target_tokens =
           1 + static_cast<int64_t>(Uniform(0, 1) * static_cast<double>(r.target_tokens));
     r.target_tokens = std::min(r.target_tokens, max_len - r.prompt_tokens);
-    const int64_t block = options_.block_size;
-    if (Chance(0.35)) {
-      // Local prefix hit: whole blocks only, never the last prompt token.
-      const int64_t hit =
-          static_cast<int64_t>(Uniform(0.2, 0.95) * static_cast<double>(r.prompt_tokens));
-      r.local_hit_tokens = std::min(hit / block * block, (r.prompt_tokens - 1) / block * block);
-    }
-    const int64_t rest = (r.prompt_tokens - 1 - r.local_hit_tokens) / block * block;
-    if (pd_connector_ && Chance(0.9)) {
-      r.external_hit_tokens = rest;  // prefilled remotely, pulled
-      r.kv_pulled = true;
-      r.deferred_steps = 1 + static_cast<int>(rng_() % 3);
-    } else if (store_connector_ && Chance(0.3)) {
-      r.external_hit_tokens =
-          static_cast<int64_t>(Uniform(0.1, 1.0) * static_cast<double>(rest)) / block * block;
-    }
+    DrawCacheHits(&r);
     r.pending_events.push_back({kQueued, now - Uniform(0, dt)});
     waiting_.push_back(std::move(r));
     ++totals_.requests_arrived;

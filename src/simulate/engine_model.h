@@ -16,6 +16,11 @@
 // with log-normal durations (ms to s), byte sizes from 64 KiB to 64 MiB, 8-512 descriptors and
 // occasional failures and expiries.
 //
+// With SimulatorOptions::serve_requests the frontend's own requests (AddServedRequest) join
+// the same waiting queue: prompt length and max_tokens from the ADD, cache hits drawn like
+// any other request's, an EOS sampled unless ignore_eos. AbortServedRequests drops them
+// wherever they are, without an output (vLLM sends none for a client abort).
+//
 // Thread safety: one model per engine thread.
 #ifndef VMETRICS_SIMULATE_ENGINE_MODEL_H_
 #define VMETRICS_SIMULATE_ENGINE_MODEL_H_
@@ -24,10 +29,12 @@
 #include <deque>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "vmetrics/engine_request.h"
 #include "vmetrics/simulator.h"
 
 namespace vmetrics::internal {
@@ -149,6 +156,12 @@ class EngineModel {
   // The engine's monotonic timestamp "now" (for utility replies between steps).
   double Now() const;
 
+  // A request from the frontend (an ADD), waiting from now on. Returns false (and counts it in
+  // requests_rejected) when its id is already live.
+  bool AddServedRequest(const EngineCoreRequestSpec& request);
+  // An ABORT: drops every listed request that is still live; unknown ids are ignored.
+  void AbortServedRequests(std::span<const std::string> request_ids);
+
   const EngineTotals& totals() const { return totals_; }
   EngineTotals& mutable_totals() { return totals_; }
 
@@ -167,6 +180,11 @@ class EngineModel {
     bool first_output_sent = false;
     std::vector<SimEvent> pending_events;
   };
+
+  // Draws the request's cache hits (local prefix, and connector hits with the KV pull that
+  // defers it) from its prompt length.
+  void DrawCacheHits(Request* r);
+  bool IsLive(const std::string& id) const;
 
   double StepTime() const;
   void Arrive(double now);

@@ -14,6 +14,7 @@
 #include "simulate/wire_encode.h"
 #include "transport/zmq_util.h"
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/engine_request.h"
 #include "vmetrics/handshake.h"
 
 namespace vmetrics {
@@ -166,16 +167,37 @@ void Simulator::Impl::ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t s
   std::vector<zmq::message_t> frames;
   size_t n = 0;
   while (internal::RecvMultipart(in.handle(), &frames, &n, ZMQ_DONTWAIT) == 1) {
-    // The engine's DEALER receives [request_type, body, aux...]. Only UTILITY calls are
-    // answered (a frontend waits for them at startup); requests are not simulated.
-    if (n < 2 || frames[0].size() != 1 ||
-        static_cast<uint8_t>(*static_cast<const char*>(frames[0].data())) !=
-            static_cast<uint8_t>(EngineCoreRequestType::kUtility)) {
+    // The engine's DEALER receives [request_type, body, aux...]. UTILITY calls are always
+    // answered (a frontend waits for them at startup); ADD and ABORT with serve_requests.
+    if (n < 2 || frames[0].size() != 1) continue;
+    const auto type = static_cast<EngineCoreRequestType>(
+        static_cast<uint8_t>(*static_cast<const char*>(frames[0].data())));
+    const std::string_view body(static_cast<const char*>(frames[1].data()), frames[1].size());
+    if (options.serve_requests && type == EngineCoreRequestType::kAdd) {
+      Result<EngineCoreRequestSpec> request = DecodeEngineCoreRequest(body);
+      WithModel(slot, [&](internal::EngineModel& m) {
+        if (request.ok()) {
+          (void)m.AddServedRequest(*request);
+        } else {
+          m.mutable_totals().requests_rejected += 1;
+        }
+      });
       continue;
     }
+    if (options.serve_requests && type == EngineCoreRequestType::kAbort) {
+      Result<std::vector<std::string>> ids = DecodeAbort(body);
+      WithModel(slot, [&](internal::EngineModel& m) {
+        if (ids.ok()) {
+          m.AbortServedRequests(*ids);
+        } else {
+          m.mutable_totals().requests_rejected += 1;
+        }
+      });
+      continue;
+    }
+    if (type != EngineCoreRequestType::kUtility) continue;
     // UTILITY body: [client_index, call_id, method_name, args].
-    protocol::MsgpackReader r(
-        std::string_view(static_cast<const char*>(frames[1].data()), frames[1].size()));
+    protocol::MsgpackReader r(body);
     uint32_t count = 0;
     int64_t client_index = 0;
     uint64_t call_id = 0;
@@ -291,10 +313,10 @@ void Simulator::Impl::RunEngine(size_t slot) {
     const bool faulty = IsFaulty(index);
     // A zero period means "as fast as possible" (a plain duration: g++ 12 misreads an
     // optional<duration> here as maybe-uninitialized at -O2).
-    const Clock::duration period =
-        options.rate_hz > 0 ? std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double>(1.0 / options.rate_hz))
-                            : Clock::duration::zero();
+    const Clock::duration period = options.rate_hz > 0
+                                       ? std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(1.0 / options.rate_hz))
+                                       : Clock::duration::zero();
     Clock::time_point next = Clock::now();
     internal::SimMessage message;
     for (uint64_t step = 1; options.steps == 0 || step <= options.steps; ++step) {

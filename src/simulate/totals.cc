@@ -19,7 +19,8 @@
 //        "store": [{"operation": "load_get", "status": "ok", "records": 3,
 //                   "duration_seconds_sum": 0.07, "num_keys": 9, "num_bytes": 123,
 //                   "num_failed_keys": 0}, ...]},
-//      "sent_engine_core_dead": false, "vanished": false}]}
+//      "sent_engine_core_dead": false, "vanished": false,
+//      "requests_served": 4, "requests_rejected": 0, "requests_aborted": 1}]}
 #include <nlohmann/json.hpp>
 
 #include "vmetrics/simulator.h"
@@ -90,6 +91,9 @@ std::string SimulatorTotals::ToJson() const {
     j["kv_connector"] = std::move(kv);
     j["sent_engine_core_dead"] = e.sent_engine_core_dead;
     j["vanished"] = e.vanished;
+    j["requests_served"] = e.requests_served;
+    j["requests_rejected"] = e.requests_rejected;
+    j["requests_aborted"] = e.requests_aborted;
     list.push_back(std::move(j));
   }
   doc["engines"] = std::move(list);

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace vmetrics {
 namespace {
@@ -64,6 +67,72 @@ TEST(EncodeEngineCoreRequest, MaxTokensNoneIsNil) {
 TEST(EncodeAbort, ArrayOfIds) {
   const std::string ids[] = {"a", "bb"};
   EXPECT_EQ(Hex(EncodeAbort(ids)), "92a161a26262");
+}
+
+std::string Unhex(std::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+TEST(DecodeEngineCoreRequest, ReadsWhatPythonEncoded) {
+  // The python-msgpack body of NonDefaultSamplingKeysOnlyInDefinitionOrder.
+  Result<EngineCoreRequestSpec> r = DecodeEngineCoreRequest(
+      Unhex("dc0015a27231930102cd012cc085a16e02ab74656d7065726174757265cb3fe0000000000000aa69676e"
+            "6f72655f656f73c3aa6d61785f746f6b656e7308ab6f75747075745f6b696e6401c0cb41d954fc402000"
+            "00c0c0c0c0c0000000c0c2a56578742d31c0c0c2c0"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->request_id, "r1");
+  EXPECT_EQ(r->prompt_token_ids, (std::vector<int64_t>{1, 2, 300}));
+  EXPECT_EQ(r->sampling.n, 2);
+  EXPECT_EQ(r->sampling.temperature, 0.5);
+  EXPECT_TRUE(r->sampling.ignore_eos);
+  EXPECT_EQ(r->sampling.max_tokens, std::optional<int64_t>(8));
+  EXPECT_EQ(r->sampling.output_kind, 1);
+  EXPECT_EQ(r->arrival_time, 1700000000.5);
+  EXPECT_EQ(r->external_req_id, "ext-1");
+}
+
+TEST(DecodeEngineCoreRequest, RoundTripsTheEncoderWithLoraAndDefaults) {
+  EngineCoreRequestSpec spec;
+  spec.request_id = "0_cmpl-1-0";
+  spec.prompt_token_ids = {7};
+  spec.sampling.max_tokens = std::nullopt;
+  spec.sampling.seed = 3;
+  spec.lora_name = "adapter";
+  spec.lora_int_id = 4;
+  Result<EngineCoreRequestSpec> r = DecodeEngineCoreRequest(EncodeEngineCoreRequest(spec));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->request_id, spec.request_id);
+  EXPECT_EQ(r->sampling.max_tokens, std::nullopt);
+  EXPECT_EQ(r->sampling.seed, std::optional<int64_t>(3));
+  EXPECT_EQ(r->sampling.n, 1);
+  EXPECT_EQ(r->lora_name, "adapter");
+  EXPECT_EQ(r->lora_int_id, 4);
+}
+
+TEST(DecodeEngineCoreRequest, RefusesShortAndTruncatedBodies) {
+  EXPECT_EQ(DecodeEngineCoreRequest(Unhex("93a1780000")).status().code(), StatusCode::kMalformed);
+  EngineCoreRequestSpec spec;
+  spec.request_id = "r";
+  spec.prompt_token_ids = {1, 2, 3};
+  const std::string body = EncodeEngineCoreRequest(spec);
+  for (size_t cut = 0; cut < body.size(); ++cut) {
+    EXPECT_FALSE(DecodeEngineCoreRequest(body.substr(0, cut)).ok()) << cut;
+  }
+  // A list count beyond the bytes left is refused before anything is reserved.
+  EXPECT_FALSE(DecodeEngineCoreRequest(Unhex("dc0015a172ddffffffff")).ok());
+}
+
+TEST(DecodeAbort, IdsOrMalformed) {
+  const std::string ids[] = {"a", "b"};
+  Result<std::vector<std::string>> r = DecodeAbort(EncodeAbort(ids));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(DecodeAbort(Unhex("9201")).ok());
+  EXPECT_FALSE(DecodeAbort(Unhex("a161")).ok());
 }
 
 TEST(EngineRouter, RoundRobinWithoutStatsThenLeastLoaded) {

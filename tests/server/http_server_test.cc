@@ -557,3 +557,75 @@ TEST(HttpServerConcurrency, SlowScrapeDoesNotBlockOtherRequests) {
 
 }  // namespace
 }  // namespace vmetrics
+
+namespace vmetrics {
+namespace {
+
+HttpServerOptions EphemeralOptions() {
+  HttpServerOptions options;
+  options.port = 0;
+  return options;
+}
+
+std::string PostCompletions(std::string_view body) {
+  return "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + std::string(body);
+}
+
+// An exchange answered later, from another thread, reaches the client; one never answered is
+// answered 503 by Stop, which returns (a suspended connection would otherwise hang it).
+TEST(HttpServerCompletions, AnswerFromAnotherThreadAndStopAnswersTheRest) {
+  std::promise<std::shared_ptr<HttpExchange>> first, second;
+  std::atomic<int> calls{0};
+  HttpHandlers handlers;
+  handlers.render_metrics = [](ExpositionFormat) { return std::string(); };
+  handlers.completions = [&](std::string body, std::shared_ptr<HttpExchange> exchange) {
+    EXPECT_EQ(body, R"({"prompt":[1]})");
+    (calls.fetch_add(1) == 0 ? first : second).set_value(std::move(exchange));
+  };
+  std::unique_ptr<HttpServer> server = StartOrDie(EphemeralOptions(), std::move(handlers));
+  ASSERT_NE(server, nullptr);
+  const uint16_t port = server->port();
+  std::future<HttpResponse> answered = std::async(
+      std::launch::async, [port] { return Exchange(port, PostCompletions(R"({"prompt":[1]})")); });
+  std::shared_ptr<HttpExchange> exchange = first.get_future().get();
+  std::thread([exchange] { exchange->Reply(200, "application/json", R"({"ok":true})"); }).join();
+  HttpResponse r = answered.get();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, R"({"ok":true})");
+  EXPECT_EQ(r.Header("Content-Type"), "application/json");
+
+  std::future<HttpResponse> pending = std::async(
+      std::launch::async, [port] { return Exchange(port, PostCompletions(R"({"prompt":[1]})")); });
+  std::shared_ptr<HttpExchange> never = second.get_future().get();
+  server->Stop();
+  HttpResponse stopped = pending.get();
+  EXPECT_TRUE(stopped.status == 503 || stopped.status == 0) << stopped.status;
+  EXPECT_FALSE(never->Write("late")) << "nothing reaches a client after Stop";
+}
+
+TEST(HttpServerCompletions, StreamedChunksArriveInOrderAndTheEndClosesTheBody) {
+  std::thread writer;
+  HttpHandlers handlers;
+  handlers.render_metrics = [](ExpositionFormat) { return std::string(); };
+  handlers.completions = [&writer](std::string, std::shared_ptr<HttpExchange> exchange) {
+    exchange->StartStream("text/event-stream");
+    writer = std::thread([exchange] {
+      for (int i = 0; i < 3; ++i) exchange->Write("data: " + std::to_string(i) + "\n\n");
+      exchange->End();
+      EXPECT_FALSE(exchange->Write("after the end"));
+    });
+  };
+  std::unique_ptr<HttpServer> server = StartOrDie(EphemeralOptions(), std::move(handlers));
+  ASSERT_NE(server, nullptr);
+  HttpResponse r = Exchange(server->port(), PostCompletions("{}"));
+  if (writer.joinable()) writer.join();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("Content-Type"), "text/event-stream");
+  EXPECT_EQ(r.Header("Cache-Control"), "no-cache");
+  EXPECT_NE(r.body.find("data: 0\n\n"), std::string::npos) << r.body;
+  EXPECT_LT(r.body.find("data: 0"), r.body.find("data: 2")) << r.body;
+}
+
+}  // namespace
+}  // namespace vmetrics

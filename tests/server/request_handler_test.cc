@@ -79,6 +79,19 @@ TEST(BuildReply, UnknownPathIs404BeforeTheMethodIsLookedAt) {
   EXPECT_EQ(r.content_type, "application/json");
 }
 
+TEST(BuildReply, CompletionsRouteOnlyWhenServedAndOnlyForPost) {
+  RequestRules rules = kRules;
+  rules.completions = true;
+  EXPECT_EQ(RouteFor("/v1/completions"), Endpoint::kCompletions);
+  EXPECT_FALSE(RejectReply(rules, Head("POST", "/v1/completions")).has_value());
+  std::optional<Reply> get = RejectReply(rules, Head("GET", "/v1/completions"));
+  ASSERT_TRUE(get.has_value());
+  EXPECT_EQ(get->status, 405u);
+  EXPECT_EQ(get->allow, "POST");
+  // Without a completions handler the path does not exist, whatever the method.
+  EXPECT_EQ(RejectReply(kRules, Head("POST", "/v1/completions"))->status, 404u);
+}
+
 TEST(BuildReply, WrongMethodIs405WithAllow) {
   Reply r = BuildReply(FixedHandlers(), kRules, Head("POST", "/metrics"));
   EXPECT_EQ(r.status, 405u);

@@ -412,3 +412,73 @@ TEST(SimulatorSockets, HandshakeTimesOutWithoutAFrontend) {
 
 }  // namespace
 }  // namespace vmetrics
+
+namespace vmetrics {
+namespace {
+
+// serve_requests: the frontend's requests go through the same engine model as the synthetic
+// ones (tests/cli/completions_test.cc drives them over real sockets).
+TEST(SimulatorServedRequests, AServedRequestIsQueuedScheduledDecodedAndFinishedByLength) {
+  SimulatorOptions o;
+  o.capture_path = "unused";
+  o.synthetic_requests = false;
+  o.serve_requests = true;
+  internal::EngineModel model(o, 0, /*seed=*/3, /*deterministic_time=*/true);
+  EngineCoreRequestSpec add;
+  add.request_id = "r1";
+  add.prompt_token_ids.assign(40, 5);
+  add.sampling.max_tokens = 3;
+  add.sampling.ignore_eos = true;
+  ASSERT_TRUE(model.AddServedRequest(add));
+  EXPECT_FALSE(model.AddServedRequest(add)) << "an id already live is refused";
+  std::vector<internal::SimOutput> outputs;
+  internal::SimMessage message;
+  for (int step = 0; step < 10; ++step) {
+    model.Step(&message);
+    for (internal::SimOutput& out : message.outputs) outputs.push_back(std::move(out));
+  }
+  ASSERT_EQ(outputs.size(), 3u);
+  ASSERT_GE(outputs[0].events.size(), 2u);
+  EXPECT_EQ(outputs[0].events.front().type, 1);  // QUEUED
+  EXPECT_EQ(outputs[0].events.back().type, 2);   // SCHEDULED
+  ASSERT_TRUE(outputs[0].prefill_stats.has_value());
+  EXPECT_EQ(outputs[0].prefill_stats->num_prompt_tokens, 40);
+  EXPECT_FALSE(outputs[1].prefill_stats.has_value());
+  EXPECT_EQ(outputs[2].finish_reason, std::optional<int>(1));  // length
+  const EngineTotals& t = model.totals();
+  EXPECT_EQ(t.requests_served, 1u);
+  EXPECT_EQ(t.requests_rejected, 1u);
+  EXPECT_EQ(t.requests_arrived, 1u);
+  EXPECT_EQ(t.generation_tokens, 3u);
+  EXPECT_EQ(t.prompt_tokens, 40u);
+  EXPECT_EQ(t.finished.at("length"), 1u);
+}
+
+TEST(SimulatorServedRequests, AnAbortDropsTheRequestWithoutAnOutput) {
+  SimulatorOptions o;
+  o.capture_path = "unused";
+  o.synthetic_requests = false;
+  o.serve_requests = true;
+  internal::EngineModel model(o, 0, /*seed=*/3, /*deterministic_time=*/true);
+  EngineCoreRequestSpec add;
+  add.request_id = "r1";
+  add.prompt_token_ids = {1, 2, 3};
+  add.sampling.max_tokens = 100;
+  add.sampling.ignore_eos = true;
+  ASSERT_TRUE(model.AddServedRequest(add));
+  internal::SimMessage message;
+  model.Step(&message);
+  ASSERT_EQ(message.outputs.size(), 1u);
+  const std::string ids[] = {"r1", "never-sent"};
+  model.AbortServedRequests(ids);
+  for (int step = 0; step < 5; ++step) {
+    model.Step(&message);
+    EXPECT_TRUE(message.outputs.empty());
+    EXPECT_EQ(message.scheduler_stats.num_running_reqs, 0);
+  }
+  EXPECT_EQ(model.totals().requests_aborted, 1u);
+  EXPECT_TRUE(model.totals().finished.empty());
+}
+
+}  // namespace
+}  // namespace vmetrics

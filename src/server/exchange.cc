@@ -1,0 +1,139 @@
+// HttpExchange: an asynchronous answer on a suspended libmicrohttpd connection.
+//
+// The connection is suspended from the moment the handler gets the exchange until the answer
+// starts, and, while streaming, whenever the content reader finds nothing to send (returning
+// 0 without suspending would make libmicrohttpd call the reader again at once, a busy loop).
+// Whoever adds something to send resumes it. Suspension and resumption happen under `mu_`,
+// with `suspended_` recording which of the two came last, so a resume never precedes its
+// suspend and a connection is never resumed twice.
+#include <microhttpd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "vmetrics/http_server.h"
+
+namespace vmetrics {
+
+void HttpExchange::ResumeLocked() {
+  if (!suspended_ || connection_ == nullptr) return;
+  suspended_ = false;
+  MHD_resume_connection(connection_);
+}
+
+void HttpExchange::Reply(unsigned status, std::string_view content_type, std::string body) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (phase_ != Phase::kWaiting) return;
+  phase_ = Phase::kReplied;
+  status_ = status;
+  content_type_ = std::string(content_type);
+  body_ = std::move(body);
+  ResumeLocked();
+}
+
+void HttpExchange::StartStream(std::string_view content_type) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (phase_ != Phase::kWaiting) return;
+  phase_ = Phase::kStreaming;
+  status_ = MHD_HTTP_OK;
+  content_type_ = std::string(content_type);
+  ResumeLocked();
+}
+
+bool HttpExchange::Write(std::string data) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (phase_ != Phase::kStreaming || ended_ || connection_ == nullptr) return false;
+  if (!data.empty()) chunks_.push_back(std::move(data));
+  ResumeLocked();
+  return true;
+}
+
+void HttpExchange::End() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (phase_ != Phase::kStreaming || ended_) return;
+  ended_ = true;
+  ResumeLocked();
+}
+
+void HttpExchange::SetOnClientGone(std::function<void()> on_client_gone) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_client_gone_ = std::move(on_client_gone);
+}
+
+void HttpExchange::SuspendUntilAnswered() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (phase_ != Phase::kWaiting || connection_ == nullptr || suspended_) return;
+  suspended_ = true;
+  MHD_suspend_connection(connection_);
+}
+
+HttpExchange::Phase HttpExchange::TakeAnswer(unsigned* status, std::string* content_type,
+                                             std::string* body) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *status = status_;
+  *content_type = content_type_;
+  if (phase_ == Phase::kReplied) *body = std::move(body_);
+  return phase_;
+}
+
+ssize_t HttpExchange::ReadStream(char* buf, size_t max) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t copied = 0;
+  while (copied < max && !chunks_.empty()) {
+    const std::string& front = chunks_.front();
+    const size_t n = std::min(max - copied, front.size() - chunk_offset_);
+    std::memcpy(buf + copied, front.data() + chunk_offset_, n);
+    copied += n;
+    chunk_offset_ += n;
+    if (chunk_offset_ == front.size()) {
+      chunks_.pop_front();
+      chunk_offset_ = 0;
+    }
+  }
+  if (copied > 0) return static_cast<ssize_t>(copied);
+  if (ended_) {
+    delivered_ = !cancelled_;
+    return MHD_CONTENT_READER_END_OF_STREAM;
+  }
+  if (connection_ != nullptr && !suspended_) {
+    suspended_ = true;
+    MHD_suspend_connection(connection_);
+  }
+  return 0;
+}
+
+void HttpExchange::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (phase_ == Phase::kWaiting) {
+    phase_ = Phase::kReplied;
+    status_ = MHD_HTTP_SERVICE_UNAVAILABLE;
+    content_type_ = "application/json";
+    body_ = OpenAiErrorJson(MHD_HTTP_SERVICE_UNAVAILABLE, "ServiceUnavailableError",
+                            "the server is stopping");
+  } else if (phase_ == Phase::kStreaming && !ended_) {
+    ended_ = true;
+    cancelled_ = true;
+  }
+  ResumeLocked();
+}
+
+void HttpExchange::Detach() {
+  std::function<void()> gone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (connection_ == nullptr) return;
+    connection_ = nullptr;
+    suspended_ = false;
+    const bool complete = phase_ == Phase::kReplied || delivered_;
+    // From here on nothing can reach the client: later Writes fail, later answers vanish.
+    if (phase_ == Phase::kWaiting) phase_ = Phase::kReplied;
+    ended_ = true;
+    chunks_.clear();
+    if (!complete) gone = std::move(on_client_gone_);
+    on_client_gone_ = nullptr;
+  }
+  if (gone) gone();
+}
+
+}  // namespace vmetrics
