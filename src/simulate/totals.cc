@@ -19,7 +19,8 @@
 //        "store": [{"operation": "load_get", "status": "ok", "records": 3,
 //                   "duration_seconds_sum": 0.07, "num_keys": 9, "num_bytes": 123,
 //                   "num_failed_keys": 0}, ...]},
-//      "sent_engine_core_dead": false, "vanished": false}]}
+//      "sent_engine_core_dead": false, "vanished": false,
+//      "malformed_frames": 0, "truncated_multipart": 0}]}
 #include <nlohmann/json.hpp>
 
 #include "vmetrics/simulator.h"
@@ -90,6 +91,8 @@ std::string SimulatorTotals::ToJson() const {
     j["kv_connector"] = std::move(kv);
     j["sent_engine_core_dead"] = e.sent_engine_core_dead;
     j["vanished"] = e.vanished;
+    j["malformed_frames"] = e.malformed_frames;
+    j["truncated_multipart"] = e.truncated_multipart;
     list.push_back(std::move(j));
   }
   doc["engines"] = std::move(list);
