@@ -1,9 +1,11 @@
 #include "cli/frontend.h"
 
+#include <condition_variable>
 #include <csignal>
 #include <ctime>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/log.h"
 #include "cli/stream.h"
@@ -47,6 +49,11 @@ void AddFrontendFlags(CLI::App* cmd, FrontendArgs* a) {
   cmd->add_option("--cache-config-info", a->cache_config_info,
                   "JSON object of CacheConfig labels for vllm:cache_config_info");
   cmd->add_flag("--disable-created-series", a->disable_created_series, "Omit _created samples");
+  cmd->add_option("--max-label-values-per-family", a->max_label_values_per_family,
+                  "Children a family may grow from label values engines send (Mooncake store "
+                  "operation/status, connector names); past it samples are dropped and counted "
+                  "in vmetrics_label_values_dropped_total. 0 = no limit")
+      ->capture_default_str();
   cmd->add_option("--host", a->host, "HTTP bind address (loopback by default)");
   cmd->add_option("--port", a->port, "HTTP port (0 = ephemeral)")->check(CLI::Range(0, 65535));
   cmd->add_option("--http-threads", a->http_threads, "HTTP worker threads")
@@ -81,6 +88,10 @@ struct Frontend::Impl {
   ExpositionOptions expo;
   std::atomic<uint64_t> recorded{0};
   EngineCoreOutputs scratch;  // reused by the (single) output thread
+  // Engines reported dead, for WaitForDeadEngines.
+  std::mutex dead_mu;
+  std::condition_variable dead_cv;
+  std::set<int> dead;
 
   void OnMessage(std::span<const std::string_view> frames, uint64_t number) {
     Status s = DecodeEngineCoreOutputs(frames, recorder->decode_context(number), &scratch);
@@ -180,6 +191,7 @@ bool Frontend::Start(std::string* error) {
   o.max_model_len = a.max_model_len > 0 ? a.max_model_len : ready.max_model_len.value_or(8192);
   o.kv_cache_metrics = a.kv_cache_metrics;
   o.track_engine_liveness = true;
+  o.max_label_values_per_family = a.max_label_values_per_family;
   o.log = [](const std::string& line) { LogWarning(line); };
   if (!a.kv_transfer_config.empty()) {
     Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(a.kv_transfer_config);
@@ -251,6 +263,11 @@ bool Frontend::Start(std::string* error) {
     if (e.kind == EngineEventKind::kDead) {
       LogWarning("engine " + std::to_string(e.engine_index) + " lost: " + e.reason);
       impl_->recorder->SetEngineUp(e.engine_index, false);
+      {
+        std::lock_guard<std::mutex> lock(impl_->dead_mu);
+        impl_->dead.insert(e.engine_index);
+      }
+      impl_->dead_cv.notify_all();
     } else {
       impl_->recorder->SetEngineUp(e.engine_index, true);
     }
@@ -308,6 +325,17 @@ std::string Frontend::RenderText() const {
 }
 
 uint64_t Frontend::messages_recorded() const { return impl_->recorded.load(); }
+
+bool Frontend::WaitForDeadEngines(std::span<const int> engine_indexes,
+                                  std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(impl_->dead_mu);
+  return impl_->dead_cv.wait_for(lock, timeout, [&] {
+    for (int e : engine_indexes) {
+      if (impl_->dead.count(e) == 0) return false;
+    }
+    return true;
+  });
+}
 
 void Frontend::Stop() {
   if (impl_->http) impl_->http->Stop();
