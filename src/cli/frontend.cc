@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <csignal>
+#include <cstdint>
 #include <ctime>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -88,10 +89,13 @@ struct Frontend::Impl {
   ExpositionOptions expo;
   std::atomic<uint64_t> recorded{0};
   EngineCoreOutputs scratch;  // reused by the (single) output thread
-  // Engines reported dead, for WaitForDeadEngines.
-  std::mutex dead_mu;
-  std::condition_variable dead_cv;
+  // For WaitForDeadEngines and WaitForRecorded: engines reported dead (guarded by wait_mu),
+  // and the count of recorded messages a waiter wants to be woken at (UINT64_MAX: none), so
+  // the output thread takes the mutex only when someone waits for exactly that.
+  std::mutex wait_mu;
+  std::condition_variable wait_cv;
   std::set<int> dead;
+  std::atomic<uint64_t> wake_at{UINT64_MAX};
 
   void OnMessage(std::span<const std::string_view> frames, uint64_t number) {
     Status s = DecodeEngineCoreOutputs(frames, recorder->decode_context(number), &scratch);
@@ -105,7 +109,12 @@ struct Frontend::Impl {
       return;
     }
     recorder->Record(scratch);
-    recorded.fetch_add(1, std::memory_order_relaxed);
+    // Sequentially consistent with WaitForRecorded's store of wake_at and load of recorded:
+    // either the waiter sees this message counted, or this thread sees the waiter's target.
+    if (recorded.fetch_add(1) + 1 >= wake_at.load()) {
+      std::lock_guard<std::mutex> lock(wait_mu);
+      wait_cv.notify_all();
+    }
   }
 
   HealthReport Health() const {
@@ -264,10 +273,10 @@ bool Frontend::Start(std::string* error) {
       LogWarning("engine " + std::to_string(e.engine_index) + " lost: " + e.reason);
       impl_->recorder->SetEngineUp(e.engine_index, false);
       {
-        std::lock_guard<std::mutex> lock(impl_->dead_mu);
+        std::lock_guard<std::mutex> lock(impl_->wait_mu);
         impl_->dead.insert(e.engine_index);
       }
-      impl_->dead_cv.notify_all();
+      impl_->wait_cv.notify_all();
     } else {
       impl_->recorder->SetEngineUp(e.engine_index, true);
     }
@@ -326,10 +335,19 @@ std::string Frontend::RenderText() const {
 
 uint64_t Frontend::messages_recorded() const { return impl_->recorded.load(); }
 
+bool Frontend::WaitForRecorded(uint64_t n, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(impl_->wait_mu);
+  impl_->wake_at.store(n);
+  const bool done =
+      impl_->wait_cv.wait_for(lock, timeout, [&] { return impl_->recorded.load() >= n; });
+  impl_->wake_at.store(UINT64_MAX);
+  return done;
+}
+
 bool Frontend::WaitForDeadEngines(std::span<const int> engine_indexes,
                                   std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(impl_->dead_mu);
-  return impl_->dead_cv.wait_for(lock, timeout, [&] {
+  std::unique_lock<std::mutex> lock(impl_->wait_mu);
+  return impl_->wait_cv.wait_for(lock, timeout, [&] {
     for (int e : engine_indexes) {
       if (impl_->dead.count(e) == 0) return false;
     }

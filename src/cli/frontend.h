@@ -74,6 +74,11 @@ class Frontend {
   // True if they all died in time. REQUIRES: Start() succeeded.
   bool WaitForDeadEngines(std::span<const int> engine_indexes, std::chrono::milliseconds timeout);
 
+  // Blocks until at least `n` messages were recorded (messages_recorded() >= n; messages that
+  // failed to decode are not counted), or `timeout` passes. True if they were. One waiter at a
+  // time. REQUIRES: Start() succeeded.
+  bool WaitForRecorded(uint64_t n, std::chrono::milliseconds timeout);
+
   // Renders /metrics as text (for the demo's excerpt).
   std::string RenderText() const;
   uint64_t messages_recorded() const;
