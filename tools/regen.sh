@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Regenerates every generated test file (fixtures, goldens, tables) and fails if that changed
-# anything under tests/, so CI catches a generator change committed without its outputs.
+# anything under tests/ or fuzz/corpus/ (the seeds), so CI catches a generator change committed
+# without its outputs.
 #
 # Runs, in this order and only if present, with Debian's /usr/bin/python3 (it sees
 # python3-msgpack and python3-prometheus-client; a pyenv python3 on PATH does not):
 #   tools/gen_fixtures.py  tools/gen_float_table.py  tools/gen_exposition_goldens.py
 #   tools/gen_goldens.py  tools/gen_descriptor_fixtures.py  tools/gen_request_goldens.py
+#   tools/gen_fuzz_seeds.py (last: it cuts the fuzz seeds out of the fixtures)
 # Usage: tools/regen.sh          (also: make regen)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,11 +15,11 @@ cd "$(dirname "$0")/.."
 PYTHON=/usr/bin/python3
 # gen_goldens.py rewrites scenarios.tsv whole; the two after it append their own lines.
 GENERATORS=(gen_fixtures.py gen_float_table.py gen_exposition_goldens.py gen_goldens.py
-            gen_descriptor_fixtures.py gen_request_goldens.py)
+            gen_descriptor_fixtures.py gen_request_goldens.py gen_fuzz_seeds.py)
 
 # Files under tests/ that git does not track yet, before the generators run (hand-written files
 # not committed yet are not "stale"; a file a generator creates is).
-untracked_before=$(git ls-files --others --exclude-standard -- tests/ | sort)
+untracked_before=$(git ls-files --others --exclude-standard -- tests/ fuzz/corpus/ | sort)
 
 ran=0
 for generator in "${GENERATORS[@]}"; do
@@ -34,10 +36,10 @@ fi
 
 # Stale = a tracked file under tests/ changed, or a generator created a file git does not know.
 stale=0
-if ! git diff --exit-code --stat -- tests/; then
+if ! git diff --exit-code --stat -- tests/ fuzz/corpus/; then
   stale=1
 fi
-untracked_after=$(git ls-files --others --exclude-standard -- tests/ | sort)
+untracked_after=$(git ls-files --others --exclude-standard -- tests/ fuzz/corpus/ | sort)
 created=$(comm -13 <(echo "$untracked_before") <(echo "$untracked_after") | sed '/^$/d')
 if [[ -n $created ]]; then
   echo "regen: new files under tests/ that are not committed:"

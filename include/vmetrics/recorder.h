@@ -52,6 +52,11 @@ struct RecorderOptions {
   // Registers vmetrics_engine_up{engine} (1 while the engine is connected, 0 once it died);
   // `serve` sets it, `replay` has no engines to watch.
   bool track_engine_liveness = false;
+  // Cardinality guard: at most this many children per family may be created from label
+  // values that engines send (Mooncake store operation/status, a descriptor's labelnames,
+  // connector class names). Past it a sample with a new label value is dropped and counted in
+  // vmetrics_label_values_dropped_total{family}, logged once per family. 0 = no limit.
+  size_t max_label_values_per_family = 1000;
 };
 
 class StatsRecorder {

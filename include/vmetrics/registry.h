@@ -160,6 +160,18 @@ class Family {
   Child* GetOrCreate(std::span<const std::string_view> label_values);
   Child* GetOrCreate(std::span<const std::string> label_values);
   Child* GetOrCreate(std::initializer_list<std::string> label_values);
+  // GetOrCreateBounded
+  //
+  // Like GetOrCreate, for label values that come from outside (the wire): an existing child is
+  // returned as always, but a new one is created only while the family has fewer than
+  // `max_children` children (all of them, eager ones included). Past the limit it returns
+  // nullptr and registers nothing. The check and the creation happen under the family mutex.
+  //
+  // Example:
+  //   f.GetOrCreate({"m", "0"});
+  //   EXPECT_NE(f.GetOrCreateBounded(std::vector<std::string_view>{"m", "0"}, 1), nullptr);
+  //   EXPECT_EQ(f.GetOrCreateBounded(std::vector<std::string_view>{"m", "1"}, 1), nullptr);
+  Child* GetOrCreateBounded(std::span<const std::string_view> label_values, size_t max_children);
   // A copy of the child list, in creation order (cheap: pointers).
   std::vector<const Child*> Children() const;
 

@@ -126,6 +126,16 @@ struct SimulatorOptions {
   // After the last step keep the sockets open until RequestStop() (instead of closing, which a
   // frontend sees as the engine going away).
   bool hold_after_steps = false;
+  // Malformed frames (sockets only; engines that `fault_engine` selects): before each step,
+  // with this probability, the engine first sends a frame that cannot decode (a strict prefix
+  // of the step's message, cut at a random length: an incomplete msgpack value). Drawn from a
+  // generator of its own seeded with (seed, engine index), so the valid messages are the same
+  // with or without faults. 0 = never.
+  double malformed_probability = 0;
+  // Truncated multipart messages, likewise before a step with this probability: a message
+  // whose frame 0 has an output whose logprobs tensor lives in aux frame 2, sent as frames 0
+  // and 1 only (the last part cut off), so a frontend must refuse it. 0 = never.
+  double truncated_multipart_probability = 0;
 
   // How long to wait for INIT after HELLO.
   std::chrono::milliseconds handshake_timeout{60'000};
@@ -195,6 +205,10 @@ struct EngineTotals {
   uint64_t requests_served = 0;
   uint64_t requests_rejected = 0;
   uint64_t requests_aborted = 0;
+  // Frames sent that a frontend must refuse (the malformed_probability and
+  // truncated_multipart_probability faults); not counted in `messages`.
+  uint64_t malformed_frames = 0;
+  uint64_t truncated_multipart = 0;
 };
 
 struct SimulatorTotals {

@@ -1,9 +1,12 @@
 #include "cli/frontend.h"
 
+#include <condition_variable>
 #include <csignal>
+#include <cstdint>
 #include <ctime>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/log.h"
 #include "cli/request_service.h"
@@ -49,6 +52,11 @@ void AddFrontendFlags(CLI::App* cmd, FrontendArgs* a) {
   cmd->add_option("--cache-config-info", a->cache_config_info,
                   "JSON object of CacheConfig labels for vllm:cache_config_info");
   cmd->add_flag("--disable-created-series", a->disable_created_series, "Omit _created samples");
+  cmd->add_option("--max-label-values-per-family", a->max_label_values_per_family,
+                  "Children a family may grow from label values engines send (Mooncake store "
+                  "operation/status, connector names); past it samples are dropped and counted "
+                  "in vmetrics_label_values_dropped_total. 0 = no limit")
+      ->capture_default_str();
   cmd->add_option("--host", a->host, "HTTP bind address (loopback by default)");
   cmd->add_option("--port", a->port, "HTTP port (0 = ephemeral)")->check(CLI::Range(0, 65535));
   cmd->add_option("--http-threads", a->http_threads, "HTTP worker threads")
@@ -84,6 +92,13 @@ struct Frontend::Impl {
   ExpositionOptions expo;
   std::atomic<uint64_t> recorded{0};
   EngineCoreOutputs scratch;  // reused by the (single) output thread
+  // For WaitForDeadEngines and WaitForRecorded: engines reported dead (guarded by wait_mu),
+  // and the count of recorded messages a waiter wants to be woken at (UINT64_MAX: none), so
+  // the output thread takes the mutex only when someone waits for exactly that.
+  std::mutex wait_mu;
+  std::condition_variable wait_cv;
+  std::set<int> dead;
+  std::atomic<uint64_t> wake_at{UINT64_MAX};
 
   void OnMessage(std::span<const std::string_view> frames, uint64_t number) {
     Status s = DecodeEngineCoreOutputs(frames, recorder->decode_context(number), &scratch);
@@ -101,7 +116,12 @@ struct Frontend::Impl {
     requests->OnOutputs(scratch, [&](const IterationStats& it) {
       recorder->RecordIteration(it, scratch.engine_index);
     });
-    recorded.fetch_add(1, std::memory_order_relaxed);
+    // Sequentially consistent with WaitForRecorded's store of wake_at and load of recorded:
+    // either the waiter sees this message counted, or this thread sees the waiter's target.
+    if (recorded.fetch_add(1) + 1 >= wake_at.load()) {
+      std::lock_guard<std::mutex> lock(wait_mu);
+      wait_cv.notify_all();
+    }
   }
 
   HealthReport Health() const {
@@ -188,6 +208,7 @@ bool Frontend::Start(std::string* error) {
   o.max_model_len = a.max_model_len > 0 ? a.max_model_len : ready.max_model_len.value_or(8192);
   o.kv_cache_metrics = a.kv_cache_metrics;
   o.track_engine_liveness = true;
+  o.max_label_values_per_family = a.max_label_values_per_family;
   o.log = [](const std::string& line) { LogWarning(line); };
   if (!a.kv_transfer_config.empty()) {
     Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(a.kv_transfer_config);
@@ -272,6 +293,11 @@ bool Frontend::Start(std::string* error) {
       LogWarning("engine " + std::to_string(e.engine_index) + " lost: " + e.reason);
       impl_->recorder->SetEngineUp(e.engine_index, false);
       impl_->requests->OnEngineDead(e.engine_index, e.reason);
+      {
+        std::lock_guard<std::mutex> lock(impl_->wait_mu);
+        impl_->dead.insert(e.engine_index);
+      }
+      impl_->wait_cv.notify_all();
     } else {
       impl_->recorder->SetEngineUp(e.engine_index, true);
     }
@@ -341,6 +367,26 @@ size_t Frontend::live_requests() const {
 
 size_t Frontend::live_completions() const {
   return impl_->requests ? impl_->requests->num_live_completions() : 0;
+}
+
+bool Frontend::WaitForRecorded(uint64_t n, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(impl_->wait_mu);
+  impl_->wake_at.store(n);
+  const bool done =
+      impl_->wait_cv.wait_for(lock, timeout, [&] { return impl_->recorded.load() >= n; });
+  impl_->wake_at.store(UINT64_MAX);
+  return done;
+}
+
+bool Frontend::WaitForDeadEngines(std::span<const int> engine_indexes,
+                                  std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(impl_->wait_mu);
+  return impl_->wait_cv.wait_for(lock, timeout, [&] {
+    for (int e : engine_indexes) {
+      if (impl_->dead.count(e) == 0) return false;
+    }
+    return true;
+  });
 }
 
 void Frontend::Stop() {

@@ -11,8 +11,10 @@
 #define VMETRICS_CLI_FRONTEND_H_
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace vmetrics::cli {
@@ -39,6 +41,7 @@ struct FrontendArgs {
   int64_t max_model_len = 0;      // 0 = from the engines' ready responses
   std::string cache_config_info;  // JSON object of extra CacheConfig labels
   bool disable_created_series = false;
+  size_t max_label_values_per_family = 1000;  // 0 = no limit (RecorderOptions)
 
   // HTTP.
   std::string host = "127.0.0.1";
@@ -67,6 +70,16 @@ class Frontend {
   // Waits for every engine, starts recording and the HTTP endpoint.
   bool Start(std::string* error);
   uint16_t http_port() const;
+
+  // Blocks until every engine in `engine_indexes` has been reported dead (ENGINE_CORE_DEAD,
+  // or its connections closed, after its outputs were read to the end), or `timeout` passes.
+  // True if they all died in time. REQUIRES: Start() succeeded.
+  bool WaitForDeadEngines(std::span<const int> engine_indexes, std::chrono::milliseconds timeout);
+
+  // Blocks until at least `n` messages were recorded (messages_recorded() >= n; messages that
+  // failed to decode are not counted), or `timeout` passes. True if they were. One waiter at a
+  // time. REQUIRES: Start() succeeded.
+  bool WaitForRecorded(uint64_t n, std::chrono::milliseconds timeout);
 
   // Renders /metrics as text (for the demo's excerpt).
   std::string RenderText() const;

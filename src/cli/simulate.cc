@@ -34,6 +34,8 @@ struct SimulateFlags {
   uint64_t die_after = 0;
   uint64_t vanish_after = 0;
   int fault_engine = -1;
+  double malformed_probability = 0;
+  double truncated_multipart_probability = 0;
   bool stats_only = false;
   bool legacy_multi_shape = false;
   bool hold = false;
@@ -74,6 +76,8 @@ int RunSimulate(const SimulateFlags& f) {
   if (f.die_opt->count() > 0) o.die_after = f.die_after;
   if (f.vanish_opt->count() > 0) o.vanish_after = f.vanish_after;
   o.fault_engine = f.fault_engine;
+  o.malformed_probability = f.malformed_probability;
+  o.truncated_multipart_probability = f.truncated_multipart_probability;
   o.hold_after_steps = f.hold;
   o.handshake_timeout = std::chrono::milliseconds(f.handshake_timeout_ms);
 
@@ -174,8 +178,15 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
       cmd->add_option("--die-after", f.die_after, "Send ENGINE_CORE_DEAD and exit after N steps");
   f.vanish_opt = cmd->add_option("--vanish-after", f.vanish_after,
                                  "Close the sockets without a word after N steps");
+  cmd->add_option("--malformed-probability", f.malformed_probability,
+                  "Before each step, send a frame that cannot decode with this probability")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--truncated-multipart-probability", f.truncated_multipart_probability,
+                  "Before each step, send a multipart message missing its last frame with this "
+                  "probability")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--fault-engine", f.fault_engine,
-                  "Engine index --die-after/--vanish-after apply to; -1 = all")
+                  "Engine index the faults above apply to; -1 = all")
       ->capture_default_str();
   cmd->add_flag("--hold", f.hold, "After the last step stay connected until interrupted");
   cmd->add_option("--handshake-timeout-ms", f.handshake_timeout_ms, "How long to wait for INIT")

@@ -24,12 +24,14 @@ void ReportDescriptorProblem(const DecodeContext& ctx, const ConnectorPayload& p
 
 ConnectorRecorder::ConnectorRecorder(Registry* registry, ConnectorCatalog* catalog,
                                      std::string model_name, std::vector<std::string> engines,
-                                     std::function<void(const std::string&)> log)
+                                     std::function<void(const std::string&)> log,
+                                     size_t max_label_values_per_family)
     : registry_(registry),
       catalog_(catalog),
       model_name_(std::move(model_name)),
       engines_(std::move(engines)),
-      log_(std::move(log)) {}
+      log_(std::move(log)),
+      guard_(registry, max_label_values_per_family, log_) {}
 
 void ConnectorRecorder::RegisterAccounting() {
   FamilySpec spec;
@@ -93,8 +95,14 @@ void ConnectorRecorder::Account(const std::string& connector, const char* outcom
   auto key = std::make_pair(connector, std::string(outcome));
   auto it = accounting_.find(key);
   if (it == accounting_.end()) {
-    it = accounting_.emplace(key, payloads_family_->GetOrCreate({connector, std::string(outcome)}))
-             .first;
+    // The class name comes from the wire: a stream of new names is bounded by the guard.
+    const std::string_view values[] = {connector, outcome};
+    Child* child = guard_.GetOrCreate(*payloads_family_, values);
+    if (child == nullptr) {
+      guard_.CountDropped(*payloads_family_);
+      return;
+    }
+    it = accounting_.emplace(key, child).first;
   }
   it->second->Add(1);
 }
@@ -123,12 +131,20 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
     return it->second;
   }
   std::vector<Child*> children(row.metrics.size(), nullptr);
+  bool refused = false;
   for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
     if (!row.record_shaped() && mi != metric_index) continue;
-    std::vector<std::string> values = {model_name_, engines_[engine_slot]};
-    for (std::string_view v : extra) values.emplace_back(v);
+    std::vector<std::string_view> values = {model_name_, engines_[engine_slot]};
+    values.insert(values.end(), extra.begin(), extra.end());
     for (const auto& [unused, v] : row.metrics[mi].const_labels) values.push_back(v);
-    children[mi] = state.families[mi]->GetOrCreate(values);
+    children[mi] = guard_.GetOrCreate(*state.families[mi], values);
+    refused = refused || children[mi] == nullptr;
+  }
+  if (refused) {
+    // Not remembered, so the map stays as bounded as the families; the next sample with
+    // these values looks again (the refused path is the slow one on purpose).
+    refused_children_ = std::move(children);
+    return refused_children_;
   }
   std::vector<Child*>& created = state.lazy.emplace(key, std::move(children)).first->second;
   last_state_ = &state;
@@ -284,6 +300,10 @@ void ConnectorRecorder::Record(const KvConnectorStats& stats, size_t engine_slot
       if (child == nullptr) {
         child = LazyChildren(row, state, engine_slot, s.extra_label_values,
                              s.metric_index)[s.metric_index];
+      }
+      if (child == nullptr) {
+        guard_.CountDropped(*state.families[s.metric_index]);
+        return;
       }
       const MetricDef& m = row.metrics[s.metric_index];
       // Every write to connector children is under mu_, so the Exclusive updates apply.

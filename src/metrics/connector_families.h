@@ -16,6 +16,10 @@
 // descriptor), the key becomes an alias of that row. A descriptor for a class that already has
 // a row is checked against the row and any difference reported; the row is kept.
 //
+// Label values taken from payloads (record labels, labelnames, connector class names in the
+// accounting family) go through a CardinalityGuard: past the per-family limit a sample with a
+// new label value is counted in vmetrics_label_values_dropped_total and dropped.
+//
 // Outcomes (docs/recording.md): recorded, unknown_connector (no row, no descriptor),
 // malformed (not a map), invalid_descriptor (its descriptor was refused: invalid, or its
 // families collide with registered ones; every later payload of that class counts here too
@@ -34,6 +38,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "metrics/cardinality_guard.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/registry.h"
 
@@ -49,8 +54,11 @@ class ConnectorRecorder {
  public:
   // `catalog` is the one the payloads are decoded with; descriptor rows are added to it. It
   // and `registry` must outlive the recorder.
+  // `max_label_values_per_family` bounds the children that label values from payloads can
+  // create in each family (cardinality_guard.h; 0 = no limit).
   ConnectorRecorder(Registry* registry, ConnectorCatalog* catalog, std::string model_name,
-                    std::vector<std::string> engines, std::function<void(const std::string&)> log);
+                    std::vector<std::string> engines, std::function<void(const std::string&)> log,
+                    size_t max_label_values_per_family = 0);
 
   // Registers vmetrics_kv_connector_payloads (call once, where it belongs in render order).
   void RegisterAccounting();
@@ -69,6 +77,8 @@ class ConnectorRecorder {
   };
   RowState& StateFor(const ConnectorRow& row);
   void Account(const std::string& connector, const char* outcome);
+  // The children for (engine slot, extra label values); an entry is null where the guard
+  // refused a new child (then the result is not remembered, and is valid until the next call).
   std::vector<Child*>& LazyChildren(const ConnectorRow& row, RowState& state, size_t engine_slot,
                                     std::span<const std::string_view> extra, size_t metric_index);
   // The row of `p` (its decoded row, a row added since, or one adopted from its descriptor),
@@ -91,7 +101,9 @@ class ConnectorRecorder {
   std::vector<std::string> engines_;
   std::function<void(const std::string&)> log_;
   Family* payloads_family_ = nullptr;
+  CardinalityGuard guard_;
   std::mutex mu_;  // guards everything below
+  std::vector<Child*> refused_children_;  // LazyChildren's result when a child was refused
   std::map<const ConnectorRow*, RowState> rows_;
   std::string key_buffer_;                // LazyChildren's key, reused
   const RowState* last_state_ = nullptr;  // LazyChildren's last answer

@@ -131,10 +131,9 @@ struct StatsRecorder::Impl {
       for (const FrontendFamily& f : internal::SpecDecodeFamilies()) Register(f);
     }
     // Connector families of the configured connectors, in config order.
-    connectors = std::make_unique<internal::ConnectorRecorder>(registry, &runtime_catalog,
-                                                               options.served_model_name,
-                                                               engines, options.log ? options.log
-                                                                                    : nullptr);
+    connectors = std::make_unique<internal::ConnectorRecorder>(
+        registry, &runtime_catalog, options.served_model_name, engines,
+        options.log ? options.log : nullptr, options.max_label_values_per_family);
     if (options.connectors.configured()) {
       std::vector<std::string> names;
       if (options.connectors.is_multi()) {

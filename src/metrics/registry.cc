@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <new>
 #include <unordered_set>
 
@@ -102,11 +103,17 @@ int Family::BucketIndex(double v) const {
 }
 
 Child* Family::GetOrCreate(std::span<const std::string_view> label_values) {
+  return GetOrCreateBounded(label_values, SIZE_MAX);
+}
+
+Child* Family::GetOrCreateBounded(std::span<const std::string_view> label_values,
+                                  size_t max_children) {
   std::lock_guard<std::mutex> lock(mu_);
   for (Child* c : children_) {
     const std::span<const std::string_view> have = c->label_values();
     if (std::equal(have.begin(), have.end(), label_values.begin(), label_values.end())) return c;
   }
+  if (children_.size() >= max_children) return nullptr;
   // Interned before the child exists, so its views never point at the caller's strings.
   std::vector<std::string_view> interned;
   interned.reserve(label_values.size());

@@ -70,6 +70,50 @@ std::string UtilityResult(std::string_view method) {
   return std::string("\xc0", 1);                                                    // None
 }
 
+// Sends the malformed_probability and truncated_multipart_probability faults. Its generator
+// is its own, seeded with (seed, engine index), so the engine model's stream is unchanged.
+class FaultInjector {
+ public:
+  struct Sent {
+    uint64_t malformed = 0;
+    uint64_t truncated_multipart = 0;
+  };
+
+  FaultInjector(const SimulatorOptions& o, bool faulty, uint64_t seed, int index)
+      : malformed_(faulty ? o.malformed_probability : 0),
+        truncated_(faulty ? o.truncated_multipart_probability : 0) {
+    std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                      static_cast<uint32_t>(index), 0x6661756cu /* "faul" */};
+    rng_.seed(seq);
+  }
+
+  // Before a step whose message is `frame`: maybe a strict prefix of it (never decodes: the
+  // msgpack value is incomplete), maybe a truncated multipart message.
+  Sent BeforeStep(zmq::socket_t& out, std::string_view frame, int index, double timestamp) {
+    Sent sent;
+    if (malformed_ > 0 && frame.size() > 1 && Chance(malformed_)) {
+      const size_t cut = std::uniform_int_distribution<size_t>(1, frame.size() - 1)(rng_);
+      out.send(zmq::buffer(frame.substr(0, cut)), zmq::send_flags::none);
+      sent.malformed = 1;
+    }
+    if (truncated_ > 0 && Chance(truncated_)) {
+      const std::string frame0 = internal::EncodeAuxFrameMessage(index, timestamp);
+      const std::string aux1(internal::kAuxFrameFloats * sizeof(float), '\0');
+      out.send(zmq::buffer(frame0), zmq::send_flags::sndmore);
+      out.send(zmq::buffer(aux1), zmq::send_flags::none);  // aux frame 2 never follows
+      sent.truncated_multipart = 1;
+    }
+    return sent;
+  }
+
+ private:
+  bool Chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+
+  double malformed_;
+  double truncated_;
+  std::mt19937_64 rng_;
+};
+
 }  // namespace
 
 const char* SimConnectorName(SimConnector connector) {
@@ -146,6 +190,10 @@ TransportStatus Simulator::Impl::Validate() const {
   }
   if (!o.capture_path.empty() && o.steps == 0) {
     return TransportStatus::InvalidArgument("a capture needs a number of steps");
+  }
+  if (!(o.malformed_probability >= 0 && o.malformed_probability <= 1) ||
+      !(o.truncated_multipart_probability >= 0 && o.truncated_multipart_probability <= 1)) {
+    return TransportStatus::InvalidArgument("fault probabilities must be in [0, 1]");
   }
   if (o.rate_hz < 0 || o.block_size < 1 || o.num_gpu_blocks < 1 || o.max_num_seqs < 1 ||
       o.max_model_len < 16 || o.num_speculative_tokens < 0 || o.num_speculative_tokens > 64) {
@@ -319,12 +367,21 @@ void Simulator::Impl::RunEngine(size_t slot) {
                                        : Clock::duration::zero();
     Clock::time_point next = Clock::now();
     internal::SimMessage message;
+    FaultInjector injector(options, faulty, seed, index);
     for (uint64_t step = 1; options.steps == 0 || step <= options.steps; ++step) {
       if (wake.Notified()) return;
       WithModel(slot, [&](internal::EngineModel& m) { m.Step(&message); });
-      out.send(zmq::buffer(internal::EncodeEngineCoreOutputs(message, options.connector,
-                                                             options.legacy_multi_shape)),
-               zmq::send_flags::none);
+      const std::string frame =
+          internal::EncodeEngineCoreOutputs(message, options.connector, options.legacy_multi_shape);
+      // Faults go before the step's message, so every engine's stream ends with a valid one.
+      const FaultInjector::Sent bad = injector.BeforeStep(out, frame, index, message.timestamp);
+      if (bad.malformed + bad.truncated_multipart > 0) {
+        WithModel(slot, [&](internal::EngineModel& m) {
+          m.mutable_totals().malformed_frames += bad.malformed;
+          m.mutable_totals().truncated_multipart += bad.truncated_multipart;
+        });
+      }
+      out.send(zmq::buffer(frame), zmq::send_flags::none);
       if (faulty && options.die_after && step == *options.die_after) {
         // What EngineCoreProc does on a fatal error: the sentinel on every output socket,
         // then exit. The PUSH linger makes sure the frame leaves.

@@ -20,7 +20,8 @@
 //                   "duration_seconds_sum": 0.07, "num_keys": 9, "num_bytes": 123,
 //                   "num_failed_keys": 0}, ...]},
 //      "sent_engine_core_dead": false, "vanished": false,
-//      "requests_served": 4, "requests_rejected": 0, "requests_aborted": 1}]}
+//      "requests_served": 4, "requests_rejected": 0, "requests_aborted": 1,
+//      "malformed_frames": 0, "truncated_multipart": 0}]}
 #include <nlohmann/json.hpp>
 
 #include "vmetrics/simulator.h"
@@ -94,6 +95,8 @@ std::string SimulatorTotals::ToJson() const {
     j["requests_served"] = e.requests_served;
     j["requests_rejected"] = e.requests_rejected;
     j["requests_aborted"] = e.requests_aborted;
+    j["malformed_frames"] = e.malformed_frames;
+    j["truncated_multipart"] = e.truncated_multipart;
     list.push_back(std::move(j));
   }
   doc["engines"] = std::move(list);

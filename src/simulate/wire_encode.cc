@@ -317,4 +317,30 @@ std::string EncodeUtilityReply(int64_t engine_index, uint64_t call_id, double ti
   return w.Take();
 }
 
+std::string EncodeAuxFrameMessage(int64_t engine_index, double timestamp) {
+  Writer w;
+  w.Array(8);
+  w.Int(engine_index);
+  w.Array(1);
+  // An output with its first three positions: request_id, new_token_ids, new_logprobs (the
+  // rest take their defaults). new_logprobs is a LogprobsLists whose one field is a tensor in
+  // an aux frame: a frontend must have that frame to decode it (a pooling tensor it could skip).
+  w.Array(3);
+  w.Str("vmetrics-sim-truncated");
+  w.Array(0);
+  w.Array(1);
+  w.Array(3);  // tensor [dtype, shape, data]; data = aux frame index
+  w.Str("float32");
+  w.Array(1);
+  w.Int(kAuxFrameFloats);
+  w.Int(2);
+  w.Nil();  // scheduler_stats
+  w.Double(timestamp);
+  w.Nil();
+  w.Nil();
+  w.Nil();
+  w.Nil();
+  return w.Take();
+}
+
 }  // namespace vmetrics::internal

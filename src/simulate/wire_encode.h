@@ -42,6 +42,13 @@ std::string EncodeReadyResponse(const EngineCoreReadyResponse& response);
 std::string EncodeUtilityReply(int64_t engine_index, uint64_t call_id, double timestamp,
                                std::string_view result_msgpack);
 
+// Frame 0 of a three-part message: EngineCoreOutputs [engine_index, [output], nil, timestamp,
+// nil, nil, nil, nil] whose one output's new_logprobs holds a float32 tensor of
+// kAuxFrameFloats values in aux frame 2. The simulator sends it with aux frame 1 only (a
+// truncated multipart message), which a frontend must refuse.
+inline constexpr int64_t kAuxFrameFloats = 4;
+std::string EncodeAuxFrameMessage(int64_t engine_index, double timestamp);
+
 }  // namespace vmetrics::internal
 
 #endif  // VMETRICS_SIMULATE_WIRE_ENCODE_H_

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -46,6 +47,20 @@ TEST(Registry, CounterNameLosesOneTotalSuffixLikePython) {
   EXPECT_EQ(f.name(), "vllm:estimated_flops_per_gpu");
   Family& g = reg.AddFamily({"vllm:gauge_total", MetricType::kGauge, "G.", {}});
   EXPECT_EQ(g.name(), "vllm:gauge_total");
+}
+
+TEST(Registry, GetOrCreateBoundedRefusesNewChildrenPastTheLimitButFindsExistingOnes) {
+  Registry reg;
+  Family& f = reg.AddFamily({"f", MetricType::kCounter, "F.", {"operation"}});
+  Child* eager = f.GetOrCreate({"a"});
+  using Values = std::vector<std::string_view>;
+  Child* b = f.GetOrCreateBounded(Values{"b"}, 2);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(f.GetOrCreateBounded(Values{"c"}, 2), nullptr);  // a and b: the family is full
+  EXPECT_EQ(f.GetOrCreateBounded(Values{"a"}, 2), eager);    // existing children still found
+  EXPECT_EQ(f.GetOrCreateBounded(Values{"b"}, 2), b);
+  EXPECT_EQ(f.Children().size(), 2u);                        // nothing registered for c
+  EXPECT_NE(f.GetOrCreateBounded(Values{"c"}, 3), nullptr);  // a larger limit admits it
 }
 
 TEST(Registry, SameNameReturnsTheExistingFamily) {

@@ -78,6 +78,28 @@ TEST(ParseMetricsDescriptor, HiSparseDescriptorBecomesARuntimeRow) {
   EXPECT_TRUE(ValidateRow(*row).ok());
 }
 
+// Found by descriptor_fuzz: a documentation that is not UTF-8 was accepted, and describing the
+// row then threw (nlohmann refuses to dump it). msgspec refuses such a str, so vmetrics does too.
+TEST(ParseMetricsDescriptor, StringsThatAreNotUtf8AreRefused) {
+  const std::string good = Msgpack(AcmeJson());
+  ASSERT_TRUE(ParseMetricsDescriptor(good).ok());
+  // "Hits." is a 5-byte fixstr; replace its bytes with invalid UTF-8 of the same length.
+  for (const std::string& bad : {std::string("Hi\x8bs."), std::string("Hi\xc0\xaf."),
+                                 std::string("H\xed\xa0\x80."), std::string("Hits\xe2")}) {
+    std::string raw = good;
+    const size_t at = raw.find("Hits.");
+    ASSERT_NE(at, std::string::npos);
+    raw.replace(at, 5, bad);
+    Result<ConnectorRow> row = ParseMetricsDescriptor(raw);
+    ASSERT_FALSE(row.ok());
+    EXPECT_NE(row.status().message().find("not valid UTF-8"), std::string::npos)
+        << row.status().ToString();
+  }
+  Json utf8 = AcmeJson();
+  utf8["metrics"][0]["documentation"] = "Tr\u00e8s \u2713 \U0001F600 hits.";
+  EXPECT_TRUE(ParseMetricsDescriptor(Msgpack(utf8)).ok());
+}
+
 // The three built-in connectors that send descriptors in Python describe exactly their rows.
 TEST(ParseMetricsDescriptor, PythonDescriptorsOfBuiltInConnectorsEqualTheirRows) {
   for (const char* name : {"hisparse", "hf3fs", "offloading"}) {

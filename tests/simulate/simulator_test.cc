@@ -14,6 +14,7 @@
 #include "simulate/engine_model.h"
 #include "simulate/wire_encode.h"
 #include "test_support.h"
+#include "vmetrics/engine_core_outputs.h"
 
 namespace vmetrics {
 namespace {
@@ -394,8 +395,78 @@ TEST(SimulatorOptions, BadOptionsAreRefused) {
   wide.engine_start_index = 65535;
   wide.engines = 2;
   EXPECT_EQ(Simulator(wide).Start().code(), TransportCode::kInvalidArgument);
+  SimulatorOptions odds;
+  odds.capture_path = "/tmp/x";
+  odds.malformed_probability = 1.5;
+  EXPECT_EQ(Simulator(odds).Start().code(), TransportCode::kInvalidArgument);
+  odds.malformed_probability = 0;
+  odds.truncated_multipart_probability = -0.1;
+  EXPECT_EQ(Simulator(odds).Start().code(), TransportCode::kInvalidArgument);
   EXPECT_EQ(ParseSimConnector("mooncake-p2p"), SimConnector::kMooncakeP2p);
   EXPECT_FALSE(ParseSimConnector("lmcache").has_value());
+}
+
+// Runs one engine against a client in bootstrapped mode over ipc:// and returns every message
+// the client received, in order, once all that the engine sent (by its totals) arrived.
+std::vector<std::vector<std::string>> RunAndReceive(SimulatorOptions so, EngineTotals* totals) {
+  TempDir dir;
+  test::Recorder rec;  // outlives the client, whose thread calls into it
+  EngineCoreClientOptions o;
+  o.mode = StartupMode::kBootstrapped;
+  o.input_address = dir.Ipc("in");
+  o.output_address = dir.Ipc("out");
+  o.engine_count = 1;
+  o.registration_timeout = test::kGenerous;
+  EngineCoreClient client(o);
+  EXPECT_TRUE(client.Bind().ok());
+  so.input_address = client.endpoints().input;
+  so.output_address = client.endpoints().output;
+  Simulator sim(so);
+  EXPECT_TRUE(sim.Start().ok());
+  EXPECT_TRUE(client.WaitForEngines().ok());
+  EXPECT_TRUE(client.Start(rec.Callbacks()).ok());
+  EXPECT_TRUE(sim.Wait().ok());  // every step sent
+  *totals = sim.Totals().engines.at(0);
+  EXPECT_TRUE(rec.WaitForMessages(totals->messages + totals->utility_replies +
+                                  totals->malformed_frames + totals->truncated_multipart));
+  client.Stop();
+  return rec.messages();
+}
+
+TEST(SimulatorSockets, InjectedFaultsNeverDecodeAndLeaveTheValidStreamUnchanged) {
+  SimulatorOptions so;
+  so.steps = 300;
+  so.seed = 5;
+  so.connector = SimConnector::kMulti;
+  so.request_outputs = false;
+  EngineTotals clean_totals, totals;
+  const auto clean = RunAndReceive(so, &clean_totals);
+  so.malformed_probability = 0.2;
+  so.truncated_multipart_probability = 0.1;
+  const auto got = RunAndReceive(so, &totals);
+  const uint64_t malformed = totals.malformed_frames, truncated = totals.truncated_multipart;
+  EXPECT_GT(malformed, 20u);
+  EXPECT_GT(truncated, 10u);
+  std::vector<std::string> valid;
+  uint64_t refused = 0, two_frame_refused = 0;
+  for (const std::vector<std::string>& frames : got) {
+    std::vector<std::string_view> views(frames.begin(), frames.end());
+    EngineCoreOutputs out;
+    if (DecodeEngineCoreOutputs(views, {}, &out).ok()) {
+      valid.push_back(frames[0]);
+    } else {
+      ++refused;
+      two_frame_refused += frames.size() == 2;
+    }
+  }
+  EXPECT_EQ(refused, malformed + truncated);
+  EXPECT_EQ(two_frame_refused, truncated);
+  EXPECT_EQ(clean_totals.malformed_frames + clean_totals.truncated_multipart, 0u);
+  ASSERT_EQ(clean.size(), 300u);
+  ASSERT_EQ(valid.size(), 300u);
+  for (size_t i = 0; i < valid.size(); ++i) {
+    ASSERT_EQ(valid[i], clean[i][0]) << "message " << i << " differs from the fault-free run";
+  }
 }
 
 TEST(SimulatorSockets, HandshakeTimesOutWithoutAFrontend) {

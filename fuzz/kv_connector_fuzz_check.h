@@ -1,0 +1,146 @@
+// File: kv_connector_fuzz_check.h
+//
+// The invariants the KV-connector fuzzer checks, shared by the libFuzzer entry
+// (kv_connector_fuzz.cc) and the corpus-replay test
+// (tests/metrics/kv_connector_corpus_replay_test.cc), so a crash input kept in
+// fuzz/corpus/kv_connector/ fails ctest without libFuzzer.
+//
+// Input: a `kv_connector_stats` value (msgpack), as SchedulerStats carries it: a bare
+// connector's payload, or MultiConnector's {class name: payload} map, possibly with a
+// `_metrics_descriptor`. The check wraps it in a stats-only EngineCoreOutputs from engine 0
+// (WrapKvConnectorStats) and, for several connector configurations (none, bare NIXL, bare
+// Mooncake store, a MultiConnector of NIXL, Mooncake store and Mooncake P2P), runs the whole
+// payload path: decoding and identification, ForEachConnectorSample, descriptor adoption,
+// recording with a small label-cardinality limit, and rendering.
+//
+// Invariants:
+//   * nothing crashes (ASan/UBSan report anything else);
+//   * every sample names a metric of its row and carries as many extra label values as the
+//     row says (record labels, or the metric's labelnames); no more samples than the payload
+//     could hold;
+//   * recording respects the cardinality guard: no family grows past
+//     max(its children before recording, kFuzzLabelLimit);
+//   * the text rendering is lines of `# HELP`, `# TYPE` or `<series> <value>`.
+#ifndef VMETRICS_FUZZ_KV_CONNECTOR_FUZZ_CHECK_H_
+#define VMETRICS_FUZZ_KV_CONNECTOR_FUZZ_CHECK_H_
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "vmetrics/exposition.h"
+#include "vmetrics/kv_connector_stats.h"
+#include "vmetrics/recorder.h"
+
+namespace vmetrics::fuzz {
+
+inline constexpr size_t kFuzzLabelLimit = 4;
+
+// A stats-only EngineCoreOutputs frame from engine 0 whose SchedulerStats holds only
+// `kv_connector_stats` = `kv` (raw msgpack): [0, [], {"kv_connector_stats": kv}, 0, nil x4].
+inline std::string WrapKvConnectorStats(std::string_view kv) {
+  std::string frame("\x98\x00\x90\x81", 4);  // [0, [], {  (engine index 0: a NUL byte)
+  frame.append("\xb2kv_connector_stats");
+  frame.append(kv);
+  frame.append("\x00\xc0\xc0\xc0\xc0", 5);
+  return frame;
+}
+
+namespace internal {
+
+inline std::string CheckSamples(const KvConnectorStats& kv, const DecodeContext& ctx) {
+  for (const ConnectorPayload& p : kv.payloads) {
+    if (p.row == nullptr || p.malformed) continue;
+    const ConnectorRow& row = *p.row;
+    const size_t extra = row.record_shaped() ? row.ExtraLabelNames().size() : 0;
+    std::string why;
+    const size_t n = ForEachConnectorSample(p, ctx, [&](const ConnectorSample& s) {
+      if (!why.empty()) return;
+      if (s.metric_index >= row.metrics.size()) {
+        why = "a sample names no metric of its row";
+      } else if (s.extra_label_values.size() !=
+                 (row.record_shaped() ? extra : row.metrics[s.metric_index].labelnames.size())) {
+        why = "a sample carries the wrong number of extra label values";
+      }
+    });
+    if (!why.empty()) return why + " (connector " + p.connector + ")";
+    if (n > row.metrics.size() * (p.payload.size() + 1))
+      return "more samples than the payload holds";
+  }
+  return "";
+}
+
+inline std::string CheckRendering(const std::string& text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) return "the rendering does not end with a newline";
+    const std::string_view line(text.data() + start, end - start);
+    start = end + 1;
+    if (line.rfind("# HELP ", 0) == 0 || line.rfind("# TYPE ", 0) == 0) continue;
+    const size_t space = line.rfind(' ');
+    if (space == std::string_view::npos || space == 0 || space + 1 == line.size()) {
+      return "a rendered line is neither a comment nor a sample: " + std::string(line);
+    }
+  }
+  return "";
+}
+
+inline std::string CheckRecording(const EngineCoreOutputs& message, const ConnectorConfig* config) {
+  Registry registry;
+  RecorderOptions o;
+  o.log = [](const std::string&) {};
+  o.max_label_values_per_family = kFuzzLabelLimit;
+  if (config != nullptr) o.connectors = *config;
+  StatsRecorder recorder(&registry, o);
+  std::map<std::string, size_t> before;
+  for (const Family* f : registry.Families()) before[f->name()] = f->Children().size();
+  recorder.Record(message);
+  recorder.Record(message);  // the second time every child exists or is refused again
+  for (const Family* f : registry.Families()) {
+    const size_t limit = std::max(before[f->name()], kFuzzLabelLimit);
+    if (f->Children().size() > limit) return "family " + f->name() + " grew past the limit";
+  }
+  std::string text;
+  WriteText(registry, ExpositionOptions{}, &text);
+  if (std::string why = CheckRendering(text); !why.empty()) return why;
+  std::string om;
+  WriteOpenMetrics(registry, ExpositionOptions{}, &om);
+  return "";
+}
+
+}  // namespace internal
+
+// Returns "" when every invariant holds for the kv_connector_stats value `kv`, else the first
+// one broken.
+inline std::string CheckKvConnectorInvariants(std::string_view kv) {
+  static const ConnectorConfig kNixl{"NixlConnector", {}};
+  static const ConnectorConfig kStore{"MooncakeStoreConnector", {}};
+  static const ConnectorConfig kMulti{
+      "MultiConnector", {"NixlConnector", "MooncakeStoreConnector", "MooncakeConnector"}};
+  const ConnectorConfig* configs[] = {nullptr, &kNixl, &kStore, &kMulti};
+  const std::string frame = WrapKvConnectorStats(kv);
+  const std::string_view frames[] = {frame};
+  for (const ConnectorConfig* config : configs) {
+    const std::string which = config ? " (config " + config->connector + ")" : " (no config)";
+    DecodeContext ctx;
+    ctx.connectors = config;
+    EngineCoreOutputs message;
+    if (!DecodeEngineCoreOutputs(frames, ctx, &message).ok()) continue;  // decode_fuzz's job
+    if (!message.scheduler_stats || !message.scheduler_stats->kv_connector_stats) continue;
+    if (std::string why = internal::CheckSamples(*message.scheduler_stats->kv_connector_stats, ctx);
+        !why.empty()) {
+      return why + which;
+    }
+    if (std::string why = internal::CheckRecording(message, config); !why.empty()) {
+      return why + which;
+    }
+  }
+  return "";
+}
+
+}  // namespace vmetrics::fuzz
+
+#endif  // VMETRICS_FUZZ_KV_CONNECTOR_FUZZ_CHECK_H_

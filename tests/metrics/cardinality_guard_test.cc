@@ -1,0 +1,188 @@
+// The label-cardinality guard (src/metrics/cardinality_guard.h): label values that engines
+// send stop creating children past --max-label-values-per-family; the samples are counted per
+// family in vmetrics_label_values_dropped_total and dropped, logged once per family, and
+// existing children keep recording.
+#include "metrics/cardinality_guard.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fuzz/kv_connector_fuzz_check.h"
+#include "tests/metrics/test_util.h"
+#include "vmetrics/recorder.h"
+
+namespace vmetrics {
+namespace {
+
+using testing::Render;
+
+// Appends a msgpack str (fixstr or str8; the tests use short strings).
+void Str(std::string* out, std::string_view s) {
+  if (s.size() < 32) {
+    out->push_back(static_cast<char>(0xa0 | s.size()));
+  } else {
+    out->push_back(static_cast<char>(0xd9));
+    out->push_back(static_cast<char>(s.size()));
+  }
+  out->append(s);
+}
+
+// A bare Mooncake store payload: one record {num_keys: 1, status: "ok"} per operation.
+std::string StorePayload(const std::vector<std::string>& operations) {
+  std::string kv(1, static_cast<char>(0x80 | operations.size()));
+  for (const std::string& op : operations) {
+    Str(&kv, op);
+    kv += "\x91\x82";
+    Str(&kv, "num_keys");
+    kv += '\x01';
+    Str(&kv, "status");
+    Str(&kv, "ok");
+  }
+  return kv;
+}
+
+// A MultiConnector payload whose children are empty maps under these class names.
+std::string MultiPayload(const std::vector<std::string>& class_names) {
+  std::string kv(1, static_cast<char>(0x80 | class_names.size()));
+  for (const std::string& name : class_names) {
+    Str(&kv, name);
+    kv += '\x80';
+  }
+  return kv;
+}
+
+struct Harness {
+  explicit Harness(const std::string& kv_transfer_config, size_t limit) {
+    RecorderOptions o;
+    o.served_model_name = "m";
+    o.connectors = *ConnectorConfig::FromKvTransferConfigJson(kv_transfer_config);
+    o.max_label_values_per_family = limit;
+    o.log = [this](const std::string& line) { log.push_back(line); };
+    recorder = std::make_unique<StatsRecorder>(&registry, o);
+  }
+  void Send(const std::string& kv) {
+    const std::string frame = fuzz::WrapKvConnectorStats(kv);
+    std::string_view frames[] = {frame};
+    EngineCoreOutputs msg;
+    const Status s = DecodeEngineCoreOutputs(frames, recorder->decode_context(1), &msg);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    recorder->Record(msg);
+  }
+  size_t LogLinesMentioning(const std::string& what) const {
+    size_t n = 0;
+    for (const std::string& line : log) n += line.find(what) != std::string::npos;
+    return n;
+  }
+
+  Registry registry;
+  std::vector<std::string> log;
+  std::unique_ptr<StatsRecorder> recorder;
+};
+
+constexpr const char* kStore = R"({"kv_connector":"MooncakeStoreConnector"})";
+constexpr const char* kKeys = "vllm:mooncake_store_operation_keys_total";
+
+std::string KeysLine(const std::string& op, const std::string& value) {
+  return std::string(kKeys) + R"({engine="0",model_name="m",operation=")" + op +
+         R"(",status="ok"} )" + value;
+}
+
+TEST(CardinalityGuard, NewStoreOperationsPastTheLimitAreCountedAndDropped) {
+  Harness h(kStore, 3);
+  h.Send(StorePayload({"op0", "op1", "op2", "op3", "op4"}));
+  const std::string text = Render(h.registry);
+  EXPECT_HAS_LINE(text, KeysLine("op0", "1.0"));
+  EXPECT_HAS_LINE(text, KeysLine("op2", "1.0"));
+  EXPECT_LACKS(text, "op3");
+  EXPECT_LACKS(text, "op4");
+  // Each dropped record counts the samples it carried: one operation and its num_keys (these
+  // records have no duration, bytes or failed keys).
+  EXPECT_HAS_LINE(text, "# TYPE vmetrics_label_values_dropped_total counter");
+  EXPECT_HAS_LINE(
+      text, R"(vmetrics_label_values_dropped_total{family="vllm:mooncake_store_operation"} 2.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_label_values_dropped_total{family="vllm:mooncake_store_operation_keys"} 2.0)");
+  EXPECT_LACKS(text, R"(family="vllm:mooncake_store_operation_time_seconds")");
+  EXPECT_EQ(h.LogLinesMentioning("reached 3 children"), 2u);  // once per family
+  // The payload itself was still recorded (the accounting child existed already).
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_kv_connector_payloads_total{connector="MooncakeStoreConnector",outcome="recorded"} 1.0)");
+}
+
+TEST(CardinalityGuard, ExistingChildrenKeepRecordingAndTheLogIsNotRepeated) {
+  Harness h(kStore, 2);
+  h.Send(StorePayload({"op0", "op1", "op2"}));
+  h.Send(StorePayload({"op0", "op1", "op2", "op3"}));
+  const std::string text = Render(h.registry);
+  EXPECT_HAS_LINE(text, KeysLine("op0", "2.0"));
+  EXPECT_HAS_LINE(text, KeysLine("op1", "2.0"));
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_label_values_dropped_total{family="vllm:mooncake_store_operation_keys"} 3.0)");
+  EXPECT_EQ(h.LogLinesMentioning("vllm:mooncake_store_operation_keys reached"), 1u);
+}
+
+TEST(CardinalityGuard, WithoutDropsTheRenderingHasNoDroppedFamily) {
+  Harness h(kStore, 1000);
+  h.Send(StorePayload({"op0", "op1", "op2", "op3", "op4"}));
+  const std::string text = Render(h.registry);
+  EXPECT_HAS_LINE(text, KeysLine("op4", "1.0"));
+  EXPECT_LACKS(text, "vmetrics_label_values_dropped");
+  EXPECT_EQ(h.LogLinesMentioning("reached"), 0u);
+}
+
+TEST(CardinalityGuard, ZeroMeansNoLimit) {
+  Harness h(kStore, 0);
+  std::vector<std::string> ops;
+  for (int i = 0; i < 15; ++i) ops.push_back("op" + std::to_string(i));
+  h.Send(StorePayload(ops));
+  const std::string text = Render(h.registry);
+  EXPECT_HAS_LINE(text, KeysLine("op14", "1.0"));
+  EXPECT_LACKS(text, "vmetrics_label_values_dropped");
+}
+
+TEST(CardinalityGuard, NewConnectorClassNamesInTheAccountingFamilyAreBounded) {
+  // Unknown MultiConnector children each name a new `connector` label value of
+  // vmetrics_kv_connector_payloads_total.
+  Harness h(R"({"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":[)"
+            R"({"kv_connector":"NixlConnector"}]}})",
+            2);
+  h.Send(MultiPayload({"AConnector", "BConnector", "CConnector", "DConnector"}));
+  h.Send(MultiPayload({"AConnector"}));
+  const std::string text = Render(h.registry);
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_kv_connector_payloads_total{connector="AConnector",outcome="unknown_connector"} 2.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_kv_connector_payloads_total{connector="BConnector",outcome="unknown_connector"} 1.0)");
+  EXPECT_LACKS(text, "CConnector");
+  EXPECT_HAS_LINE(
+      text, R"(vmetrics_label_values_dropped_total{family="vmetrics_kv_connector_payloads"} 2.0)");
+}
+
+TEST(CardinalityGuard, DroppedCountersAreKeptPerFamilyAndLoggedOnce) {
+  Registry reg;
+  std::vector<std::string> log;
+  internal::CardinalityGuard guard(&reg, 1, [&](const std::string& l) { log.push_back(l); });
+  Family& a = reg.AddFamily({"a", MetricType::kCounter, "A.", {"x"}});
+  Family& b = reg.AddFamily({"b", MetricType::kGauge, "B.", {"x"}});
+  using Values = std::vector<std::string_view>;
+  ASSERT_NE(guard.GetOrCreate(a, Values{"1"}), nullptr);
+  EXPECT_EQ(guard.GetOrCreate(a, Values{"2"}), nullptr);
+  guard.CountDropped(a);
+  guard.CountDropped(a);
+  guard.CountDropped(b);
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text, R"(vmetrics_label_values_dropped_total{family="a"} 2.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_label_values_dropped_total{family="b"} 1.0)");
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_NE(log[0].find("family a reached 1 children"), std::string::npos) << log[0];
+}
+
+}  // namespace
+}  // namespace vmetrics
