@@ -27,7 +27,8 @@ asan: setup
 
 # The concurrency tests (tests/CMakeLists.txt: vmetrics_concurrency_tests) under TSan; only their
 # binaries are built.
-TSAN_TARGETS = metrics_test protocol_test server_test transport_test simulate_test accounting_test
+TSAN_TARGETS = metrics_test protocol_test server_test transport_test simulate_test accounting_test \
+               completions_test
 tsan: setup
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVMETRICS_TSAN=ON -DVMETRICS_WERROR=ON >/dev/null
 	cmake --build build-tsan -j $(JOBS) --target $(TSAN_TARGETS)
