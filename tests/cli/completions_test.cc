@@ -267,6 +267,18 @@ TEST_F(CompletionsTest, EngineDeathEndsTheRequestWithAnError) {
   EXPECT_EQ(Sample(m, "vmetrics_engine_up{engine=\"0\"}"), 0) << m;
 }
 
+// A killed engine says nothing: its connections just close.
+TEST_F(CompletionsTest, VanishedEngineEndsTheRequestWithAnError) {
+  Start([](SimulatorOptions* so) {
+    so->rate_hz = 100;
+    so->vanish_after = 300;
+  });
+  HttpClientResponse r = Post(R"({"prompt":[1,2,3],"max_tokens":5000,"ignore_eos":true})");
+  EXPECT_EQ(r.status, 500) << r.body << r.error;
+  EXPECT_NE(r.body.find("engine 0 died"), std::string::npos) << r.body;
+  EXPECT_EQ(frontend_->live_requests(), 0u);
+}
+
 TEST_F(CompletionsTest, StreamedRequestOnADyingEngineEndsWithAnErrorEvent) {
   Start([](SimulatorOptions* so) {
     so->rate_hz = 100;
