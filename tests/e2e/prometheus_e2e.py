@@ -186,12 +186,16 @@ def main():
             tool = args.dashboard_queries_tool
             exprs = subprocess.run([sys.executable, tool, args.dashboard], check=True,
                                    capture_output=True, text=True).stdout.splitlines()
-            empty = [x for x in exprs if x.strip() and not prom.query(x)]
-            # Rates need two scrapes of a moving counter inside their window; give late
-            # series a moment, then report every expression that still returns nothing.
-            if empty:
-                time.sleep(3)
-                empty = [x for x in empty if not prom.query(x)]
+            empty = [x for x in exprs if x.strip()]
+
+            # Rates need two scrapes of a moving counter inside their window, which a loaded
+            # machine may take a while to make: poll (bounded) until every expression has data.
+            def every_expression_has_data():
+                empty[:] = [x for x in empty if not prom.query(x)]
+                return not empty
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not every_expression_has_data():
+                time.sleep(0.5)
             if empty:
                 fail("dashboard expressions returning no data:\n  " + "\n  ".join(empty))
             print(f"dashboard: {len(exprs)} expressions all return data")
