@@ -64,11 +64,15 @@ def samples(text):
 
 
 def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+    """VmRSS of `pid`, or None once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except FileNotFoundError:
+        pass
+    return None
 
 
 class RssSampler(threading.Thread):
@@ -81,7 +85,10 @@ class RssSampler(threading.Thread):
     def run(self):
         t0 = time.monotonic()
         while not self.stop.is_set():
-            self.samples.append((time.monotonic() - t0, rss_kib(self.pid)))
+            kib = rss_kib(self.pid)
+            if kib is None:
+                return
+            self.samples.append((time.monotonic() - t0, kib))
             self.stop.wait(1.0)
 
 
@@ -200,11 +207,19 @@ def main():
              "-H", "Accept-Encoding: gzip", f"{base}/metrics"],
             capture_output=True, text=True, check=False)
         wrk_seconds = time.monotonic() - t0
+        if serve.poll() is not None:
+            fail(f"serve exited with {serve.returncode} during the load; its log:\n" +
+                 open(os.path.join(work, "serve.log")).read()[-4000:])
         if wrk.returncode != 0:
             fail("wrk failed: " + wrk.stderr + wrk.stdout)
         fig = parse_wrk(wrk.stdout)
-        if sim.wait(120) != 0:
-            fail("simulate failed: " + open(os.path.join(work, "simulate.log")).read())
+        try:
+            sim_status = sim.wait(120)
+        except subprocess.TimeoutExpired:
+            sim_status = "a timeout"
+        if sim_status != 0:
+            fail(f"simulate ended with {sim_status}: " +
+                 open(os.path.join(work, "simulate.log")).read()[-4000:])
         sampler.stop.set()
         sampler.join()
 
