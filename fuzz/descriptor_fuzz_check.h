@@ -47,9 +47,8 @@ inline std::string CheckDescriptorInvariants(std::string_view raw) {
   if (row.id.empty() || row.id != PeekDescriptorConnectorId(raw)) {
     return "row id differs from the descriptor's connector_id";
   }
-  if (row.metrics.empty() || row.metrics.size() > kMaxDescriptorMetrics) {
-    return "metric count outside 1..kMaxDescriptorMetrics";
-  }
+  // An empty metrics list is a valid descriptor (a connector with nothing to report).
+  if (row.metrics.size() > kMaxDescriptorMetrics) return "more than kMaxDescriptorMetrics metrics";
   for (const MetricDef& m : row.metrics) {
     if (m.buckets.size() > kMaxDescriptorBuckets) return "too many buckets accepted";
     if (m.labelnames.size() + m.const_labels.size() > kMaxDescriptorLabels) {
