@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "protocol/msgpack_reader.h"
+#include "simulate/msgspec_writer.h"
 #include "vmetrics/engine_core_outputs.h"
 
 namespace vmetrics::bench {
@@ -46,33 +47,7 @@ class Rng {
   uint64_t state_;
 };
 
-class Writer {
- public:
-  Writer() : pk_(&buf_) {}
-  void Map(uint32_t n) { pk_.pack_map(n); }
-  void Array(uint32_t n) { pk_.pack_array(n); }
-  void Nil() { pk_.pack_nil(); }
-  void Bool(bool v) { v ? pk_.pack_true() : pk_.pack_false(); }
-  void Int(int64_t v) { pk_.pack_int64(v); }
-  void Double(double v) { pk_.pack_double(v); }
-  void Str(std::string_view s) {
-    pk_.pack_str(static_cast<uint32_t>(s.size()));
-    pk_.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
-  }
-  Writer& Key(std::string_view k) {
-    Str(k);
-    return *this;
-  }
-  std::string Take() {
-    std::string s(buf_.data(), buf_.size());
-    buf_.clear();
-    return s;
-  }
-
- private:
-  msgpack::sbuffer buf_;
-  msgpack::packer<msgpack::sbuffer> pk_;
-};
+using Writer = internal::MsgspecWriter;
 
 const char* const kMultiNixlStoreP2p =
     "{\"kv_connector\":\"MultiConnector\",\"kv_connector_extra_config\":{\"connectors\":["

@@ -1,58 +1,11 @@
 #include "simulate/wire_encode.h"
 
-#include <cstring>
-#include <msgpack.hpp>
+#include "simulate/msgspec_writer.h"
 
 namespace vmetrics::internal {
 namespace {
 
-// A thin layer over msgpack-cxx's packer for the value kinds the engine sends.
-class Writer {
- public:
-  Writer() : pk_(&buf_) {}
-  void Map(uint32_t n) { pk_.pack_map(n); }
-  void Array(uint32_t n) { pk_.pack_array(n); }
-  void Nil() { pk_.pack_nil(); }
-  void Bool(bool v) { v ? pk_.pack_true() : pk_.pack_false(); }
-  void Int(int64_t v) { pk_.pack_int64(v); }
-  void Uint(uint64_t v) { pk_.pack_uint64(v); }
-  // Python floats are always float64 (0xcb). Not pk_.pack_double: msgpack-cxx 4 writes a
-  // double with an integral value (2.0, 0.0) as an int, which msgspec never does.
-  void Double(double v) {
-    uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    char buf[9];
-    buf[0] = static_cast<char>(0xcb);
-    for (int i = 0; i < 8; ++i) buf[1 + i] = static_cast<char>(bits >> (56 - 8 * i));
-    buf_.write(buf, sizeof buf);
-  }
-  void Str(std::string_view s) {
-    pk_.pack_str(static_cast<uint32_t>(s.size()));
-    pk_.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
-  }
-  // Writes a map key; chain the value: w.Key("hits").Int(3).
-  Writer& Key(std::string_view k) {
-    Str(k);
-    return *this;
-  }
-  void Raw(std::string_view bytes) { buf_.write(bytes.data(), bytes.size()); }
-  void OptInt(const std::optional<int64_t>& v) { v ? Int(*v) : Nil(); }
-  void OptDouble(const std::optional<double>& v) { v ? Double(*v) : Nil(); }
-  void OptStr(const std::optional<std::string>& v) { v ? Str(*v) : Nil(); }
-  void IntList(const std::vector<int64_t>& v) {
-    Array(static_cast<uint32_t>(v.size()));
-    for (int64_t x : v) Int(x);
-  }
-  void DoubleList(const std::vector<double>& v) {
-    Array(static_cast<uint32_t>(v.size()));
-    for (double x : v) Double(x);
-  }
-  std::string Take() { return std::string(buf_.data(), buf_.size()); }
-
- private:
-  msgpack::sbuffer buf_;
-  msgpack::packer<msgpack::sbuffer> pk_;
-};
+using Writer = MsgspecWriter;
 
 // PrefixCacheStats (BaseCacheStats fields first).
 void WritePrefixCacheStats(Writer& w, const SimPrefixCacheStats& p) {
