@@ -26,6 +26,7 @@
 
 #include "bench/bench_util.h"
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/kv_connector_stats.h"
 #include "vmetrics/recorder.h"
 
 namespace vmetrics::bench {
@@ -96,6 +97,36 @@ void BM_RecordOnly(benchmark::State& state, const std::string& name) {
   for (auto _ : state) {
     for (const EngineCoreOutputs& m : decoded) recorder.Record(m);
   }
+  SetThroughputCounters(state, w);
+}
+
+// The connector walk alone, per connector of W1 ("" = all): ForEachConnectorSample over the
+// decoded payloads with a callback that only counts values — what recording costs beyond the
+// walk is the recorder's (children, buckets).
+void BM_WalkOnly(benchmark::State& state, const std::string& connector) {
+  const Workload& w = Get("w1");
+  Registry registry;
+  StatsRecorder recorder(&registry, RecorderOptionsFor(w));
+  std::deque<EngineCoreOutputs> decoded(w.messages.size());
+  for (size_t i = 0; i < w.messages.size(); ++i) {
+    std::string_view frames[] = {w.messages[i]};
+    if (!DecodeEngineCoreOutputs(frames, recorder.decode_context(i + 1), &decoded[i]).ok()) {
+      state.SkipWithError("decode failed");
+      return;
+    }
+  }
+  size_t values = 0;
+  const ConnectorSampleFn count = [&](const ConnectorSample& s) { values += s.values.size(); };
+  for (auto _ : state) {
+    for (const EngineCoreOutputs& m : decoded) {
+      for (const ConnectorPayload& p : m.scheduler_stats->kv_connector_stats->payloads) {
+        if (connector.empty() || p.connector == connector) {
+          ForEachConnectorSample(p, recorder.decode_context(1), count);
+        }
+      }
+    }
+  }
+  benchmark::DoNotOptimize(values);
   SetThroughputCounters(state, w);
 }
 
@@ -213,6 +244,10 @@ BENCHMARK(BM_DecodeRecordRequests)->Name("BM_DecodeRecordRequests/w2");
 BENCHMARK_CAPTURE(BM_RecordOnly, w1, std::string("w1"));
 BENCHMARK_CAPTURE(BM_RecordOnly, w2, std::string("w2"));
 BENCHMARK(BM_RecordNixlMulti);
+BENCHMARK_CAPTURE(BM_WalkOnly, w1, std::string());
+BENCHMARK_CAPTURE(BM_WalkOnly, w1_nixl, std::string("NixlConnector"));
+BENCHMARK_CAPTURE(BM_WalkOnly, w1_mooncake_store, std::string("MooncakeStoreConnector"));
+BENCHMARK_CAPTURE(BM_WalkOnly, w1_mooncake_p2p, std::string("MooncakeConnector"));
 BENCHMARK(BM_HistogramObserve);
 BENCHMARK(BM_HistogramObserveExclusive);
 BENCHMARK(BM_HistogramObserveLookup);

@@ -48,6 +48,10 @@ struct ConnectorSample {
   // for record-shaped rows, the metric's labelnames for labelled typed values, otherwise none
   // (const labels are the recorder's business). Valid during the callback only.
   std::span<const std::string_view> extra_label_values;
+  // Nonzero: every sample of one ForEachConnectorSample call with this label_set carries the
+  // same extra_label_values (the samples of one record), so a recorder may resolve the children
+  // once per record. 0: no such promise.
+  uint32_t label_set = 0;
 };
 
 using ConnectorSampleFn = std::function<void(const ConnectorSample&)>;

@@ -22,8 +22,10 @@
 #ifndef VMETRICS_REGISTRY_H_
 #define VMETRICS_REGISTRY_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -176,14 +178,45 @@ class Family {
   std::vector<const Child*> Children() const;
 
   // Bucket index for v (first bound >= v), bounds().size() for +Inf; -1 for NaN.
-  int BucketIndex(double v) const;
+  int BucketIndex(double v) const {
+    if (octave_first_.empty()) return BucketIndexByCount(v);
+    if (v != v) return -1;  // NaN
+    // A positive value of exponent e lies in [2^e, 2^(e+1)): every bound of a lower exponent is
+    // below it and every bound of a higher one above, so only its octave's bounds need comparing
+    // (vLLM's 1-2-5 and power-of-two buckets put at most two in one). Without a branch on the
+    // value: exponents out of range clamp to an end of the table, a negative value counts as
+    // exponent 0, and the bounds after the octave (higher ones, or +Inf padding) compare false.
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    int e = static_cast<int>((bits >> 52) & 0x7ff);
+    e = (bits >> 63) != 0 ? 0 : e;
+    e = std::clamp(e, octave_min_ - 1, octave_max_ + 1);
+    const size_t first = octave_first_[static_cast<size_t>(e - octave_min_ + 1)];
+    const double* b = octave_bounds_.data() + first;
+    int below = static_cast<int>(first);
+    for (int j = 0; j < octave_span_; ++j) below += b[j] < v;
+    return below;
+  }
 
  private:
   friend class Registry;
   Family(FamilySpec spec, const Clock* clock, internal::LabelPool* pool);
+  void IndexOctaves();  // fills octave_first_
+  // BucketIndex by counting every bound below v (SSE2, two at a time): for bounds that are not
+  // all positive, or that put more than four in one octave (linear buckets).
+  int BucketIndexByCount(double v) const;
 
   FamilySpec spec_;
   std::vector<double> bounds_;  // histograms: spec_.buckets, the hot copy Observe reads
+  // When every bound is positive: octave_first_[e - octave_min_ + 1] is the number of bounds
+  // whose binary exponent is below e (e from octave_min_ - 1 to octave_max_ + 1), so a value
+  // of exponent e is compared with only octave_span_ bounds from there (the most one octave
+  // holds; octave_bounds_ is bounds_ followed by that many +Inf). Empty otherwise.
+  std::vector<uint16_t> octave_first_;
+  std::vector<double> octave_bounds_;
+  int octave_min_ = 0;
+  int octave_max_ = 0;
+  int octave_span_ = 0;
   const Clock* clock_;
   internal::LabelPool* pool_;
   mutable std::mutex mu_;

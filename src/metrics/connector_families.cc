@@ -1,5 +1,7 @@
 #include "metrics/connector_families.h"
 
+#include <algorithm>
+
 #include "vmetrics/kv_connector_stats.h"
 #include "vmetrics/metrics_descriptor.h"
 
@@ -92,8 +94,7 @@ void ConnectorRecorder::Register(const ConnectorRow& row) {
 }
 
 void ConnectorRecorder::Account(const std::string& connector, const char* outcome) {
-  auto key = std::make_pair(connector, std::string(outcome));
-  auto it = accounting_.find(key);
+  auto it = accounting_.find(std::pair<std::string_view, std::string_view>(connector, outcome));
   if (it == accounting_.end()) {
     // The class name comes from the wire: a stream of new names is bounded by the guard.
     const std::string_view values[] = {connector, outcome};
@@ -102,7 +103,7 @@ void ConnectorRecorder::Account(const std::string& connector, const char* outcom
       guard_.CountDropped(*payloads_family_);
       return;
     }
-    it = accounting_.emplace(key, child).first;
+    it = accounting_.emplace(std::make_pair(connector, std::string(outcome)), child).first;
   }
   it->second->Add(1);
 }
@@ -111,9 +112,27 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
                                                      size_t engine_slot,
                                                      std::span<const std::string_view> extra,
                                                      size_t metric_index) {
-  // The key is built in a buffer that keeps its capacity (no allocation per sample), and the
-  // samples of one record (five, one per family) share their labels: the last look-up answers
-  // them without hashing.
+  // The samples of one record (five, one per family) share their labels, and a message's
+  // records come back to a few label sets: the recent answers take them without building a key.
+  const size_t lookup_index = row.record_shaped() ? 0 : metric_index;
+  size_t slot = engine_slot * 7 + lookup_index * 3;
+  for (std::string_view v : extra) {
+    slot = slot * 31 + v.size();
+    if (!v.empty()) slot += static_cast<unsigned char>(v[0]) + static_cast<unsigned char>(v.back());
+  }
+  RecentChildren& recent = recent_[slot % kRecentSlots];
+  if (recent.children != nullptr && recent.state == &state && recent.engine_slot == engine_slot &&
+      recent.metric_index == lookup_index &&
+      std::equal(extra.begin(), extra.end(), recent.extra.begin(), recent.extra.end())) {
+    return *recent.children;
+  }
+  auto remember = [&](std::vector<Child*>* children) {
+    recent.state = &state;
+    recent.engine_slot = engine_slot;
+    recent.metric_index = lookup_index;
+    recent.extra.assign(extra.begin(), extra.end());
+    recent.children = children;
+  };
   std::string& key = key_buffer_;
   key.clear();
   key.append(std::to_string(engine_slot));
@@ -122,12 +141,9 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
   // (Python's MooncakeStorePromMetrics caches the five together); other lazy rows create only
   // the family that was fed.
   if (!row.record_shaped()) key.append("\x1e").append(std::to_string(metric_index));
-  if (last_lazy_ != nullptr && last_state_ == &state && last_key_ == key) return *last_lazy_;
   auto it = state.lazy.find(key);
   if (it != state.lazy.end()) {
-    last_state_ = &state;
-    last_key_ = key;
-    last_lazy_ = &it->second;
+    remember(&it->second);
     return it->second;
   }
   std::vector<Child*> children(row.metrics.size(), nullptr);
@@ -147,9 +163,7 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
     return refused_children_;
   }
   std::vector<Child*>& created = state.lazy.emplace(key, std::move(children)).first->second;
-  last_state_ = &state;
-  last_key_ = key;
-  last_lazy_ = &created;
+  remember(&created);
   return created;
 }
 
@@ -292,14 +306,22 @@ void ConnectorRecorder::Record(const KvConnectorStats& stats, size_t engine_slot
           " was not configured; registering its families on first sight");
     }
     RowState& state = StateFor(row);
+    // A record's samples (one label set) resolve their children once: record-shaped rows
+    // look every family's children up together.
+    uint32_t resolved_set = 0;
+    std::vector<Child*>* record_children = nullptr;
     ForEachConnectorSample(p, row, ctx, [&](const ConnectorSample& s) {
       Child* child = nullptr;
       if (!state.eager.empty() && s.extra_label_values.empty()) {
         child = state.eager[engine_slot][s.metric_index];
       }
       if (child == nullptr) {
-        child = LazyChildren(row, state, engine_slot, s.extra_label_values,
-                             s.metric_index)[s.metric_index];
+        if (s.label_set == 0 || s.label_set != resolved_set || !row.record_shaped()) {
+          record_children =
+              &LazyChildren(row, state, engine_slot, s.extra_label_values, s.metric_index);
+          resolved_set = s.label_set;
+        }
+        child = (*record_children)[s.metric_index];
       }
       if (child == nullptr) {
         guard_.CountDropped(*state.families[s.metric_index]);

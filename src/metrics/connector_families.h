@@ -35,6 +35,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -102,14 +103,33 @@ class ConnectorRecorder {
   std::function<void(const std::string&)> log_;
   Family* payloads_family_ = nullptr;
   CardinalityGuard guard_;
-  std::mutex mu_;  // guards everything below
+  std::mutex mu_;                         // guards everything below
   std::vector<Child*> refused_children_;  // LazyChildren's result when a child was refused
   std::map<const ConnectorRow*, RowState> rows_;
-  std::string key_buffer_;                // LazyChildren's key, reused
-  const RowState* last_state_ = nullptr;  // LazyChildren's last answer
-  std::string last_key_;
-  std::vector<Child*>* last_lazy_ = nullptr;
-  std::map<std::pair<std::string, std::string>, Child*> accounting_;
+  std::string key_buffer_;  // LazyChildren's key, reused
+  // LazyChildren's recent answers and what each was asked, compared before any key is built:
+  // a direct-mapped cache by engine slot and the extra values' lengths and first bytes, so that
+  // a message's records (three operations, mostly one status) are answered from it.
+  struct RecentChildren {
+    const RowState* state = nullptr;
+    size_t engine_slot = 0;
+    size_t metric_index = 0;
+    std::vector<std::string> extra;
+    std::vector<Child*>* children = nullptr;
+  };
+  static constexpr size_t kRecentSlots = 64;
+  std::vector<RecentChildren> recent_ = std::vector<RecentChildren>(kRecentSlots);
+  // (connector, outcome) pairs, looked up without building the pair.
+  struct PairLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const std::string_view a1 = a.first, b1 = b.first;
+      if (a1 != b1) return a1 < b1;
+      return std::string_view(a.second) < std::string_view(b.second);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, Child*, PairLess> accounting_;
   // Class name -> the raw descriptor last checked or adopted for it (skips re-parsing the
   // descriptor every data-parallel engine sends once).
   std::map<std::string, std::string, std::less<>> descriptors_seen_;

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <new>
 #include <unordered_set>
 
@@ -72,13 +74,53 @@ Family::Family(FamilySpec spec, const Clock* clock, internal::LabelPool* pool)
     spec_.name.resize(spec_.name.size() - kTotal.size());
   }
   if (spec_.type == MetricType::kHistogram) bounds_ = spec_.buckets;
+  IndexOctaves();
+}
+
+namespace {
+// The biased binary exponent of a double (0 for zero and subnormals, 2047 for inf and NaN).
+int Exponent(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return static_cast<int>((bits >> 52) & 0x7ff);
+}
+}  // namespace
+
+void Family::IndexOctaves() {
+  // Bounds are ascending and finite (ValidateRow, FamilySpec); the index needs them positive and
+  // normal, and stays small (vLLM's widest, 1e-3 s to hours or 1 to 2^31 bytes, span ~40).
+  if (bounds_.empty() || !(bounds_.front() >= std::numeric_limits<double>::min()) ||
+      bounds_.size() >= UINT16_MAX) {
+    return;
+  }
+  const int min = Exponent(bounds_.front());
+  const int max = Exponent(bounds_.back());
+  if (max - min > 256) return;
+  std::vector<uint16_t> first;
+  int span = 0;
+  for (int e = min - 1; e <= max + 1; ++e) {
+    uint16_t below = 0;
+    while (below < bounds_.size() && Exponent(bounds_[below]) < e) ++below;
+    first.push_back(below);
+    int in_octave = 0;
+    for (size_t i = below; i < bounds_.size() && Exponent(bounds_[i]) == e; ++i) ++in_octave;
+    span = std::max(span, in_octave);
+  }
+  if (span > 4) return;  // linear buckets: the plain count is as fast
+  octave_first_ = std::move(first);
+  octave_min_ = min;
+  octave_max_ = max;
+  octave_span_ = span;
+  octave_bounds_ = bounds_;
+  octave_bounds_.insert(octave_bounds_.end(), static_cast<size_t>(span),
+                        std::numeric_limits<double>::infinity());
 }
 
 Family::~Family() {
   for (Child* c : children_) Child::Destroy(c);
 }
 
-int Family::BucketIndex(double v) const {
+int Family::BucketIndexByCount(double v) const {
   if (v != v) return -1;  // NaN
   // For sorted bounds the first bound >= v is the number of bounds below v. Counting them all
   // avoids the branches of a binary search, which latencies spread over the buckets defeat;

@@ -3,6 +3,8 @@
 // a class name without a row is an unknown connector, and both are accounted for by the caller.
 #include "vmetrics/kv_connector_stats.h"
 
+#include <array>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,9 @@ struct Entry {
   bool value_is_list_of_maps = false;  // non-empty array whose first element is a map
   std::string_view value;
   size_t value_offset = 0;
+  // A map value's own `_metrics_descriptor` (a MultiConnector child's), found while scanning.
+  std::string_view child_descriptor;
+  bool child_scanned = false;  // child_descriptor is known (else look for it)
 };
 
 bool MapHasKey(std::string_view map, std::string_view wanted) {
@@ -40,6 +45,23 @@ bool MapHasKey(std::string_view map, std::string_view wanted) {
     if (!r.Skip().ok()) return false;
   }
   return false;
+}
+
+// Reads the map at `r` to its end, keeping the raw `_metrics_descriptor` value if there is one.
+// False if the map is not well formed (the caller's ReadRaw then gives the error).
+bool ScanChildMap(MsgpackReader& r, std::string_view* descriptor) {
+  uint32_t n;
+  if (!r.ReadMapHeader(&n).ok()) return false;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view key;
+    if (!r.ReadStr(&key).ok() && !r.Skip().ok()) return false;
+    if (key == kMetricsDescriptorKey && descriptor->empty()) {  // the first, as FindDescriptor
+      if (!r.ReadRaw(descriptor).ok()) return false;
+    } else if (!r.Skip().ok()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 Status ScanEntries(MsgpackReader& r, std::vector<Entry>* entries) {
@@ -66,6 +88,20 @@ Status ScanEntries(MsgpackReader& r, std::vector<Entry>* entries) {
         e.value_is_list_of_maps = first == MsgpackType::kMap;
       }
     }
+    if (e.value_type == MsgpackType::kMap) {
+      // A map (a MultiConnector child) is walked one level here, which costs what ReadRaw
+      // would and finds its descriptor without another pass over the payload.
+      const char* const start = r.position();
+      MsgpackReader child = r;
+      if (ScanChildMap(child, &e.child_descriptor)) {
+        e.value = std::string_view(start, static_cast<size_t>(child.position() - start));
+        e.child_scanned = true;
+        r = child;
+        entries->push_back(e);
+        continue;
+      }
+    }
+    e.child_descriptor = {};
     if (Status s = r.ReadRaw(&e.value); !s.ok()) return s;
     entries->push_back(e);
   }
@@ -119,7 +155,9 @@ bool LooksLikeMulti(const ConnectorCatalog& catalog, const std::vector<Entry>& e
     if (e.key.empty() || e.value_type != MsgpackType::kMap) continue;
     if (catalog.FindByClassName(e.key) != nullptr) return true;
     if (e.key.size() > 9 && e.key.find("Connector") != std::string_view::npos) return true;
-    if (MapHasKey(e.value, kMetricsDescriptorKey)) return true;
+    if (e.child_scanned ? !e.child_descriptor.empty() : MapHasKey(e.value, kMetricsDescriptorKey)) {
+      return true;
+    }
   }
   return false;
 }
@@ -178,9 +216,11 @@ void ReportIfUnknown(const DecodeContext& ctx, const ConnectorPayload& p) {
                 "payload (unknown connector)");
 }
 
+// `scanned_descriptor`: the payload's descriptor as the scan found it (empty if none), or
+// nullptr to look for it here.
 ConnectorPayload MakePayload(const ConnectorCatalog& catalog, std::string_view name,
                              IdentifiedBy how, std::string_view raw, size_t offset,
-                             bool may_be_wrapped) {
+                             bool may_be_wrapped, const std::string_view* scanned_descriptor) {
   ConnectorPayload p;
   p.connector = std::string(name);
   p.row = catalog.FindByClassName(name);
@@ -200,26 +240,27 @@ ConnectorPayload MakePayload(const ConnectorCatalog& catalog, std::string_view n
   } else {
     // Also for known rows: the recorder checks a built-in row against the descriptor a
     // connector sends (HiSparse, HF3FS and Offloading send one).
-    FindDescriptor(&p);
+    if (scanned_descriptor != nullptr && !p.data_wrapped) {
+      p.descriptor = *scanned_descriptor;
+    } else {
+      FindDescriptor(&p);
+    }
   }
   return p;
 }
 
 // A bare payload when no connector is configured: the rules of connector_catalog.cc
 // ("The built-in rows, in inference order"), in that order. Returns false for a Multi payload.
+// `descriptor`: the payload's own (empty if none).
 bool IdentifyBare(const ConnectorCatalog& catalog, const DecodeContext& ctx,
-                  const std::vector<Entry>& data, std::string_view raw, size_t offset,
-                  std::vector<ConnectorPayload>* out) {
+                  const std::vector<Entry>& data, std::string_view descriptor, std::string_view raw,
+                  size_t offset, std::vector<ConnectorPayload>* out) {
   // 0. A descriptor names its connector.
-  ConnectorPayload probe;
-  probe.payload = raw;
-  probe.payload_offset = offset;
-  FindDescriptor(&probe);
-  if (!probe.descriptor.empty()) {
-    const std::string_view id = PeekDescriptorConnectorId(probe.descriptor);
+  if (!descriptor.empty()) {
+    const std::string_view id = PeekDescriptorConnectorId(descriptor);
     if (!id.empty()) {
       ConnectorPayload p =
-          MakePayload(catalog, id, IdentifiedBy::kInferredShape, raw, offset, false);
+          MakePayload(catalog, id, IdentifiedBy::kInferredShape, raw, offset, false, &descriptor);
       out->push_back(std::move(p));
       return true;
     }
@@ -227,8 +268,8 @@ bool IdentifyBare(const ConnectorCatalog& catalog, const DecodeContext& ctx,
   // 1-4. Shape rules, in the catalog's row order.
   for (const auto& row : catalog.rows()) {
     if (MatchesShape(*row, data)) {
-      out->push_back(
-          MakePayload(catalog, row->id, IdentifiedBy::kInferredShape, raw, offset, false));
+      out->push_back(MakePayload(catalog, row->id, IdentifiedBy::kInferredShape, raw, offset, false,
+                                 &descriptor));
       return true;
     }
   }
@@ -236,16 +277,16 @@ bool IdentifyBare(const ConnectorCatalog& catalog, const DecodeContext& ctx,
   if (LooksLikeMulti(catalog, data)) return false;
   // 6. The sole row registered from a descriptor.
   const ConnectorCatalog::RowList runtime = catalog.RuntimeRows();
-  if (runtime.size() == 1 && probe.descriptor.empty()) {
+  if (runtime.size() == 1 && descriptor.empty()) {
     out->push_back(MakePayload(catalog, runtime.front()->id, IdentifiedBy::kInferredShape, raw,
-                               offset, false));
+                               offset, false, &descriptor));
     return true;
   }
   ConnectorPayload p;
   p.connector = "unknown";
   p.payload = raw;
   p.payload_offset = offset;
-  p.descriptor = probe.descriptor;
+  p.descriptor = descriptor;
   ReportProblem(ctx, static_cast<int64_t>(offset), p.connector, "",
                 "payload matches no known connector shape and no connector is configured");
   out->push_back(std::move(p));
@@ -292,15 +333,20 @@ Status DecodeKvConnectorStats(MsgpackReader& r, const DecodeContext& ctx, KvConn
 
   if (entries.empty()) return Status::Ok();  // nothing happened this step
 
+  // The payload's own descriptor, when the whole map is one connector's payload.
+  std::string_view descriptor;
+  if (const Entry* d = FindEntry(entries, kMetricsDescriptorKey); d != nullptr) {
+    descriptor = d->value;
+  }
   const bool multi = config != nullptr && config->is_multi();
   if (!configured.empty() && !multi) {
-    out->payloads.push_back(
-        MakePayload(catalog, configured, IdentifiedBy::kConfigured, out->raw, offset, false));
+    out->payloads.push_back(MakePayload(catalog, configured, IdentifiedBy::kConfigured, out->raw,
+                                        offset, false, &descriptor));
     ReportIfUnknown(ctx, out->payloads.back());
     return Status::Ok();
   }
   const std::vector<Entry> data = DataEntries(entries);
-  if (!multi && IdentifyBare(catalog, ctx, data, out->raw, offset, &out->payloads)) {
+  if (!multi && IdentifyBare(catalog, ctx, data, descriptor, out->raw, offset, &out->payloads)) {
     return Status::Ok();
   }
 
@@ -318,7 +364,8 @@ Status DecodeKvConnectorStats(MsgpackReader& r, const DecodeContext& ctx, KvConn
       out->payloads.push_back(std::move(p));
       continue;
     }
-    ConnectorPayload p = MakePayload(catalog, e.key, how, e.value, e.value_offset, true);
+    ConnectorPayload p = MakePayload(catalog, e.key, how, e.value, e.value_offset, true,
+                                     e.child_scanned ? &e.child_descriptor : nullptr);
     if (p.malformed) {
       ReportProblem(
           ctx, static_cast<int64_t>(e.value_offset), p.connector, "",
@@ -338,6 +385,71 @@ using protocol::MsgpackReader;
 using protocol::MsgpackType;
 using protocol::MsgpackTypeName;
 
+// True if the bytes of `a` and `b` (of equal size) are equal. Keys are short: compared here,
+// eight bytes at a time, rather than through a memcmp call.
+bool SameBytes(const char* a, const char* b, size_t n) {
+  for (; n >= 8; a += 8, b += 8, n -= 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    if (x != y) return false;
+  }
+  for (; n > 0; ++a, ++b, --n) {
+    if (*a != *b) return false;
+  }
+  return true;
+}
+
+// True if `path` is the single-segment key `key`.
+bool PathIs(const std::string& path, std::string_view key) {
+  return path.size() == key.size() && SameBytes(path.data(), key.data(), key.size());
+}
+
+// The single-segment metric paths of a row (kIncByOne has none) in a compact array, built once
+// per walk: a key is compared with each path's length in one or two cache lines, and its bytes
+// only where the length matches, instead of going through every MetricDef.
+class KeyIndex {
+ public:
+  explicit KeyIndex(const ConnectorRow& row) {
+    for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
+      const MetricDef& m = row.metrics[mi];
+      if (m.sample_kind == SampleKind::kIncByOne || m.samples_path.empty() ||
+          m.samples_path.find('.') != std::string::npos) {
+        continue;
+      }
+      const Slot slot{m.samples_path.size(), mi, m.samples_path.data()};
+      if (size_ < inline_.size()) {
+        inline_[size_++] = slot;
+      } else {
+        more_.push_back(slot);
+      }
+    }
+  }
+
+  // Calls fn(metric index) for every metric whose samples_path is `key`, in metric order.
+  template <typename Fn>
+  void ForEachMetric(std::string_view key, Fn&& fn) const {
+    for (size_t i = 0; i < size_; ++i) Visit(inline_[i], key, fn);
+    for (const Slot& slot : more_) Visit(slot, key, fn);
+  }
+
+ private:
+  struct Slot {
+    size_t size;
+    size_t metric_index;
+    const char* path;
+  };
+  template <typename Fn>
+  static void Visit(const Slot& slot, std::string_view key, Fn& fn) {
+    if (slot.size == key.size() && SameBytes(slot.path, key.data(), key.size())) {
+      fn(slot.metric_index);
+    }
+  }
+  std::array<Slot, 16> inline_;
+  size_t size_ = 0;
+  std::vector<Slot> more_;  // rows with more than 16 such metrics (descriptor rows)
+};
+
 // Where one walk is: the payload's connector (for reports), the context, the callback.
 struct Walk {
   const ConnectorRow& row;
@@ -345,6 +457,10 @@ struct Walk {
   std::string_view connector;
   const ConnectorSampleFn& fn;
   std::vector<double>& scratch;  // a list's values, read before any is applied
+  const KeyIndex& keys;
+  uint32_t label_set = 0;            // ConnectorSample::label_set of the samples being made
+  bool nested_metric_paths = false;  // some metric's samples_path has several segments
+  bool nested_label_fields = false;  // some record label field has several segments
 
   void Report(int64_t offset, std::string_view key, std::string what) const {
     internal::ReportProblem(ctx, offset, connector, key, std::move(what));
@@ -357,10 +473,10 @@ bool IsListKind(SampleKind kind) {
 }
 
 // Applies a plain value (a number, or a list of numbers for the list kinds) at `r` to metric
-// `mi`, with these extra label values, as one sample; on success `r` is left after the value.
-// Returns the number of values.
+// `mi`, with these extra label values (and their ConnectorSample::label_set), as one sample; on
+// success `r` is left after the value. Returns the number of values.
 size_t ApplyValue(MsgpackReader& r, const Walk& w, size_t mi,
-                  std::span<const std::string_view> labels) {
+                  std::span<const std::string_view> labels, uint32_t label_set) {
   const MetricDef& m = w.row.metrics[mi];
   const double scale = m.type == MetricType::kHistogram ? m.scale : 1.0;
   MsgpackType t;
@@ -370,18 +486,17 @@ size_t ApplyValue(MsgpackReader& r, const Walk& w, size_t mi,
   values.clear();
   if (t == MsgpackType::kArray && list_kind) {
     // Every element is read before any is applied, so a bad element skips the whole field,
-    // not part of it. The list is grown as it is read, never sized by its header.
+    // not part of it.
     MsgpackReader list = r;
     uint32_t n;
     (void)list.ReadArrayHeader(&n);
-    for (uint32_t i = 0; i < n; ++i) {
-      double v;
-      if (!list.ReadDouble(&v).ok()) {
-        w.Report(static_cast<int64_t>(list.offset()), m.samples_path,
-                 "expected a list of numbers; field skipped");
-        return 0;
-      }
-      values.push_back(v * scale);
+    if (!list.ReadNumbers(n, &values).ok()) {
+      w.Report(static_cast<int64_t>(list.offset()), m.samples_path,
+               "expected a list of numbers; field skipped");
+      return 0;
+    }
+    if (scale != 1.0) {
+      for (double& v : values) v *= scale;
     }
     r = list;
   } else if (t == MsgpackType::kInt || t == MsgpackType::kFloat) {
@@ -395,7 +510,7 @@ size_t ApplyValue(MsgpackReader& r, const Walk& w, size_t mi,
     return 0;
   }
   if (values.empty()) return 0;
-  w.fn(ConnectorSample{mi, values, labels});
+  w.fn(ConnectorSample{mi, values, labels, label_set});
   return values.size();
 }
 
@@ -475,15 +590,15 @@ size_t ApplyTyped(MsgpackReader r, uint32_t entries, const Walk& w, size_t mi) {
         continue;
       }
       views.assign(values.begin(), values.end());
-      produced += ApplyValue(value, w, mi, views);
+      produced += ApplyValue(value, w, mi, views, 0);
     } else if (values.empty()) {
-      produced += ApplyValue(value, w, mi, {});
+      produced += ApplyValue(value, w, mi, {}, 0);
     } else if (entries == 1) {
       // The Rust frontend reads a sole entry whatever its tuple; its label values are lost.
       w.Report(at, m.samples_path,
                "labelled value " + TupleText(values) +
                    " but the metric declares no labelnames; recorded without its labels");
-      produced += ApplyValue(value, w, mi, {});
+      produced += ApplyValue(value, w, mi, {}, 0);
     } else {
       w.Report(at, m.samples_path,
                "labelled values but the metric declares no labelnames; labelled entries skipped");
@@ -506,7 +621,7 @@ size_t ApplyMetric(MsgpackReader& r, const Walk& w, size_t mi,
              "skipped");
     return 0;
   }
-  return ApplyValue(r, w, mi, labels);
+  return ApplyValue(r, w, mi, labels, w.label_set);
 }
 
 // Walks `path` (dot-separated) from the map at `r`; on success `r` is at the value.
@@ -533,14 +648,31 @@ bool Descend(MsgpackReader& r, std::string_view path) {
   }
 }
 
-// Samples of one map (a flat payload, or one record) for every metric of the row.
-size_t WalkMap(std::string_view map, size_t offset, const Walk& w,
-               std::span<const std::string_view> labels) {
-  const ConnectorRow& row = w.row;
+// IsReservedPayloadKey for the walk: every reserved key starts with '_'.
+static_assert(kMetricsDescriptorKey[0] == '_' && kNStepsKey[0] == '_');
+bool IsReserved(std::string_view key) {
+  return !key.empty() && key[0] == '_' && IsReservedPayloadKey(key);
+}
+
+// Metrics whose path has several segments (Offloading's data.<name>) descend from the map's
+// start; `map` is a reader at the map.
+size_t ApplyNestedPaths(const MsgpackReader& map, const Walk& w,
+                        std::span<const std::string_view> labels) {
+  if (!w.nested_metric_paths) return 0;
   size_t produced = 0;
-  // One pass over the map for single-segment paths (the common case), which keeps the walk
-  // linear in the payload size; nested paths (Offloading's data.<name>) descend separately.
-  MsgpackReader r(map, offset);
+  for (size_t mi = 0; mi < w.row.metrics.size(); ++mi) {
+    if (w.row.metrics[mi].samples_path.find('.') == std::string::npos) continue;
+    MsgpackReader d = map;
+    if (Descend(d, w.row.metrics[mi].samples_path)) produced += ApplyMetric(d, w, mi, labels);
+  }
+  return produced;
+}
+
+// Samples of a flat payload map at `r` for every metric of the row, in one pass over the map
+// for single-segment paths (the common case); a list that was applied is not skipped again.
+size_t WalkMap(MsgpackReader r, const Walk& w) {
+  const MsgpackReader map = r;
+  size_t produced = 0;
   uint32_t n;
   if (!r.ReadMapHeader(&n).ok()) return 0;
   for (uint32_t i = 0; i < n; ++i) {
@@ -549,16 +681,13 @@ size_t WalkMap(std::string_view map, size_t offset, const Walk& w,
       if (!r.Skip().ok() || !r.Skip().ok()) return produced;
       continue;
     }
-    if (!IsReservedPayloadKey(key)) {  // ValidateRow keeps metrics off them; stated here too
+    if (!IsReserved(key)) {  // ValidateRow keeps metrics off them; stated here too
       MsgpackReader end = r;
-      for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
-        const MetricDef& m = row.metrics[mi];
-        if (m.sample_kind != SampleKind::kIncByOne && m.samples_path == key) {
-          MsgpackReader value = r;
-          produced += ApplyMetric(value, w, mi, labels);
-          if (value.position() != r.position()) end = value;  // read to its end
-        }
-      }
+      w.keys.ForEachMetric(key, [&](size_t mi) {
+        MsgpackReader value = r;
+        produced += ApplyMetric(value, w, mi, {});
+        if (value.position() != r.position()) end = value;  // read to its end
+      });
       if (end.position() != r.position()) {
         r = end;
         continue;
@@ -566,17 +695,87 @@ size_t WalkMap(std::string_view map, size_t offset, const Walk& w,
     }
     if (!r.Skip().ok()) return produced;
   }
-  for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
-    const MetricDef& m = row.metrics[mi];
-    if (m.samples_path.find('.') == std::string::npos) continue;
-    MsgpackReader d(map, offset);
-    if (Descend(d, m.samples_path)) produced += ApplyMetric(d, w, mi, labels);  // d: a copy
+  return produced + ApplyNestedPaths(map, w, {});
+}
+
+// Reads a record's label field value at `r` into labels[slot] (Python: str(record.status)).
+void ReadLabelField(MsgpackReader r, const Walk& w, std::string_view field, std::string_view* label,
+                    std::string* storage) {
+  std::string_view sv;
+  int64_t iv;
+  MsgpackReader as_int = r;
+  if (r.ReadStr(&sv).ok()) {
+    *label = sv;
+  } else if (as_int.ReadInt(&iv).ok()) {
+    *storage = std::to_string(iv);
+    *label = *storage;
+  } else {
+    w.Report(static_cast<int64_t>(r.offset()), field, "label field is not a string; default used");
   }
-  return produced;
+}
+
+// One record at `r` (a map; `r` is left after it). Its labels come first — the operation in
+// labels[0], then each record label field with its default — so the record's keys are read in
+// one pass that notes where each metric's value is, and the values are applied after it.
+size_t WalkRecord(MsgpackReader& r, Walk& w, std::span<std::string_view> labels,
+                  std::span<std::string> label_storage) {
+  const ConnectorRow& row = w.row;
+  const MsgpackReader record = r;
+  MsgpackReader cur = r;  // `r` moves only once the record was read
+  struct Found {
+    size_t metric_index;
+    MsgpackReader at;
+  };
+  thread_local std::vector<Found> found;
+  found.clear();
+  thread_local std::vector<uint8_t> label_seen;
+  label_seen.assign(row.record_label_fields.size(), 0);
+  for (size_t f = 0; f < row.record_label_fields.size(); ++f) {
+    labels[1 + f] = row.record_label_fields[f].second;
+  }
+  uint32_t n;
+  if (!cur.ReadMapHeader(&n).ok()) return 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view key;
+    if (!cur.ReadStr(&key).ok()) {
+      if (!cur.Skip().ok() || !cur.Skip().ok()) return 0;
+      continue;
+    }
+    for (size_t f = 0; f < row.record_label_fields.size(); ++f) {
+      const std::string& field = row.record_label_fields[f].first;
+      if (!label_seen[f] && PathIs(field, key)) {  // the first occurrence, as Descend finds
+        label_seen[f] = 1;
+        ReadLabelField(cur, w, field, &labels[1 + f], &label_storage[f]);
+      }
+    }
+    if (!IsReserved(key)) {
+      w.keys.ForEachMetric(key, [&](size_t mi) { found.push_back({mi, cur}); });
+    }
+    if (!cur.Skip().ok()) return 0;
+  }
+  r = cur;
+  // Label fields with several segments are looked up from the record's start.
+  for (size_t f = 0; w.nested_label_fields && f < row.record_label_fields.size(); ++f) {
+    const std::string& field = row.record_label_fields[f].first;
+    if (field.find('.') == std::string::npos) continue;
+    MsgpackReader d = record;
+    if (Descend(d, field)) ReadLabelField(d, w, field, &labels[1 + f], &label_storage[f]);
+  }
+  size_t produced = 0;
+  for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
+    if (row.metrics[mi].sample_kind == SampleKind::kIncByOne) {
+      static constexpr double kOne[] = {1.0};
+      w.fn(ConnectorSample{mi, kOne, labels, w.label_set});
+      ++produced;
+    }
+  }
+  // `found` is this call's until here: ApplyMetric does not walk records.
+  for (Found& at : found) produced += ApplyMetric(at.at, w, at.metric_index, labels);
+  return produced + ApplyNestedPaths(record, w, labels);
 }
 
 // Record-shaped payloads (Mooncake store): {operation: [record, ...]}.
-size_t WalkRecords(const ConnectorPayload& p, const Walk& w) {
+size_t WalkRecords(const ConnectorPayload& p, Walk& w) {
   const ConnectorRow& row = w.row;
   size_t produced = 0;
   MsgpackReader r(p.payload, p.payload_offset);
@@ -590,7 +789,7 @@ size_t WalkRecords(const ConnectorPayload& p, const Walk& w) {
       if (!r.Skip().ok() || !r.Skip().ok()) return produced;
       continue;
     }
-    if (IsReservedPayloadKey(op)) {
+    if (IsReserved(op)) {
       if (!r.Skip().ok()) return produced;
       continue;
     }
@@ -604,43 +803,19 @@ size_t WalkRecords(const ConnectorPayload& p, const Walk& w) {
     }
     labels[0] = op;
     for (uint32_t j = 0; j < count; ++j) {
-      std::string_view record;
-      const size_t record_offset = list.offset();
       MsgpackType t;
-      if (!list.PeekType(&t).ok() || !list.ReadRaw(&record).ok()) return produced;
+      if (!list.PeekType(&t).ok()) return produced;
       if (t != MsgpackType::kMap) {
-        w.Report(static_cast<int64_t>(record_offset), op, "expected a record map; record skipped");
+        w.Report(static_cast<int64_t>(list.offset()), op, "expected a record map; record skipped");
+        if (!list.Skip().ok()) return produced;
         continue;
       }
-      // Label fields, read from the record with their defaults (Python: str(record.status)).
-      for (size_t f = 0; f < row.record_label_fields.size(); ++f) {
-        const auto& [field, fallback] = row.record_label_fields[f];
-        labels[1 + f] = fallback;
-        MsgpackReader d(record, record_offset);
-        if (!Descend(d, field)) continue;
-        std::string_view sv;
-        int64_t iv;
-        MsgpackReader dd = d;
-        if (d.ReadStr(&sv).ok()) {
-          labels[1 + f] = sv;
-        } else if (dd.ReadInt(&iv).ok()) {
-          label_storage[f] = std::to_string(iv);
-          labels[1 + f] = label_storage[f];
-        } else {
-          w.Report(static_cast<int64_t>(d.offset()), field,
-                   "label field is not a string; default used");
-        }
-      }
-      for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
-        if (row.metrics[mi].sample_kind == SampleKind::kIncByOne) {
-          static constexpr double kOne[] = {1.0};
-          w.fn(ConnectorSample{mi, kOne, labels});
-          ++produced;
-        }
-      }
-      produced += WalkMap(record, record_offset, w, labels);
+      const char* const before = list.position();
+      ++w.label_set;  // each record's samples share their labels
+      produced += WalkRecord(list, w, labels, label_storage);
+      if (list.position() == before) return produced;  // a record that could not be read
     }
-    if (!r.Skip().ok()) return produced;
+    r = list;  // after the operation's last record
   }
   return produced;
 }
@@ -651,9 +826,16 @@ size_t ForEachConnectorSample(const ConnectorPayload& payload, const ConnectorRo
                               const DecodeContext& ctx, const ConnectorSampleFn& fn) {
   if (payload.malformed) return 0;
   thread_local std::vector<double> scratch;
-  const Walk w{row, ctx, payload.connector, fn, scratch};
+  const KeyIndex keys(row);
+  Walk w{row, ctx, payload.connector, fn, scratch, keys};
+  for (const MetricDef& m : row.metrics) {
+    w.nested_metric_paths = w.nested_metric_paths || m.samples_path.find('.') != std::string::npos;
+  }
+  for (const auto& [field, unused] : row.record_label_fields) {
+    w.nested_label_fields = w.nested_label_fields || field.find('.') != std::string::npos;
+  }
   if (row.record_shaped()) return WalkRecords(payload, w);
-  return WalkMap(payload.payload, payload.payload_offset, w, {});
+  return WalkMap(MsgpackReader(payload.payload, payload.payload_offset), w);
 }
 
 size_t ForEachConnectorSample(const ConnectorPayload& payload, const DecodeContext& ctx,

@@ -1,5 +1,6 @@
 #include "protocol/msgpack_reader.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
@@ -197,7 +198,7 @@ Status MsgpackReader::ReadHeader(Header* h) const {
   return Status::Ok();
 }
 
-Status MsgpackReader::PeekType(MsgpackType* type) const {
+Status MsgpackReader::PeekTypeSlow(MsgpackType* type) const {
   // The common one-byte headers without a length to check against the input.
   if (cur_ < end_) {
     const uint8_t c = static_cast<uint8_t>(*cur_);
@@ -384,7 +385,7 @@ constexpr std::array<uint8_t, 256> kFixedPayload = [] {
 
 }  // namespace
 
-Status MsgpackReader::Skip() {
+Status MsgpackReader::SkipValue() {
   // The fast walk: one pass over the bytes, no Header built, the encodings msgspec writes
   // most tested first (bench/README.md has the alternatives measured); containers add their
   // elements to `pending`. It checks exactly what
@@ -519,6 +520,38 @@ Status MsgpackReader::SkipSlow() {
         break;
     }
   }
+  return Status::Ok();
+}
+
+Status MsgpackReader::ReadNumbers(uint32_t n, std::vector<double>* out) {
+  // Sized by what the bytes can hold, never by the claimed count alone: every element takes at
+  // least one byte, so a hostile count fails at the end of the input before passing the size.
+  const size_t base = out->size();
+  out->resize(base + std::min<size_t>(n, remaining()));
+  double* const values = out->data() + base;
+  uint32_t i = 0;
+  for (; i < n; ++i) {
+    const uint8_t c = cur_ < end_ ? static_cast<uint8_t>(*cur_) : 0xc1;
+    const size_t left = remaining();
+    if (c == 0xcb && left >= 9) {  // float64: latencies
+      values[i] = LoadFloat64(cur_ + 1);
+      cur_ += 9;
+    } else if (c == 0xce && left >= 5) {  // uint32: byte counts
+      uint32_t bits;
+      std::memcpy(&bits, cur_ + 1, 4);
+      values[i] = __builtin_bswap32(bits);
+      cur_ += 5;
+    } else if (c == 0xcd && left >= 3) {  // uint16: descriptor counts
+      uint16_t bits;
+      std::memcpy(&bits, cur_ + 1, 2);
+      values[i] = __builtin_bswap16(bits);
+      cur_ += 3;
+    } else if (Status s = ReadDouble(&values[i]); !s.ok()) {
+      out->resize(base + i);
+      return s;
+    }
+  }
+  out->resize(base + i);
   return Status::Ok();
 }
 

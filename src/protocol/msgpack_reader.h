@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include "vmetrics/status.h"
 
@@ -59,7 +60,32 @@ class MsgpackReader {
   const char* position() const { return cur_; }
 
   // The type of the next value; kMalformed at the end of input or on the unused byte 0xc1.
-  Status PeekType(MsgpackType* type) const;
+  Status PeekType(MsgpackType* type) const {
+    if (cur_ < end_) {  // fixint, fixmap, fixarray, nil: no length to check; float64
+      const uint8_t c = static_cast<uint8_t>(*cur_);
+      if (c <= 0x9f) {
+        *type = c <= 0x7f ? MsgpackType::kInt : c <= 0x8f ? MsgpackType::kMap : MsgpackType::kArray;
+        return Status::Ok();
+      }
+      if (c == 0xc0 || (c == 0xcb && remaining() >= 9)) {
+        *type = c == 0xc0 ? MsgpackType::kNil : MsgpackType::kFloat;
+        return Status::Ok();
+      }
+      if (c >= 0xcc && c <= 0xce && remaining() > (size_t{1} << (c - 0xcc))) {  // uint8..32
+        *type = MsgpackType::kInt;
+        return Status::Ok();
+      }
+      if ((c & 0xe0) == 0xa0 && remaining() > (c & 0x1fu)) {  // fixstr: keys
+        *type = MsgpackType::kStr;
+        return Status::Ok();
+      }
+      if (Array16Count() != kNoCount) {
+        *type = MsgpackType::kArray;
+        return Status::Ok();
+      }
+    }
+    return PeekTypeSlow(type);
+  }
   // True if the next value is nil (without consuming it).
   bool NextIsNil() const { return cur_ < end_ && static_cast<uint8_t>(*cur_) == 0xc0; }
 
@@ -148,6 +174,11 @@ class MsgpackReader {
       ++cur_;
       return Status::Ok();
     }
+    if (const uint32_t n = Array16Count(); n != kNoCount) {  // array16: lists of 16 and more
+      *count = n;
+      cur_ += 3;
+      return Status::Ok();
+    }
     return ReadArrayHeaderSlow(count);
   }
   Status ReadMapHeader(uint32_t* count) {
@@ -158,12 +189,27 @@ class MsgpackReader {
     }
     return ReadMapHeaderSlow(count);
   }
+  // Appends the next `n` values, each read as ReadDouble reads it, to `out` (a list's
+  // elements after its header). Runs of float64 and of uint16/uint32 take a tight loop. On
+  // failure the reader is at the element that failed and `out` holds the ones before it.
+  Status ReadNumbers(uint32_t n, std::vector<double>* out);
   // Ext types other than kExtRawView are refused (Unsupported).
   Status ReadExt(int8_t* type, std::string_view* data);
 
   // Skips one complete value of any depth (iteratively: no recursion, no depth limit needed).
-  // Refuses pickle and unknown ext codes like Python's decoder does.
-  Status Skip();
+  // Refuses pickle and unknown ext codes like Python's decoder does. A fixint, float64 or
+  // fixstr that fits is skipped inline.
+  Status Skip() {
+    if (cur_ < end_) {
+      const uint8_t c = static_cast<uint8_t>(*cur_);
+      const size_t n = c <= 0x7f ? 1 : c == 0xcb ? 9 : (c & 0xe0) == 0xa0 ? 1 + (c & 0x1f) : 0;
+      if (n != 0 && remaining() >= n) {
+        cur_ += n;
+        return Status::Ok();
+      }
+    }
+    return SkipValue();
+  }
   // Skips one value and returns the bytes it spans.
   Status ReadRaw(std::string_view* raw);
 
@@ -182,6 +228,14 @@ class MsgpackReader {
   Status ReadHeader(Header* h) const;
   Status Fail(const char* what) const;
 
+  // The element count of an array16 header at the cursor whose elements can fit in the input
+  // (each takes at least a byte, as ReadHeader checks), or kNoCount.
+  static constexpr uint32_t kNoCount = UINT32_MAX;
+  uint32_t Array16Count() const {
+    if (remaining() < 3 || static_cast<uint8_t>(*cur_) != 0xdc) return kNoCount;
+    const uint32_t n = LoadBE32(cur_ + 1, 2);
+    return n <= remaining() - 3 ? n : kNoCount;
+  }
   // The big-endian unsigned integer of n <= 4 bytes at p.
   static uint32_t LoadBE32(const char* p, size_t n) {
     uint32_t v = 0;
@@ -197,12 +251,15 @@ class MsgpackReader {
     return d;
   }
   // The general forms behind the inline fast paths above.
+  Status PeekTypeSlow(MsgpackType* type) const;
   Status ReadNilSlow();
   Status ReadIntSlow(int64_t* out);
   Status ReadDoubleSlow(double* out);
   Status ReadStrSlow(std::string_view* out);
   Status ReadArrayHeaderSlow(uint32_t* count);
   Status ReadMapHeaderSlow(uint32_t* count);
+  // Skip's one-pass walk over any value.
+  Status SkipValue();
   // Skip one header at a time through ReadHeader: exact errors, ext type checks.
   Status SkipSlow();
 

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -93,6 +96,52 @@ TEST(Child, HistogramBucketsAreInclusiveUpperBounds) {
   EXPECT_EQ(c->bucket_count(1), 2u);
   EXPECT_EQ(c->bucket_count(2), 1u);
   EXPECT_DOUBLE_EQ(c->sum(), 8.6);
+}
+
+// BucketIndex finds a bucket from the value's binary exponent when every bound is positive
+// (comparing only the bounds of its octave) and by counting otherwise. Both must answer what
+// the definition says, the number of bounds below the value, for every value: on each bound,
+// just beside it, between octaves, zero, negative, subnormal, huge, infinite and NaN.
+TEST(Family, BucketIndexIsTheNumberOfBoundsBelowTheValueForEveryBucketShape) {
+  const std::vector<std::vector<double>> shapes = {
+      {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 50, 100},  // 1-5 (NIXL durations)
+      {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000},   // 1-2-5 (token counts)
+      {0.3, 0.5, 0.8, 1,  1.5, 2,   2.5, 5,   10,   15,  20,
+       30,  40,  50,  60, 120, 240, 480, 960, 1920, 7680},  // vLLM's request latencies
+      {16384, 32768, 65536, 131072, 262144, 524288, 1048576, 2147483648.0},  // powers of two
+      {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},               // linear: counted
+      {-5, -1, 0, 1, 5},  // not all positive: counted
+      {0, 0.5, 1},        // zero bound: counted
+      {1e-300, 1e300},    // exponents far apart
+      {7.0},
+  };
+  std::vector<double> probes = {0.0,
+                                -0.0,
+                                -1.0,
+                                -1e300,
+                                1e-320,
+                                1e-300,
+                                std::numeric_limits<double>::infinity(),
+                                -std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::max()};
+  for (const auto& bounds : shapes) {
+    for (double b : bounds) {
+      probes.insert(probes.end(), {b, std::nextafter(b, -INFINITY), std::nextafter(b, INFINITY),
+                                   b * 0.75, b * 1.5, b * 2, b / 2});
+    }
+  }
+  for (int i = -40; i <= 40; ++i) probes.push_back(std::ldexp(1.0, i) * 1.37);
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    Registry reg;
+    Family& h =
+        reg.AddFamily({"h" + std::to_string(s), MetricType::kHistogram, "H.", {}, shapes[s]});
+    for (double v : probes) {
+      const int expected = static_cast<int>(
+          std::count_if(shapes[s].begin(), shapes[s].end(), [v](double b) { return b < v; }));
+      EXPECT_EQ(h.BucketIndex(v), expected) << "shape " << s << " value " << v;
+    }
+    EXPECT_EQ(h.BucketIndex(std::nan("")), -1) << "shape " << s;
+  }
 }
 
 TEST(Child, NanObservationChangesSumOnlyLikePrometheusClient) {

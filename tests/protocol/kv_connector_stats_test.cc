@@ -586,6 +586,31 @@ TEST(ForEachConnectorSample, UnwrappedStoreChildWalksEveryOperationInOrder) {
   EXPECT_THAT(nixl.values["vllm:nixl_xfer_time_seconds"], ElementsAre(0.01, 0.02));
 }
 
+// label_set lets a recorder resolve a record's children once: every sample of one record has
+// the same nonzero set and the same labels, the next record another set; flat payloads promise
+// nothing (0).
+TEST(ForEachConnectorSample, EachStoreRecordsSamplesShareOneLabelSet) {
+  auto d = DecodeFixture("kv_multi_data_wrapped");
+  const ConnectorPayload& store = d->kv().payloads.at(1);
+  ASSERT_NE(store.row, nullptr);
+  std::map<uint32_t, std::vector<std::string>> labels_of_set;
+  std::vector<uint32_t> order;
+  ForEachConnectorSample(store, d->ctx, [&](const ConnectorSample& s) {
+    EXPECT_NE(s.label_set, 0u);
+    const std::vector<std::string> labels(s.extra_label_values.begin(),
+                                          s.extra_label_values.end());
+    auto [it, first] = labels_of_set.emplace(s.label_set, labels);
+    if (first) order.push_back(s.label_set);
+    EXPECT_EQ(it->second, labels) << "set " << s.label_set;
+  });
+  EXPECT_THAT(order, ElementsAre(1u, 2u, 3u)) << "one set per record, in record order";
+  EXPECT_EQ(labels_of_set[1], (std::vector<std::string>{"load_get", "ok"}));
+  EXPECT_EQ(labels_of_set[2], (std::vector<std::string>{"save_put", "partial_failure"}));
+  EXPECT_EQ(labels_of_set[3], (std::vector<std::string>{"lookup_exists", "ok"}));
+  ForEachConnectorSample(d->kv().payloads.at(0), d->ctx,
+                         [&](const ConnectorSample& s) { EXPECT_EQ(s.label_set, 0u); });
+}
+
 TEST(ForEachConnectorSample, MooncakeP2pFeedsItsSixFamilies) {
   auto d = DecodeFixture("kv_mooncake_p2p");
   Collected c = Walk(*d, 0);

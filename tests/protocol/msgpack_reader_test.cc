@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vmetrics::protocol {
 namespace {
@@ -462,6 +463,45 @@ TEST(MsgpackReader, ArrayCountIsBoundedByTheRemainingBytes) {
   EXPECT_TRUE(map_ok.ReadMapHeader(&n).ok());
   MsgpackReader map_short(Hex("de 00 01 c0"));
   EXPECT_FALSE(map_short.ReadMapHeader(&n).ok());
+}
+
+TEST(MsgpackReader, ReadNumbersReadsEveryNumberEncodingLikeReadDouble) {
+  // [1.5, 2.5 (runs of float64), 7 (fixint), 70000 (uint32), 300 (uint16), 200 (uint8),
+  //  -3 (negative fixint), 0.25 (float32), 2^40 (uint64), -129 (int16)] then nil.
+  const std::string_view bytes =
+      Hex("cb 3f f8 00 00 00 00 00 00 cb 40 04 00 00 00 00 00 00 07 ce 00 01 11 70 cd 01 2c "
+          "cc c8 fd ca 3e 80 00 00 cf 00 00 01 00 00 00 00 00 d1 ff 7f c0");
+  MsgpackReader r(bytes);
+  std::vector<double> out = {99.0};  // appended to, not replaced
+  ASSERT_TRUE(r.ReadNumbers(10, &out).ok());
+  EXPECT_EQ(out, (std::vector<double>{99.0, 1.5, 2.5, 7, 70000, 300, 200, -3, 0.25, 1099511627776.0,
+                                      -129}));
+  EXPECT_TRUE(r.NextIsNil()) << "the reader stops after the tenth value";
+}
+
+TEST(MsgpackReader, ReadNumbersStopsAtTheFirstNonNumberWithItsOffset) {
+  // 1.5, 2, then "x": the reader stays at the string, the two numbers before it are kept.
+  MsgpackReader r(Hex("cb 3f f8 00 00 00 00 00 00 02 a1 78 03"));
+  std::vector<double> out;
+  const Status s = r.ReadNumbers(4, &out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(r.offset(), 10u);
+  EXPECT_EQ(out, (std::vector<double>{1.5, 2}));
+}
+
+TEST(MsgpackReader, ReadNumbersNeverTrustsTheCount) {
+  // A list header claiming 2^32-1 elements over a few bytes: the output is sized by the bytes
+  // and the read fails at the end of the input, at every cut of the last value.
+  const std::string full(Hex("cb 3f f8 00 00 00 00 00 00 ce 00 01 11 70"));
+  for (size_t cut = 9; cut <= full.size(); ++cut) {
+    const std::string prefix = full.substr(0, cut);  // exactly `cut` bytes, for ASan
+    MsgpackReader r(prefix);
+    std::vector<double> out;
+    EXPECT_FALSE(r.ReadNumbers(UINT32_MAX, &out).ok()) << cut;
+    EXPECT_LE(out.size(), 2u) << cut;
+    EXPECT_EQ(out.front(), 1.5) << cut;
+    EXPECT_LE(out.capacity(), prefix.size()) << "sized by the bytes, not the count";
+  }
 }
 
 TEST(MsgpackReader, SkipWalksNestedValuesAndReadRawReturnsTheirBytes) {
