@@ -597,8 +597,7 @@ TEST(ForEachConnectorSample, EachStoreRecordsSamplesShareOneLabelSet) {
   std::vector<uint32_t> order;
   ForEachConnectorSample(store, d->ctx, [&](const ConnectorSample& s) {
     EXPECT_NE(s.label_set, 0u);
-    const std::vector<std::string> labels(s.extra_label_values.begin(),
-                                          s.extra_label_values.end());
+    const std::vector<std::string> labels(s.extra_label_values.begin(), s.extra_label_values.end());
     auto [it, first] = labels_of_set.emplace(s.label_set, labels);
     if (first) order.push_back(s.label_set);
     EXPECT_EQ(it->second, labels) << "set " << s.label_set;
