@@ -717,18 +717,24 @@ void ReadLabelField(MsgpackReader r, const Walk& w, std::string_view field, std:
 // One record at `r` (a map; `r` is left after it). Its labels come first — the operation in
 // labels[0], then each record label field with its default — so the record's keys are read in
 // one pass that notes where each metric's value is, and the values are applied after it.
-size_t WalkRecord(MsgpackReader& r, Walk& w, std::span<std::string_view> labels,
-                  std::span<std::string> label_storage) {
-  const ConnectorRow& row = w.row;
-  const MsgpackReader record = r;
-  MsgpackReader cur = r;  // `r` moves only once the record was read
+// Where a record's keys put a metric's value (WalkRecord's buffers, kept by WalkRecords).
+struct RecordScratch {
   struct Found {
     size_t metric_index;
     MsgpackReader at;
   };
-  thread_local std::vector<Found> found;
+  std::vector<Found> found;
+  std::vector<uint8_t> label_seen;  // per record label field
+};
+
+size_t WalkRecord(MsgpackReader& r, Walk& w, std::span<std::string_view> labels,
+                  std::span<std::string> label_storage, RecordScratch& scratch) {
+  const ConnectorRow& row = w.row;
+  const MsgpackReader record = r;
+  MsgpackReader cur = r;  // `r` moves only once the record was read
+  std::vector<RecordScratch::Found>& found = scratch.found;
   found.clear();
-  thread_local std::vector<uint8_t> label_seen;
+  std::vector<uint8_t>& label_seen = scratch.label_seen;
   label_seen.assign(row.record_label_fields.size(), 0);
   for (size_t f = 0; f < row.record_label_fields.size(); ++f) {
     labels[1 + f] = row.record_label_fields[f].second;
@@ -770,7 +776,9 @@ size_t WalkRecord(MsgpackReader& r, Walk& w, std::span<std::string_view> labels,
     }
   }
   // `found` is this call's until here: ApplyMetric does not walk records.
-  for (Found& at : found) produced += ApplyMetric(at.at, w, at.metric_index, labels);
+  for (RecordScratch::Found& at : found) {
+    produced += ApplyMetric(at.at, w, at.metric_index, labels);
+  }
   return produced + ApplyNestedPaths(record, w, labels);
 }
 
@@ -783,6 +791,7 @@ size_t WalkRecords(const ConnectorPayload& p, Walk& w) {
   if (!r.ReadMapHeader(&n).ok()) return 0;
   std::vector<std::string_view> labels(1 + row.record_label_fields.size());
   std::vector<std::string> label_storage(row.record_label_fields.size());
+  RecordScratch scratch;
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view op;
     if (!r.ReadStr(&op).ok()) {
@@ -812,7 +821,7 @@ size_t WalkRecords(const ConnectorPayload& p, Walk& w) {
       }
       const char* const before = list.position();
       ++w.label_set;  // each record's samples share their labels
-      produced += WalkRecord(list, w, labels, label_storage);
+      produced += WalkRecord(list, w, labels, label_storage, scratch);
       if (list.position() == before) return produced;  // a record that could not be read
     }
     r = list;  // after the operation's last record
