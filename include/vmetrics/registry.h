@@ -87,6 +87,12 @@ class Child {
   void Set(double v) { value_.store(v, std::memory_order_relaxed); }
   // Histogram: one observation. NaN adds to the sum and falls in no bucket (prometheus_client).
   void Observe(double v);
+  // Observe of each value in order, safe beside any other writer like Observe: the buckets are
+  // counted locally and added once each, the sum is added to in the values' order and published
+  // with one compare-and-swap, so the result is bit-identical to the Observe calls (with a
+  // concurrent writer, as with Observe, the interleaving decides the order). For a list of
+  // latencies per message (inter-token latencies: one per output).
+  void ObserveMany(std::span<const double> values);
 
   // AddExclusive / ObserveExclusive
   //
@@ -244,6 +250,33 @@ inline void Child::Observe(double v) {
   value_.fetch_add(v, std::memory_order_relaxed);
   const int i = family_->BucketIndex(v);
   if (i >= 0) buckets()[i].fetch_add(1, std::memory_order_relaxed);
+}
+
+inline void Child::ObserveMany(std::span<const double> values) {
+  if (values.empty()) return;
+  std::atomic<uint64_t>* const counts = buckets();
+  uint32_t local[32];
+  if (num_buckets_ <= std::size(local)) {
+    std::fill_n(local, num_buckets_, 0u);
+    for (const double v : values) {
+      const int i = family_->BucketIndex(v);
+      if (i >= 0) ++local[i];
+    }
+    for (uint32_t b = 0; b < num_buckets_; ++b) {
+      if (local[b] != 0) counts[b].fetch_add(local[b], std::memory_order_relaxed);
+    }
+  } else {
+    for (const double v : values) {
+      const int i = family_->BucketIndex(v);
+      if (i >= 0) counts[i].fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  double before = value_.load(std::memory_order_relaxed);
+  double after;
+  do {
+    after = before;
+    for (const double v : values) after += v;
+  } while (!value_.compare_exchange_weak(before, after, std::memory_order_relaxed));
 }
 
 inline void Child::ObserveExclusive(double v) {

@@ -18,14 +18,22 @@ namespace {
 
 std::vector<double> BucketsFor(BucketSet set, int64_t max_model_len) {
   switch (set) {
-    case BucketSet::kNone: return {};
-    case BucketSet::kTokens125: return internal::Build125Buckets(max_model_len);
-    case BucketSet::kIterationTokens: return internal::IterationTokensBuckets();
-    case BucketSet::kRequestParamsN: return internal::RequestParamsNBuckets();
-    case BucketSet::kTimeToFirstToken: return internal::TimeToFirstTokenBuckets();
-    case BucketSet::kInterTokenLatency: return internal::InterTokenLatencyBuckets();
-    case BucketSet::kRequestLatency: return internal::RequestLatencyBuckets();
-    case BucketSet::kKvResidency: return internal::KvResidencyBuckets();
+    case BucketSet::kNone:
+      return {};
+    case BucketSet::kTokens125:
+      return internal::Build125Buckets(max_model_len);
+    case BucketSet::kIterationTokens:
+      return internal::IterationTokensBuckets();
+    case BucketSet::kRequestParamsN:
+      return internal::RequestParamsNBuckets();
+    case BucketSet::kTimeToFirstToken:
+      return internal::TimeToFirstTokenBuckets();
+    case BucketSet::kInterTokenLatency:
+      return internal::InterTokenLatencyBuckets();
+    case BucketSet::kRequestLatency:
+      return internal::RequestLatencyBuckets();
+    case BucketSet::kKvResidency:
+      return internal::KvResidencyBuckets();
   }
   return {};
 }
@@ -162,7 +170,8 @@ struct StatsRecorder::Impl {
       spec.type = MetricType::kCounter;
       spec.help = "EngineCoreOutputs messages that could not be decoded and were skipped.";
       spec.render_group = 1;
-      decode_errors = registry->AddFamily(std::move(spec)).GetOrCreate(std::span<const std::string>());
+      decode_errors =
+          registry->AddFamily(std::move(spec)).GetOrCreate(std::span<const std::string>());
       spec = FamilySpec{};
       spec.name = "vmetrics_unknown_engine_messages";
       spec.type = MetricType::kCounter;
@@ -288,7 +297,8 @@ struct StatsRecorder::Impl {
     h.waiting_capacity->Set(static_cast<double>(s.num_waiting_reqs));
     h.waiting_deferred->Set(static_cast<double>(s.num_skipped_waiting_reqs));
     h.kv_cache_usage->Set(s.kv_cache_usage);
-    Add(h.prefix_queries, static_cast<double>(s.prefix_cache_stats.queries), "prefix_cache_stats.queries");
+    Add(h.prefix_queries, static_cast<double>(s.prefix_cache_stats.queries),
+        "prefix_cache_stats.queries");
     Add(h.prefix_hits, static_cast<double>(s.prefix_cache_stats.hits), "prefix_cache_stats.hits");
     if (s.connector_prefix_cache_stats) {
       Add(h.external_queries, static_cast<double>(s.connector_prefix_cache_stats->queries),
@@ -335,15 +345,15 @@ struct StatsRecorder::Impl {
   void RecordIteration(const IterationStats& it, size_t slot) {
     EngineHandles& h = handles[slot];
     const auto d = [](int64_t v) { return static_cast<double>(v); };
-    Add(h.corrupted, d(it.num_corrupted_reqs), "num_corrupted_reqs");           // C.1
-    Add(h.preemptions, d(it.num_preempted_reqs), "num_preempted_reqs");         // C.2
+    Add(h.corrupted, d(it.num_corrupted_reqs), "num_corrupted_reqs");    // C.1
+    Add(h.preemptions, d(it.num_preempted_reqs), "num_preempted_reqs");  // C.2
     const PromptTokenStats& p = it.prompt_token_stats;
-    Add(h.prompt_tokens, d(p.total), "prompt_token_stats.total");               // C.3
+    Add(h.prompt_tokens, d(p.total), "prompt_token_stats.total");              // C.3
     Add(h.prompt_by_source[0], d(p.computed), "prompt_token_stats.computed");  // C.4
     Add(h.prompt_by_source[1], d(p.local_cache_hit), "prompt_token_stats.local_cache_hit");
     Add(h.prompt_by_source[2], d(p.external_kv_transfer),
         "prompt_token_stats.external_kv_transfer");
-    Add(h.prompt_cached, d(p.cached_tokens), "prompt_token_stats.cached_tokens");  // C.5
+    Add(h.prompt_cached, d(p.cached_tokens), "prompt_token_stats.cached_tokens");    // C.5
     Add(h.generation_tokens, d(it.num_generation_tokens), "num_generation_tokens");  // C.6
     // C.7: once per IterationStats, even when the value is 0.
     h.iteration_tokens->Observe(d(p.computed + it.num_generation_tokens));
@@ -351,8 +361,8 @@ struct StatsRecorder::Impl {
       h.max_num_generation_tokens->Observe(d(v));
     }
     for (int64_t v : it.n_params_iter) h.params_n->Observe(d(v));
-    for (double v : it.time_to_first_tokens_iter) h.ttft->Observe(v);
-    for (double v : it.inter_token_latencies_iter) h.itl->Observe(v);
+    h.ttft->ObserveMany(it.time_to_first_tokens_iter);
+    h.itl->ObserveMany(it.inter_token_latencies_iter);            // one per output: batched
     for (const FinishedRequestStats& f : it.finished_requests) {  // C.9
       const auto reason = static_cast<size_t>(f.finish_reason);
       if (reason < 5) h.success[reason]->Add(1);

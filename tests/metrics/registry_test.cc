@@ -155,7 +155,7 @@ TEST(Child, NanObservationChangesSumOnlyLikePrometheusClient) {
 
 // The single-writer updates must leave exactly what the atomic ones leave: same buckets, the
 // same sum bit for bit (the values are added in the same order), the same refusals.
-TEST(Child, ExclusiveUpdatesMatchAtomicOnesBitForBit) {
+TEST(Child, ExclusiveAndBatchedUpdatesMatchAtomicOnesBitForBit) {
   Registry reg;
   const std::vector<double> bounds = {0.001, 0.01, 0.1, 1.0, 10.0};
   Family& h = reg.AddFamily({"h", MetricType::kHistogram, "H.", {"k"}, bounds});
@@ -176,12 +176,17 @@ TEST(Child, ExclusiveUpdatesMatchAtomicOnesBitForBit) {
   many_h->ObserveManyExclusive(std::span<const double>(values).first(4));
   many_h->ObserveManyExclusive(std::span<const double>(values).subspan(4));
   many_h->ObserveManyExclusive({});
+  Child* batch_h = h.GetOrCreate({"batch"});
+  batch_h->ObserveMany(std::span<const double>(values).first(4));
+  batch_h->ObserveMany(std::span<const double>(values).subspan(4));
+  batch_h->ObserveMany({});
   for (size_t b = 0; b <= bounds.size(); ++b) {
     EXPECT_EQ(one_h->bucket_count(b), atomic_h->bucket_count(b)) << "bucket " << b;
     EXPECT_EQ(many_h->bucket_count(b), atomic_h->bucket_count(b)) << "bucket " << b;
+    EXPECT_EQ(batch_h->bucket_count(b), atomic_h->bucket_count(b)) << "bucket " << b;
   }
   EXPECT_TRUE(std::isnan(atomic_h->sum()));
-  EXPECT_TRUE(std::isnan(one_h->sum()) && std::isnan(many_h->sum()));
+  EXPECT_TRUE(std::isnan(one_h->sum()) && std::isnan(many_h->sum()) && std::isnan(batch_h->sum()));
   EXPECT_EQ(one_c->value(), atomic_c->value());
   EXPECT_FALSE(one_c->AddExclusive(-1)) << "negative increments are refused";
 
@@ -192,6 +197,22 @@ TEST(Child, ExclusiveUpdatesMatchAtomicOnesBitForBit) {
   for (const double v : values) atomic_sum->Observe(v);
   many_sum->ObserveManyExclusive(values);
   EXPECT_EQ(std::bit_cast<uint64_t>(many_sum->sum()), std::bit_cast<uint64_t>(atomic_sum->sum()));
+  Child* batch_sum = h.GetOrCreate({"batch_sum"});
+  batch_sum->ObserveMany(std::span<const double>(values).first(100));
+  batch_sum->ObserveMany(std::span<const double>(values).subspan(100));
+  EXPECT_EQ(std::bit_cast<uint64_t>(batch_sum->sum()), std::bit_cast<uint64_t>(atomic_sum->sum()));
+  // More buckets than ObserveMany counts locally: counted one by one, same result.
+  std::vector<double> many_bounds;
+  for (int i = 1; i <= 40; ++i) many_bounds.push_back(0.05 * i);
+  Family& wide = reg.AddFamily({"wide", MetricType::kHistogram, "W.", {"k"}, many_bounds});
+  Child* wide_one = wide.GetOrCreate({"one"});
+  Child* wide_batch = wide.GetOrCreate({"batch"});
+  for (const double v : values) wide_one->Observe(v);
+  wide_batch->ObserveMany(values);
+  for (size_t b = 0; b <= many_bounds.size(); ++b) {
+    EXPECT_EQ(wide_batch->bucket_count(b), wide_one->bucket_count(b)) << "bucket " << b;
+  }
+  EXPECT_EQ(std::bit_cast<uint64_t>(wide_batch->sum()), std::bit_cast<uint64_t>(wide_one->sum()));
 }
 
 TEST(Registry, ConcurrentRecordingAndChildCreationLoseNothing) {
@@ -210,6 +231,30 @@ TEST(Registry, ConcurrentRecordingAndChildCreationLoseNothing) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(shared->value(), 80000.0);
+}
+
+TEST(Registry, ConcurrentBatchedAndSingleObservationsLoseNothing) {
+  Registry reg;
+  Family& f = reg.AddFamily({"h", MetricType::kHistogram, "H.", {}, {1, 2, 4}});
+  Child* shared = f.GetOrCreate(std::span<const std::string>());
+  const std::vector<double> batch = {0.5, 1, 1.5, 3, 5};  // two in the first bucket, +Inf too
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5000; ++i) {
+        if (t % 2 == 0) {
+          shared->ObserveMany(batch);
+        } else {
+          for (const double v : batch) shared->Observe(v);
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (size_t b = 0; b < 4; ++b) {
+    EXPECT_EQ(shared->bucket_count(b), b == 0 ? 40000u : 20000u) << "bucket " << b;
+  }
+  EXPECT_EQ(shared->sum(), 4 * 5000 * 11.0) << "integral halves: every order sums exactly";
 }
 
 }  // namespace
