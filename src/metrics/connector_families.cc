@@ -305,51 +305,54 @@ void ConnectorRecorder::Record(const KvConnectorStats& stats, size_t engine_slot
       Log("connector " + p.connector +
           " was not configured; registering its families on first sight");
     }
-    RowState& state = StateFor(row);
+    PayloadRecording rec{p, row, StateFor(row), engine_slot, ctx};
+    // The callback captures two pointers, so std::function holds it without allocating.
+    ForEachConnectorSample(p, row, ctx,
+                           [this, &rec](const ConnectorSample& s) { RecordSample(rec, s); });
+    Account(p.connector, kOutcomeRecorded);
+  }
+}
+
+void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSample& s) {
+  RowState& state = rec.state;
+  Child* child = nullptr;
+  if (!state.eager.empty() && s.extra_label_values.empty()) {
+    child = state.eager[rec.engine_slot][s.metric_index];
+  }
+  if (child == nullptr) {
     // A record's samples (one label set) resolve their children once: record-shaped rows
     // look every family's children up together.
-    uint32_t resolved_set = 0;
-    std::vector<Child*>* record_children = nullptr;
-    ForEachConnectorSample(p, row, ctx, [&](const ConnectorSample& s) {
-      Child* child = nullptr;
-      if (!state.eager.empty() && s.extra_label_values.empty()) {
-        child = state.eager[engine_slot][s.metric_index];
+    if (s.label_set == 0 || s.label_set != rec.resolved_set || !rec.row.record_shaped()) {
+      rec.record_children =
+          &LazyChildren(rec.row, state, rec.engine_slot, s.extra_label_values, s.metric_index);
+      rec.resolved_set = s.label_set;
+    }
+    child = (*rec.record_children)[s.metric_index];
+  }
+  if (child == nullptr) {
+    guard_.CountDropped(*state.families[s.metric_index]);
+    return;
+  }
+  const MetricDef& m = rec.row.metrics[s.metric_index];
+  // Every write to connector children is under mu_, so the Exclusive updates apply.
+  switch (m.type) {
+    case MetricType::kHistogram:
+      child->ObserveManyExclusive(s.values);
+      break;
+    case MetricType::kGauge:
+      child->Set(s.values.back());  // the last of several sets is the one that stays
+      break;
+    case MetricType::kCounter:
+      for (const double v : s.values) {
+        if (child->AddExclusive(v)) continue;
+        Problem problem;
+        problem.message_number = rec.ctx.message_number;
+        problem.connector = rec.payload.connector;
+        problem.key = m.samples_path;
+        problem.what = "negative or NaN counter increment skipped";
+        if (rec.ctx.reporter != nullptr) rec.ctx.reporter->Report(problem);
       }
-      if (child == nullptr) {
-        if (s.label_set == 0 || s.label_set != resolved_set || !row.record_shaped()) {
-          record_children =
-              &LazyChildren(row, state, engine_slot, s.extra_label_values, s.metric_index);
-          resolved_set = s.label_set;
-        }
-        child = (*record_children)[s.metric_index];
-      }
-      if (child == nullptr) {
-        guard_.CountDropped(*state.families[s.metric_index]);
-        return;
-      }
-      const MetricDef& m = row.metrics[s.metric_index];
-      // Every write to connector children is under mu_, so the Exclusive updates apply.
-      switch (m.type) {
-        case MetricType::kHistogram:
-          child->ObserveManyExclusive(s.values);
-          break;
-        case MetricType::kGauge:
-          child->Set(s.values.back());  // the last of several sets is the one that stays
-          break;
-        case MetricType::kCounter:
-          for (const double v : s.values) {
-            if (child->AddExclusive(v)) continue;
-            Problem problem;
-            problem.message_number = ctx.message_number;
-            problem.connector = p.connector;
-            problem.key = m.samples_path;
-            problem.what = "negative or NaN counter increment skipped";
-            if (ctx.reporter != nullptr) ctx.reporter->Report(problem);
-          }
-          break;
-      }
-    });
-    Account(p.connector, kOutcomeRecorded);
+      break;
   }
 }
 

@@ -41,6 +41,7 @@
 
 #include "metrics/cardinality_guard.h"
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/kv_connector_stats.h"
 #include "vmetrics/registry.h"
 
 namespace vmetrics::internal {
@@ -77,6 +78,18 @@ class ConnectorRecorder {
     std::unordered_map<std::string, std::vector<Child*>> lazy;
   };
   RowState& StateFor(const ConnectorRow& row);
+  // One payload being recorded: what each of its samples needs.
+  struct PayloadRecording {
+    const ConnectorPayload& payload;
+    const ConnectorRow& row;
+    RowState& state;
+    size_t engine_slot;
+    const DecodeContext& ctx;
+    uint32_t resolved_set = 0;  // the label_set whose children record_children holds
+    std::vector<Child*>* record_children = nullptr;
+  };
+  // Applies one sample to its child (under mu_).
+  void RecordSample(PayloadRecording& rec, const ConnectorSample& s);
   void Account(const std::string& connector, const char* outcome);
   // The children for (engine slot, extra label values); an entry is null where the guard
   // refused a new child (then the result is not remembered, and is valid until the next call).

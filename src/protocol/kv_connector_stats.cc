@@ -613,6 +613,13 @@ size_t ApplyMetric(MsgpackReader& r, const Walk& w, size_t mi,
                    std::span<const std::string_view> labels) {
   const MetricDef& m = w.row.metrics[mi];
   if (r.NextIsNil()) return 0;
+  if (double v; m.labelnames.empty() && r.NextIsNumber() && r.ReadDouble(&v).ok()) {
+    // A plain number (a record's fields, the failure counts): what ApplyValue would do with
+    // it, without looking for a list or a typed map first.
+    const double value[] = {m.type == MetricType::kHistogram ? v * m.scale : v};
+    w.fn(ConnectorSample{mi, value, labels, w.label_set});
+    return 1;
+  }
   uint32_t entries = 0;
   if (IsTupleKeyedMap(r, &entries)) return ApplyTyped(r, entries, w, mi);
   if (!m.labelnames.empty()) {

@@ -88,6 +88,12 @@ class MsgpackReader {
   }
   // True if the next value is nil (without consuming it).
   bool NextIsNil() const { return cur_ < end_ && static_cast<uint8_t>(*cur_) == 0xc0; }
+  // True if the next value's type byte is an int or a float (its bytes may still be cut short).
+  bool NextIsNumber() const {
+    if (cur_ >= end_) return false;
+    const uint8_t c = static_cast<uint8_t>(*cur_);
+    return c <= 0x7f || c >= 0xe0 || (c >= 0xca && c <= 0xd3);
+  }
 
   // The Read* calls below handle the encodings msgspec writes most (fixint, fixstr, fixmap,
   // fixarray, float64, nil) inline and everything else, including every failure, in the

@@ -345,8 +345,43 @@ TEST(MsgpackReader, PeekTypeNamesEveryFamily) {
   EXPECT_EQ(TypeOf(Hex("91 01")), MsgpackType::kArray);
   EXPECT_EQ(TypeOf(Hex("81 01 01")), MsgpackType::kMap);
   EXPECT_EQ(TypeOf(Hex("d4 03 00")), MsgpackType::kExt);
+  // The encodings PeekType answers inline, and their neighbours.
+  EXPECT_EQ(TypeOf(Hex("cc ff")), MsgpackType::kInt);
+  EXPECT_EQ(TypeOf(Hex("cd 01 00")), MsgpackType::kInt);
+  EXPECT_EQ(TypeOf(Hex("ce 00 01 11 70")), MsgpackType::kInt);
+  EXPECT_EQ(TypeOf(Hex("d9 01 61")), MsgpackType::kStr);
+  EXPECT_EQ(TypeOf(Hex("dc 00 01 01")), MsgpackType::kArray);
+  EXPECT_EQ(TypeOf(Hex("de 00 01 01 01")), MsgpackType::kMap);
+  EXPECT_EQ(TypeOf(Hex("9f 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01")), MsgpackType::kArray);
   EXPECT_STREQ(MsgpackTypeName(MsgpackType::kMap), "map");
   EXPECT_STREQ(MsgpackTypeName(MsgpackType::kExt), "ext");
+}
+
+// PeekType's inline answers check the value's length as its general path does: a scalar or
+// string cut short, or an array16 counting more elements than bytes remain, is malformed.
+TEST(MsgpackReader, PeekTypeOfAValueCutShortIsMalformed) {
+  for (const char* hex : {"cc ff", "cd 01 00", "ce 00 01 11 70", "cb 3f f8 00 00 00 00 00 00",
+                          "a3 61 62 63", "dc 00 02 01 02"}) {
+    const std::string full(Hex(hex));
+    for (size_t cut = 1; cut < full.size(); ++cut) {
+      const std::string prefix = full.substr(0, cut);  // exactly `cut` bytes, for ASan
+      MsgpackReader r(prefix);
+      MsgpackType t;
+      EXPECT_FALSE(r.PeekType(&t).ok()) << hex << " cut at " << cut;
+    }
+  }
+}
+
+TEST(MsgpackReader, NextIsNumberIsTrueForIntsAndFloatsOnly) {
+  for (const char* hex :
+       {"01", "e5", "cc ff", "cd 01 00", "ce 00 01 11 70", "cf 00 00 00 00 00 00 00 01", "d0 80",
+        "d3 00 00 00 00 00 00 00 01", "ca 00 00 00 00", "cb 00 00 00 00 00 00 00 00"}) {
+    EXPECT_TRUE(MsgpackReader(Hex(hex)).NextIsNumber()) << hex;
+  }
+  for (const char* hex : {"c0", "c2", "c3", "a1 61", "c4 00", "91 01", "81 01 01", "d4 03 00",
+                          "dc 00 01 01", "c1", ""}) {
+    EXPECT_FALSE(MsgpackReader(Hex(hex)).NextIsNumber()) << hex;
+  }
 }
 
 TEST(MsgpackReader, EmptyInputIsMalformed) {
