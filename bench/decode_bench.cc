@@ -9,9 +9,9 @@
 //
 // Recorded result (2-core Intel Xeon (family 6 model 207) KVM guest, g++ 12.2 -O3, 2026-11-30; CPU
 // time, best of 5; per message; see bench/README.md for the full table):
-//   BM_Decode/w1                4.14 us   0.86 GB/s
-//   BM_Decode/w2               11.3 us    1.53 GB/s   22.7 M outputs/s
-//   BM_DecodeFreshOutput/w2    28.7 us    (a fresh EngineCoreOutputs per message)
+//   BM_Decode/w1                1.87 us   1.88 GB/s
+//   BM_Decode/w2                9.92 us   1.76 GB/s   25.8 M outputs/s
+//   BM_DecodeFreshOutput/w2    47.5 us    (a fresh EngineCoreOutputs per message)
 #include <benchmark/benchmark.h>
 
 #include <msgpack.hpp>

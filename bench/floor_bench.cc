@@ -9,7 +9,7 @@
 // Recorded result (2-core Intel Xeon (family 6 model 207) KVM guest, g++ 12.2 -O3, 2026-11-30; CPU
 // time, best of 5; per message; see bench/README.md):
 //   BM_Floor/w1      0.94 us   3.76 GB/s
-//   BM_Floor/w2      7.00 us   2.45 GB/s
+//   BM_Floor/w2      6.86 us   2.50 GB/s
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_util.h"

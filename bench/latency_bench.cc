@@ -19,10 +19,10 @@
 //
 // Recorded result (2-core Intel Xeon (family 6 model 207) KVM guest, g++ 12.2 -O3, 2026-11-30; see
 // bench/README.md):
-//   BM_RecordLatency/idle                      p50 12.8 us  p99 18.0 us
-//   BM_RecordLatency/render_threads_8          p50 13.1 us  p99 18.9 us
-//   BM_RecordLatency/http_clients_8            p50 12.8 us  p99 44.1 us  (CPU shared, see README)
-//   BM_RecordLatency/http_clients_8_pinned     p50 12.7 us  p99 15.5 us
+//   BM_RecordLatency/idle                      p50 4.39 us  p99 5.16 us
+//   BM_RecordLatency/render_threads_8          p50 4.55 us  p99 6.81 us
+//   BM_RecordLatency/http_clients_8            p50 4.50 us  p99 6.22 us
+//   BM_RecordLatency/http_clients_8_pinned     p50 4.42 us  p99 5.85 us
 #include <arpa/inet.h>
 #include <benchmark/benchmark.h>
 #include <netinet/in.h>

@@ -11,13 +11,15 @@
 //
 // Recorded result (2-core Intel Xeon (family 6 model 207) KVM guest, g++ 12.2 -O3, 2026-11-30; CPU
 // time, best of 5; per message; see bench/README.md for what each optimisation bought):
-//   BM_DecodeRecord/w1              10.1 us   (99 k messages/s)
-//   BM_DecodeRecord/w2              11.9 us   (21.5 M request outputs/s)
-//   BM_RecordOnly/w1                 7.1 us
-//   BM_RecordNixlMulti               8.9 us
-//   BM_HistogramObserve             16.5 ns
-//   BM_HistogramObserveExclusive     5.5 ns
-//   BM_HistogramObserveLookup       89.9 ns   (baseline: GetOrCreate per observation)
+//   BM_DecodeRecord/w1              6.46 us   (155 k messages/s)
+//   BM_DecodeRecord/w2              9.44 us   (27.1 M request outputs/s)
+//   BM_DecodeRecordRequests/w2      20.0 us   (12.8 M request outputs/s)
+//   BM_RecordOnly/w1                4.46 us
+//   BM_WalkOnly/w1                  2.45 us   (NIXL 0.81, Mooncake store 1.08, Mooncake P2P 0.38)
+//   BM_RecordNixlMulti              5.77 us
+//   BM_HistogramObserve             16.1 ns
+//   BM_HistogramObserveExclusive     5.0 ns
+//   BM_HistogramObserveLookup       84.2 ns   (baseline: GetOrCreate per observation)
 //   BM_CounterAdd / AddExclusive    13.2 ns / 2.4 ns
 #include <benchmark/benchmark.h>
 

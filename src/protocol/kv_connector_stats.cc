@@ -55,7 +55,7 @@ bool ScanChildMap(MsgpackReader& r, std::string_view* descriptor) {
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view key;
     if (!r.ReadStr(&key).ok() && !r.Skip().ok()) return false;
-    if (key == kMetricsDescriptorKey && descriptor->empty()) {  // the first, as FindDescriptor
+    if (key == kMetricsDescriptorKey && descriptor->empty()) {  // the first one counts
       if (!r.ReadRaw(descriptor).ok()) return false;
     } else if (!r.Skip().ok()) {
       return false;
@@ -190,21 +190,7 @@ void FillPayload(std::string_view raw, size_t offset, ConnectorPayload* p) {
 // Sets p->descriptor to the raw `_metrics_descriptor` value, if the payload carries one.
 void FindDescriptor(ConnectorPayload* p) {
   MsgpackReader r(p->payload, p->payload_offset);
-  uint32_t n;
-  if (!r.ReadMapHeader(&n).ok()) return;
-  for (uint32_t i = 0; i < n; ++i) {
-    std::string_view key;
-    if (!r.ReadStr(&key).ok()) {
-      if (!r.Skip().ok()) return;
-      if (!r.Skip().ok()) return;
-      continue;
-    }
-    if (key == kMetricsDescriptorKey) {
-      (void)r.ReadRaw(&p->descriptor);
-      return;
-    }
-    if (!r.Skip().ok()) return;
-  }
+  (void)ScanChildMap(r, &p->descriptor);  // one found before a broken entry still counts
 }
 
 // A payload with no row is an unknown connector, unless it carries a descriptor: then the
