@@ -33,9 +33,13 @@ class Reporter {
 };
 
 // Logs the first occurrence of each distinct (connector, key, what) through `log`, then stays
-// quiet about it; counts all occurrences.
+// quiet about it; counts all occurrences. It remembers at most kMaxDistinct problems, so a
+// stream of ever-different bad input cannot grow it without bound: past that, one line says
+// so and further new problems are counted, not logged.
 class LoggingReporter : public Reporter {
  public:
+  static constexpr size_t kMaxDistinct = 1000;
+
   explicit LoggingReporter(std::function<void(const std::string&)> log) : log_(std::move(log)) {}
   void Report(const Problem& problem) override;
   uint64_t count() const;
@@ -44,6 +48,7 @@ class LoggingReporter : public Reporter {
   std::function<void(const std::string&)> log_;
   mutable std::mutex mu_;
   std::set<std::string> seen_;
+  bool full_ = false;  // kMaxDistinct reached and said so
   uint64_t count_ = 0;
 };
 

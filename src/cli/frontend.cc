@@ -107,7 +107,9 @@ struct Frontend::Impl {
       Problem p;
       p.message_number = number;
       p.offset = s.offset();
-      p.what = "message skipped: " + s.ToString();
+      // The offset goes in p.offset, not in the text: one bad frame after another at different
+      // offsets is one problem to the reporter, logged once and counted.
+      p.what = std::string("message skipped: ") + StatusCodeName(s.code()) + ": " + s.message();
       recorder->reporter().Report(p);
       return;
     }

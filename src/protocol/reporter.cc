@@ -28,9 +28,21 @@ void LoggingReporter::Report(const Problem& problem) {
   // A distinct problem is (connector, key, what); message numbers and offsets vary per message
   // and would defeat "logged once".
   std::string id;
-  id.append(problem.connector).append("\x1f").append(problem.key).append("\x1f").append(problem.what);
+  id.append(problem.connector)
+      .append("\x1f")
+      .append(problem.key)
+      .append("\x1f")
+      .append(problem.what);
   std::lock_guard<std::mutex> lock(mu_);
   ++count_;
+  if (seen_.size() >= kMaxDistinct && seen_.count(id) == 0) {
+    if (!full_ && log_) {
+      log_(std::to_string(kMaxDistinct) +
+           " distinct problems logged; further new ones are counted, not logged");
+    }
+    full_ = true;
+    return;
+  }
   if (seen_.insert(std::move(id)).second && log_) log_(FormatProblem(problem));
 }
 
