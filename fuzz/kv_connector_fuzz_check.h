@@ -16,8 +16,8 @@
 // Invariants:
 //   * nothing crashes (ASan/UBSan report anything else);
 //   * every sample names a metric of its row and carries as many extra label values as the
-//     row says (record labels, or the metric's labelnames); no more samples than the payload
-//     could hold;
+//     row says (record labels, or the metric's labelnames); samples of one nonzero label_set
+//     carry the same label values; no more samples than the payload could hold;
 //   * recording respects the cardinality guard: no family grows past
 //     max(its children before recording, kFuzzLabelLimit);
 //   * the text rendering is lines of `# HELP`, `# TYPE` or `<series> <value>`.
@@ -29,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vmetrics/exposition.h"
 #include "vmetrics/kv_connector_stats.h"
@@ -56,6 +57,7 @@ inline std::string CheckSamples(const KvConnectorStats& kv, const DecodeContext&
     const ConnectorRow& row = *p.row;
     const size_t extra = row.record_shaped() ? row.ExtraLabelNames().size() : 0;
     std::string why;
+    std::map<uint32_t, std::vector<std::string>> labels_of_set;
     const size_t n = ForEachConnectorSample(p, ctx, [&](const ConnectorSample& s) {
       if (!why.empty()) return;
       if (s.metric_index >= row.metrics.size()) {
@@ -63,6 +65,13 @@ inline std::string CheckSamples(const KvConnectorStats& kv, const DecodeContext&
       } else if (s.extra_label_values.size() !=
                  (row.record_shaped() ? extra : row.metrics[s.metric_index].labelnames.size())) {
         why = "a sample carries the wrong number of extra label values";
+      } else if (s.label_set != 0) {
+        const std::vector<std::string> labels(s.extra_label_values.begin(),
+                                              s.extra_label_values.end());
+        const auto [it, first] = labels_of_set.emplace(s.label_set, labels);
+        if (!first && it->second != labels) {
+          why = "two samples of one label_set carry different label values";
+        }
       }
     });
     if (!why.empty()) return why + " (connector " + p.connector + ")";
