@@ -84,17 +84,26 @@ void BM_DecodeRecordRequests(benchmark::State& state) {
   SetThroughputCounters(state, w);
 }
 
+// Every message of `w` decoded beforehand, for the benchmarks that time what comes after.
+bool DecodeAll(const Workload& w, StatsRecorder& recorder, std::deque<EngineCoreOutputs>* out) {
+  out->resize(w.messages.size());
+  for (size_t i = 0; i < w.messages.size(); ++i) {
+    std::string_view frames[] = {w.messages[i]};
+    if (!DecodeEngineCoreOutputs(frames, recorder.decode_context(i + 1), &(*out)[i]).ok()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void BM_RecordOnly(benchmark::State& state, const std::string& name) {
   const Workload& w = Get(name);
   Registry registry;
   StatsRecorder recorder(&registry, RecorderOptionsFor(w));
-  std::deque<EngineCoreOutputs> decoded(w.messages.size());
-  for (size_t i = 0; i < w.messages.size(); ++i) {
-    std::string_view frames[] = {w.messages[i]};
-    if (!DecodeEngineCoreOutputs(frames, recorder.decode_context(i + 1), &decoded[i]).ok()) {
-      state.SkipWithError("decode failed");
-      return;
-    }
+  std::deque<EngineCoreOutputs> decoded;
+  if (!DecodeAll(w, recorder, &decoded)) {
+    state.SkipWithError("decode failed");
+    return;
   }
   for (auto _ : state) {
     for (const EngineCoreOutputs& m : decoded) recorder.Record(m);
@@ -109,13 +118,10 @@ void BM_WalkOnly(benchmark::State& state, const std::string& connector) {
   const Workload& w = Get("w1");
   Registry registry;
   StatsRecorder recorder(&registry, RecorderOptionsFor(w));
-  std::deque<EngineCoreOutputs> decoded(w.messages.size());
-  for (size_t i = 0; i < w.messages.size(); ++i) {
-    std::string_view frames[] = {w.messages[i]};
-    if (!DecodeEngineCoreOutputs(frames, recorder.decode_context(i + 1), &decoded[i]).ok()) {
-      state.SkipWithError("decode failed");
-      return;
-    }
+  std::deque<EngineCoreOutputs> decoded;
+  if (!DecodeAll(w, recorder, &decoded)) {
+    state.SkipWithError("decode failed");
+    return;
   }
   size_t values = 0;
   const ConnectorSampleFn count = [&](const ConnectorSample& s) { values += s.values.size(); };
