@@ -1,7 +1,5 @@
 #include "metrics/connector_families.h"
 
-#include <algorithm>
-
 #include "vmetrics/kv_connector_stats.h"
 #include "vmetrics/metrics_descriptor.h"
 
@@ -112,27 +110,8 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
                                                      size_t engine_slot,
                                                      std::span<const std::string_view> extra,
                                                      size_t metric_index) {
-  // The samples of one record (five, one per family) share their labels, and a message's
-  // records come back to a few label sets: the recent answers take them without building a key.
-  const size_t lookup_index = row.record_shaped() ? 0 : metric_index;
-  size_t slot = engine_slot * 7 + lookup_index * 3;
-  for (std::string_view v : extra) {
-    slot = slot * 31 + v.size();
-    if (!v.empty()) slot += static_cast<unsigned char>(v[0]) + static_cast<unsigned char>(v.back());
-  }
-  RecentChildren& recent = recent_[slot % kRecentSlots];
-  if (recent.children != nullptr && recent.state == &state && recent.engine_slot == engine_slot &&
-      recent.metric_index == lookup_index &&
-      std::equal(extra.begin(), extra.end(), recent.extra.begin(), recent.extra.end())) {
-    return *recent.children;
-  }
-  auto remember = [&](std::vector<Child*>* children) {
-    recent.state = &state;
-    recent.engine_slot = engine_slot;
-    recent.metric_index = lookup_index;
-    recent.extra.assign(extra.begin(), extra.end());
-    recent.children = children;
-  };
+  // The key is built in a buffer that keeps its capacity (no allocation per look-up); a record's
+  // samples come here once per record (ConnectorSample::label_set), not once per sample.
   std::string& key = key_buffer_;
   key.clear();
   key.append(std::to_string(engine_slot));
@@ -142,10 +121,7 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
   // the family that was fed.
   if (!row.record_shaped()) key.append("\x1e").append(std::to_string(metric_index));
   auto it = state.lazy.find(key);
-  if (it != state.lazy.end()) {
-    remember(&it->second);
-    return it->second;
-  }
+  if (it != state.lazy.end()) return it->second;
   std::vector<Child*> children(row.metrics.size(), nullptr);
   bool refused = false;
   for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
@@ -162,9 +138,7 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
     refused_children_ = std::move(children);
     return refused_children_;
   }
-  std::vector<Child*>& created = state.lazy.emplace(key, std::move(children)).first->second;
-  remember(&created);
-  return created;
+  return state.lazy.emplace(key, std::move(children)).first->second;
 }
 
 Status ConnectorRecorder::CheckRegistryConflicts(const ConnectorRow& row) const {

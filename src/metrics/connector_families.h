@@ -120,18 +120,6 @@ class ConnectorRecorder {
   std::vector<Child*> refused_children_;  // LazyChildren's result when a child was refused
   std::map<const ConnectorRow*, RowState> rows_;
   std::string key_buffer_;  // LazyChildren's key, reused
-  // LazyChildren's recent answers and what each was asked, compared before any key is built:
-  // a direct-mapped cache by engine slot and the extra values' lengths and first bytes, so that
-  // a message's records (three operations, mostly one status) are answered from it.
-  struct RecentChildren {
-    const RowState* state = nullptr;
-    size_t engine_slot = 0;
-    size_t metric_index = 0;
-    std::vector<std::string> extra;
-    std::vector<Child*>* children = nullptr;
-  };
-  static constexpr size_t kRecentSlots = 64;
-  std::vector<RecentChildren> recent_ = std::vector<RecentChildren>(kRecentSlots);
   // (connector, outcome) pairs, looked up without building the pair.
   struct PairLess {
     using is_transparent = void;
