@@ -489,12 +489,18 @@ namespace {
 
 // serve_requests: the frontend's requests go through the same engine model as the synthetic
 // ones (tests/cli/completions_test.cc drives them over real sockets).
-TEST(SimulatorServedRequests, AServedRequestIsQueuedScheduledDecodedAndFinishedByLength) {
+// An engine model that serves only the frontend's requests (no synthetic ones), with
+// deterministic time.
+internal::EngineModel ServingModel() {
   SimulatorOptions o;
   o.capture_path = "unused";
   o.synthetic_requests = false;
   o.serve_requests = true;
-  internal::EngineModel model(o, 0, /*seed=*/3, /*deterministic_time=*/true);
+  return internal::EngineModel(o, 0, /*seed=*/3, /*deterministic_time=*/true);
+}
+
+TEST(SimulatorServedRequests, AServedRequestIsQueuedScheduledDecodedAndFinishedByLength) {
+  internal::EngineModel model = ServingModel();
   EngineCoreRequestSpec add;
   add.request_id = "r1";
   add.prompt_token_ids.assign(40, 5);
@@ -526,11 +532,7 @@ TEST(SimulatorServedRequests, AServedRequestIsQueuedScheduledDecodedAndFinishedB
 }
 
 TEST(SimulatorServedRequests, AnAbortDropsTheRequestWithoutAnOutput) {
-  SimulatorOptions o;
-  o.capture_path = "unused";
-  o.synthetic_requests = false;
-  o.serve_requests = true;
-  internal::EngineModel model(o, 0, /*seed=*/3, /*deterministic_time=*/true);
+  internal::EngineModel model = ServingModel();
   EngineCoreRequestSpec add;
   add.request_id = "r1";
   add.prompt_token_ids = {1, 2, 3};
