@@ -36,6 +36,10 @@
 
 #include "vmetrics/connector_catalog.h"  // MetricType
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace vmetrics {
 
 // Seconds since the Unix epoch for `_created` samples and info gauges. Injected so tests can
@@ -152,6 +156,58 @@ static_assert(alignof(Child) >= alignof(std::string_view) &&
 namespace internal {
 // Label values interned once per registry (Family::GetOrCreate stores views of them).
 class LabelPool;
+
+// BucketIndexer
+//
+// A histogram family's bucket look-up: the index of the first bound >= v (bounds.size() for
+// +Inf), -1 for NaN. When every bound is positive and normal and no binary octave holds more
+// than four, it works from the value's exponent: a positive value of exponent e lies in
+// [2^e, 2^(e+1)), so every bound of a lower exponent is below it and every bound of a higher one
+// above, and only its octave's bounds are compared — two or four at once, without a branch on
+// the value (exponents out of range clamp to an end of the table, a negative value counts as
+// exponent 0, and the bounds after the octave, higher ones or the +Inf padding, compare false).
+// vLLM's 1-2-5 and power-of-two buckets put at most two in one octave. Otherwise (linear or
+// non-positive bounds) it counts every bound below v, two at a time.
+class BucketIndexer {
+ public:
+  int operator()(double v) const {
+    if (octave_first_ == nullptr) return CountBelow(v);
+    if (v != v) return -1;  // NaN
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    int e = static_cast<int>((bits >> 52) & 0x7ff);
+    e = (bits >> 63) != 0 ? 0 : e;
+    e = std::clamp(e, octave_min_ - 1, octave_max_ + 1);
+    const int first = octave_first_[e - octave_min_ + 1];
+    const double* b = bounds_ + first;
+#if defined(__SSE2__)
+    const __m128d value = _mm_set1_pd(v);
+    // Bit i of a mask is set where bound i is below v.
+    const int low = _mm_movemask_pd(_mm_cmplt_pd(_mm_loadu_pd(b), value));
+    int below = first + (low & 1) + (low >> 1);
+    if (four_per_octave_) {
+      const int high = _mm_movemask_pd(_mm_cmplt_pd(_mm_loadu_pd(b + 2), value));
+      below += (high & 1) + (high >> 1);
+    }
+    return below;
+#else
+    int below = first + (b[0] < v) + (b[1] < v);
+    if (four_per_octave_) below += (b[2] < v) + (b[3] < v);
+    return below;
+#endif
+  }
+
+ private:
+  friend class vmetrics::Family;
+  int CountBelow(double v) const;  // the plain count (registry.cc)
+
+  const double* bounds_ = nullptr;          // with four +Inf after them in octave mode
+  size_t num_bounds_ = 0;                   // counting mode
+  const uint16_t* octave_first_ = nullptr;  // null: counting mode
+  int octave_min_ = 0;
+  int octave_max_ = 0;
+  bool four_per_octave_ = false;  // else at most two
+};
 }  // namespace internal
 
 class Family {
@@ -184,45 +240,24 @@ class Family {
   std::vector<const Child*> Children() const;
 
   // Bucket index for v (first bound >= v), bounds().size() for +Inf; -1 for NaN.
-  int BucketIndex(double v) const {
-    if (octave_first_.empty()) return BucketIndexByCount(v);
-    if (v != v) return -1;  // NaN
-    // A positive value of exponent e lies in [2^e, 2^(e+1)): every bound of a lower exponent is
-    // below it and every bound of a higher one above, so only its octave's bounds need comparing
-    // (vLLM's 1-2-5 and power-of-two buckets put at most two in one). Without a branch on the
-    // value: exponents out of range clamp to an end of the table, a negative value counts as
-    // exponent 0, and the bounds after the octave (higher ones, or +Inf padding) compare false.
-    uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    int e = static_cast<int>((bits >> 52) & 0x7ff);
-    e = (bits >> 63) != 0 ? 0 : e;
-    e = std::clamp(e, octave_min_ - 1, octave_max_ + 1);
-    const size_t first = octave_first_[static_cast<size_t>(e - octave_min_ + 1)];
-    const double* b = octave_bounds_.data() + first;
-    int below = static_cast<int>(first);
-    for (int j = 0; j < octave_span_; ++j) below += b[j] < v;
-    return below;
-  }
+  int BucketIndex(double v) const { return indexer_(v); }
+  // The same look-up as a small value, for loops over many values: a copy kept in registers
+  // rather than the family's members reloaded after every bucket update.
+  const internal::BucketIndexer& bucket_indexer() const { return indexer_; }
 
  private:
   friend class Registry;
   Family(FamilySpec spec, const Clock* clock, internal::LabelPool* pool);
-  void IndexOctaves();  // fills octave_first_
-  // BucketIndex by counting every bound below v (SSE2, two at a time): for bounds that are not
-  // all positive, or that put more than four in one octave (linear buckets).
-  int BucketIndexByCount(double v) const;
+  void IndexOctaves();  // fills indexer_
 
   FamilySpec spec_;
   std::vector<double> bounds_;  // histograms: spec_.buckets, the hot copy Observe reads
   // When every bound is positive: octave_first_[e - octave_min_ + 1] is the number of bounds
-  // whose binary exponent is below e (e from octave_min_ - 1 to octave_max_ + 1), so a value
-  // of exponent e is compared with only octave_span_ bounds from there (the most one octave
-  // holds; octave_bounds_ is bounds_ followed by that many +Inf). Empty otherwise.
+  // whose binary exponent is below e (e from octave_min_ - 1 to octave_max_ + 1); the indexer
+  // points into it and into octave_bounds_ (bounds_ followed by four +Inf). Empty otherwise.
   std::vector<uint16_t> octave_first_;
   std::vector<double> octave_bounds_;
-  int octave_min_ = 0;
-  int octave_max_ = 0;
-  int octave_span_ = 0;
+  internal::BucketIndexer indexer_;
   const Clock* clock_;
   internal::LabelPool* pool_;
   mutable std::mutex mu_;
@@ -255,11 +290,12 @@ inline void Child::Observe(double v) {
 inline void Child::ObserveMany(std::span<const double> values) {
   if (values.empty()) return;
   std::atomic<uint64_t>* const counts = buckets();
+  const internal::BucketIndexer index = family_->bucket_indexer();
   uint32_t local[32];
   if (num_buckets_ <= std::size(local)) {
     std::fill_n(local, num_buckets_, 0u);
     for (const double v : values) {
-      const int i = family_->BucketIndex(v);
+      const int i = index(v);
       if (i >= 0) ++local[i];
     }
     for (uint32_t b = 0; b < num_buckets_; ++b) {
@@ -267,7 +303,7 @@ inline void Child::ObserveMany(std::span<const double> values) {
     }
   } else {
     for (const double v : values) {
-      const int i = family_->BucketIndex(v);
+      const int i = index(v);
       if (i >= 0) counts[i].fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -291,9 +327,10 @@ inline void Child::ObserveExclusive(double v) {
 inline void Child::ObserveManyExclusive(std::span<const double> values) {
   double sum = value_.load(std::memory_order_relaxed);
   std::atomic<uint64_t>* const counts = buckets();
+  const internal::BucketIndexer index = family_->bucket_indexer();
   for (const double v : values) {
     sum += v;
-    const int i = family_->BucketIndex(v);
+    const int i = index(v);
     if (i >= 0)
       counts[i].store(counts[i].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }

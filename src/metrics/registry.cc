@@ -89,6 +89,8 @@ int Exponent(double v) {
 void Family::IndexOctaves() {
   // Bounds are ascending and finite (ValidateRow, FamilySpec); the index needs them positive and
   // normal, and stays small (vLLM's widest, 1e-3 s to hours or 1 to 2^31 bytes, span ~40).
+  indexer_.bounds_ = bounds_.data();  // counting mode unless the octaves are indexed below
+  indexer_.num_bounds_ = bounds_.size();
   if (bounds_.empty() || !(bounds_.front() >= std::numeric_limits<double>::min()) ||
       bounds_.size() >= UINT16_MAX) {
     return;
@@ -108,26 +110,27 @@ void Family::IndexOctaves() {
   }
   if (span > 4) return;  // linear buckets: the plain count is as fast
   octave_first_ = std::move(first);
-  octave_min_ = min;
-  octave_max_ = max;
-  octave_span_ = span;
   octave_bounds_ = bounds_;
-  octave_bounds_.insert(octave_bounds_.end(), static_cast<size_t>(span),
-                        std::numeric_limits<double>::infinity());
+  octave_bounds_.insert(octave_bounds_.end(), 4, std::numeric_limits<double>::infinity());
+  indexer_.bounds_ = octave_bounds_.data();
+  indexer_.octave_first_ = octave_first_.data();
+  indexer_.octave_min_ = min;
+  indexer_.octave_max_ = max;
+  indexer_.four_per_octave_ = span > 2;
 }
 
 Family::~Family() {
   for (Child* c : children_) Child::Destroy(c);
 }
 
-int Family::BucketIndexByCount(double v) const {
+int internal::BucketIndexer::CountBelow(double v) const {
   if (v != v) return -1;  // NaN
   // For sorted bounds the first bound >= v is the number of bounds below v. Counting them all
   // avoids the branches of a binary search, which latencies spread over the buckets defeat;
   // two at a time with SSE2 it takes about 4 ns for NIXL's 12 bounds where std::lower_bound
   // takes 18 (bench/README.md).
-  const double* b = bounds_.data();
-  const size_t n = bounds_.size();
+  const double* b = bounds_;
+  const size_t n = num_bounds_;
   size_t i = 0;
   int below = 0;
 #if defined(__SSE2__)

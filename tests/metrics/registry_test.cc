@@ -109,10 +109,12 @@ TEST(Family, BucketIndexIsTheNumberOfBoundsBelowTheValueForEveryBucketShape) {
       {0.3, 0.5, 0.8, 1,  1.5, 2,   2.5, 5,   10,   15,  20,
        30,  40,  50,  60, 120, 240, 480, 960, 1920, 7680},  // vLLM's request latencies
       {16384, 32768, 65536, 131072, 262144, 524288, 1048576, 2147483648.0},  // powers of two
-      {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},               // linear: counted
-      {-5, -1, 0, 1, 5},  // not all positive: counted
-      {0, 0.5, 1},        // zero bound: counted
-      {1e-300, 1e300},    // exponents far apart
+      {1, 1.2, 1.5, 3, 100},                          // three in one octave: four compared
+      {0.125, 0.15, 0.175, 0.2, 1, 1.25, 1.5, 1.75},  // four in one octave, at the top end
+      {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},  // linear: counted
+      {-5, -1, 0, 1, 5},                                        // not all positive: counted
+      {0, 0.5, 1},                                              // zero bound: counted
+      {1e-300, 1e300},                                          // exponents far apart
       {7.0},
   };
   std::vector<double> probes = {0.0,
@@ -139,6 +141,7 @@ TEST(Family, BucketIndexIsTheNumberOfBoundsBelowTheValueForEveryBucketShape) {
       const int expected = static_cast<int>(
           std::count_if(shapes[s].begin(), shapes[s].end(), [v](double b) { return b < v; }));
       EXPECT_EQ(h.BucketIndex(v), expected) << "shape " << s << " value " << v;
+      EXPECT_EQ(h.bucket_indexer()(v), expected) << "shape " << s << " value " << v;
     }
     EXPECT_EQ(h.BucketIndex(std::nan("")), -1) << "shape " << s;
   }
