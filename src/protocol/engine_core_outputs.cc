@@ -198,8 +198,11 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
   }
   for (uint32_t pos = 2; pos < n; ++pos) {
     // Most positions of most outputs are nil, and nil leaves every field but
-    // num_nans_in_logits (an int, never None) at its default: consume it and move on.
-    if (pos != 13 && ConsumeNil(r)) continue;
+    // num_nans_in_logits (an int, never None, position 13) at its default: consume the run of
+    // nils up to the next non-nil value or position 13, and move on.
+    constexpr uint32_t kNumNansPosition = 13;
+    pos += r.SkipNils((pos < kNumNansPosition ? std::min(n, kNumNansPosition) : n) - pos);
+    if (pos == n) break;
     Status s;
     switch (pos) {
       case 2:
@@ -264,7 +267,7 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
         out->has_routed_experts = !r.NextIsNil();
         s = r.Skip();
         break;
-      case 13: s = r.ReadInt(&out->num_nans_in_logits); break;
+      case kNumNansPosition: s = r.ReadInt(&out->num_nans_in_logits); break;
       case 14:
         if (!ConsumeNil(r)) {
           uint32_t count;

@@ -372,6 +372,28 @@ TEST(MsgpackReader, PeekTypeOfAValueCutShortIsMalformed) {
   }
 }
 
+// SkipNils consumes the run of nils that comes next and nothing else: never more than asked,
+// never past the input, and not a value that only starts like one.
+TEST(MsgpackReader, SkipNilsConsumesOnlyTheRunOfNilsAhead) {
+  struct Case {
+    const char* hex;
+    uint32_t max;
+    uint32_t skipped;
+  };
+  for (const Case& c : std::vector<Case>{{"c0c0c001", 10, 3},  // stops at the fixint
+                                         {"c0c0c0", 10, 3},    // stops at the end
+                                         {"c0c0c0c0", 2, 2},   // stops at max
+                                         {"c0", 0, 0},
+                                         {"01c0", 10, 0},
+                                         {"", 5, 0},
+                                         {"c2c0", 5, 0}}) {  // false is not nil
+    const std::string_view bytes = Hex(c.hex);
+    MsgpackReader r(bytes);
+    EXPECT_EQ(r.SkipNils(c.max), c.skipped) << c.hex;
+    EXPECT_EQ(r.offset(), c.skipped) << c.hex;
+  }
+}
+
 TEST(MsgpackReader, NextIsNumberIsTrueForIntsAndFloatsOnly) {
   for (const char* hex :
        {"01", "e5", "cc ff", "cd 01 00", "ce 00 01 11 70", "cf 00 00 00 00 00 00 00 01", "d0 80",
