@@ -112,14 +112,17 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
                                                      size_t metric_index) {
   // The key is built in a buffer that keeps its capacity (no allocation per look-up); a record's
   // samples come here once per record (ConnectorSample::label_set), not once per sample.
+  // It starts with the engine slot's bytes (fixed width, so no separator is needed), then
+  // each label value after a separator.
   std::string& key = key_buffer_;
-  key.clear();
-  key.append(std::to_string(engine_slot));
-  for (std::string_view v : extra) key.append("\x1f").append(v);
+  key.assign(reinterpret_cast<const char*>(&engine_slot), sizeof engine_slot);
+  for (std::string_view v : extra) key.append(1, '\x1f').append(v);
   // Record-shaped rows create all their families' children at once for a new label set
   // (Python's MooncakeStorePromMetrics caches the five together); other lazy rows create only
   // the family that was fed.
-  if (!row.record_shaped()) key.append("\x1e").append(std::to_string(metric_index));
+  if (!row.record_shaped()) {
+    key.append(1, '\x1e').append(reinterpret_cast<const char*>(&metric_index), sizeof metric_index);
+  }
   auto it = state.lazy.find(key);
   if (it != state.lazy.end()) return it->second;
   std::vector<Child*> children(row.metrics.size(), nullptr);
