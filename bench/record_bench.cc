@@ -18,7 +18,8 @@
 //   BM_WalkOnly/w1                  2.45 us   (NIXL 0.81, Mooncake store 1.08, Mooncake P2P 0.38)
 //   BM_RecordNixlMulti              5.77 us
 //   BM_HistogramObserve             16.1 ns
-//   BM_HistogramObserveExclusive     5.0 ns
+//   BM_HistogramObserveExclusive     4.2 ns   (5.0 before the BucketIndexer, fourth session)
+//   BM_HistogramObserveManyExclusive 3.4 ns per value (a list of 64)
 //   BM_HistogramObserveLookup       84.2 ns   (baseline: GetOrCreate per observation)
 //   BM_CounterAdd / AddExclusive    13.2 ns / 2.4 ns
 #include <benchmark/benchmark.h>
