@@ -417,19 +417,25 @@ Result<ConnectorRow> ParseMetricsDescriptor(std::string_view raw, size_t base_of
 }
 
 std::string_view PeekDescriptorConnectorId(std::string_view raw) {
+  // A key given twice counts by its last value, as ParseMetricsDescriptor (and a Python dict)
+  // takes it, so every entry is read.
   MsgpackReader r(raw);
   uint32_t n;
   if (!r.ReadMapHeader(&n).ok()) return {};
+  std::string_view id;
   for (uint32_t i = 0; i < n; ++i) {
-    std::string_view key, value;
-    if (r.ReadStr(&key).ok()) {
-      if (key == "connector_id") return r.ReadStr(&value).ok() ? value : std::string_view();
-    } else if (!r.Skip().ok()) {
-      return {};
+    std::string_view key;
+    if (!r.ReadStr(&key).ok()) {
+      if (!r.Skip().ok()) return {};
+      key = {};
+    }
+    if (key == "connector_id") {
+      MsgpackReader value = r;
+      if (!value.ReadStr(&id).ok()) id = {};
     }
     if (!r.Skip().ok()) return {};
   }
-  return {};
+  return id;
 }
 
 bool SameMetrics(const ConnectorRow& a, const ConnectorRow& b, std::string* difference) {

@@ -294,6 +294,19 @@ TEST(SameMetrics, NamesTheFirstDifference) {
   EXPECT_TRUE(SameMetrics(*a, *a, nullptr));
 }
 
+// A key given twice counts by its last value in the parse (as in a Python dict), and the peek
+// names the same connector (the descriptor fuzzer found them disagreeing).
+TEST(PeekDescriptorConnectorId, DuplicateKeyGivesTheLastValueAsTheParseDoes) {
+  // {"connector_id": "First", "connector_id": "Second"}
+  const std::string raw = std::string("\x82\xac") + "connector_id" + "\xa5" + "First" + "\xac" +
+                          "connector_id" + "\xa6" + "Second";
+  EXPECT_EQ(PeekDescriptorConnectorId(raw), "Second");
+  // A later connector_id that is not a string leaves none (the parse refuses it).
+  const std::string not_str = std::string("\x82\xac") + "connector_id" + "\xa5" + "First" + "\xac" +
+                              "connector_id" + "\x01";
+  EXPECT_EQ(PeekDescriptorConnectorId(not_str), "");
+}
+
 TEST(PeekDescriptorConnectorId, ReadsTheIdOnly) {
   EXPECT_EQ(PeekDescriptorConnectorId(Descriptor("acme_flat")), "AcmeFlatConnector");
   EXPECT_EQ(PeekDescriptorConnectorId(ReadFixture("descriptor_v1/invalid_connector_id_missing")),
