@@ -85,29 +85,31 @@ void BM_DecodeRecordRequests(benchmark::State& state) {
   SetThroughputCounters(state, w);
 }
 
-// Every message of `w` decoded beforehand, for the benchmarks that time what comes after.
-bool DecodeAll(const Workload& w, StatsRecorder& recorder, std::deque<EngineCoreOutputs>* out) {
-  out->resize(w.messages.size());
-  for (size_t i = 0; i < w.messages.size(); ++i) {
-    std::string_view frames[] = {w.messages[i]};
-    if (!DecodeEngineCoreOutputs(frames, recorder.decode_context(i + 1), &(*out)[i]).ok()) {
-      return false;
+// Every message of a workload decoded beforehand, with the recorder they were decoded for, for
+// the benchmarks that time what comes after.
+struct Decoded {
+  explicit Decoded(const Workload& w) : recorder(&registry, RecorderOptionsFor(w)) {
+    messages.resize(w.messages.size());
+    for (size_t i = 0; ok && i < w.messages.size(); ++i) {
+      std::string_view frames[] = {w.messages[i]};
+      ok = DecodeEngineCoreOutputs(frames, recorder.decode_context(i + 1), &messages[i]).ok();
     }
   }
-  return true;
-}
+  Registry registry;
+  StatsRecorder recorder;
+  std::deque<EngineCoreOutputs> messages;
+  bool ok = true;
+};
 
 void BM_RecordOnly(benchmark::State& state, const std::string& name) {
   const Workload& w = Get(name);
-  Registry registry;
-  StatsRecorder recorder(&registry, RecorderOptionsFor(w));
-  std::deque<EngineCoreOutputs> decoded;
-  if (!DecodeAll(w, recorder, &decoded)) {
+  Decoded d(w);
+  if (!d.ok) {
     state.SkipWithError("decode failed");
     return;
   }
   for (auto _ : state) {
-    for (const EngineCoreOutputs& m : decoded) recorder.Record(m);
+    for (const EngineCoreOutputs& m : d.messages) d.recorder.Record(m);
   }
   SetThroughputCounters(state, w);
 }
@@ -117,20 +119,18 @@ void BM_RecordOnly(benchmark::State& state, const std::string& name) {
 // walk is the recorder's (children, buckets).
 void BM_WalkOnly(benchmark::State& state, const std::string& connector) {
   const Workload& w = Get("w1");
-  Registry registry;
-  StatsRecorder recorder(&registry, RecorderOptionsFor(w));
-  std::deque<EngineCoreOutputs> decoded;
-  if (!DecodeAll(w, recorder, &decoded)) {
+  Decoded d(w);
+  if (!d.ok) {
     state.SkipWithError("decode failed");
     return;
   }
   size_t values = 0;
   const ConnectorSampleFn count = [&](const ConnectorSample& s) { values += s.values.size(); };
   for (auto _ : state) {
-    for (const EngineCoreOutputs& m : decoded) {
+    for (const EngineCoreOutputs& m : d.messages) {
       for (const ConnectorPayload& p : m.scheduler_stats->kv_connector_stats->payloads) {
         if (connector.empty() || p.connector == connector) {
-          ForEachConnectorSample(p, recorder.decode_context(1), count);
+          ForEachConnectorSample(p, d.recorder.decode_context(1), count);
         }
       }
     }
