@@ -707,9 +707,6 @@ void ReadLabelField(MsgpackReader r, const Walk& w, std::string_view field, std:
   }
 }
 
-// One record at `r` (a map; `r` is left after it). Its labels come first — the operation in
-// labels[0], then each record label field with its default — so the record's keys are read in
-// one pass that notes where each metric's value is, and the values are applied after it.
 // Where a record's keys put a metric's value (WalkRecord's buffers, kept by WalkRecords).
 struct RecordScratch {
   struct Found {
@@ -720,6 +717,9 @@ struct RecordScratch {
   std::vector<uint8_t> label_seen;  // per record label field
 };
 
+// One record at `r` (a map; `r` is left after it). Its labels come first — the operation in
+// labels[0], then each record label field with its default — so the record's keys are read in
+// one pass that notes where each metric's value is, and the values are applied after it.
 size_t WalkRecord(MsgpackReader& r, Walk& w, std::span<std::string_view> labels,
                   std::span<std::string> label_storage, RecordScratch& scratch) {
   const ConnectorRow& row = w.row;
