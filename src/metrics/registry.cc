@@ -13,7 +13,11 @@
 #include <emmintrin.h>
 #endif
 
+#include "metrics/cumulative_count.h"
+
 namespace vmetrics {
+
+static_assert(internal::kMaxCumulativeBounds <= 32, "Child::ObserveMany's local counts");
 
 namespace internal {
 
@@ -87,6 +91,16 @@ int Exponent(double v) {
 }  // namespace
 
 void Family::IndexOctaves() {
+  // CountMany: the bounds, then +Inf up to a whole group of the kernel's.
+  constexpr size_t kGroup = internal::kCumulativeBoundsMultiple;
+  const size_t padded = (bounds_.size() + 1 + kGroup - 1) / kGroup * kGroup;
+  if (!bounds_.empty() && padded <= internal::kMaxCumulativeBounds) {
+    cumulative_bounds_ = bounds_;
+    cumulative_bounds_.resize(padded, std::numeric_limits<double>::infinity());
+    indexer_.cumulative_bounds_ = cumulative_bounds_.data();
+    indexer_.bucket_bounds_ = static_cast<uint32_t>(bounds_.size());
+    indexer_.count_many_ = internal::CumulativeCounterFor(padded, internal::BestCountIsa());
+  }
   // Bounds are ascending and finite (ValidateRow, FamilySpec); the index needs them positive and
   // normal, and stays small (vLLM's widest, 1e-3 s to hours or 1 to 2^31 bytes, span ~40).
   indexer_.bounds_ = bounds_.data();  // counting mode unless the octaves are indexed below
@@ -145,6 +159,20 @@ int internal::BucketIndexer::CountBelow(double v) const {
 #endif
   for (; i < n; ++i) below += b[i] < v;
   return below;
+}
+
+bool internal::BucketIndexer::CountMany(std::span<const double> values, double* sum,
+                                        uint64_t* counts) const {
+  if (count_many_ == nullptr) return false;
+  uint64_t cumulative[kMaxCumulativeBounds];
+  *sum = count_many_(cumulative_bounds_, values, *sum, cumulative);
+  // Bucket i holds the values <= bound i that are not <= bound i - 1; bound num_bounds is +Inf.
+  uint64_t before = 0;
+  for (uint32_t i = 0; i <= bucket_bounds_; ++i) {
+    counts[i] = cumulative[i] - before;
+    before = cumulative[i];
+  }
+  return true;
 }
 
 Child* Family::GetOrCreate(std::span<const std::string_view> label_values) {

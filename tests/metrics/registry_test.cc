@@ -103,7 +103,7 @@ TEST(Child, HistogramBucketsAreInclusiveUpperBounds) {
 // the definition says, the number of bounds below the value, for every value: on each bound,
 // just beside it, between octaves, zero, negative, subnormal, huge, infinite and NaN.
 TEST(Family, BucketIndexIsTheNumberOfBoundsBelowTheValueForEveryBucketShape) {
-  const std::vector<std::vector<double>> shapes = {
+  std::vector<std::vector<double>> shapes = {
       {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 50, 100},  // 1-5 (NIXL durations)
       {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000},   // 1-2-5 (token counts)
       {0.3, 0.5, 0.8, 1,  1.5, 2,   2.5, 5,   10,   15,  20,
@@ -117,6 +117,11 @@ TEST(Family, BucketIndexIsTheNumberOfBoundsBelowTheValueForEveryBucketShape) {
       {1e-300, 1e300},                                          // exponents far apart
       {7.0},
   };
+  // The most bounds CountMany takes (23), and one more (it declines; values are indexed).
+  shapes.push_back({});
+  for (int i = 1; i <= 23; ++i) shapes.back().push_back(0.1 * i);
+  shapes.push_back(shapes.back());
+  shapes.back().push_back(2.5);
   std::vector<double> probes = {0.0,
                                 -0.0,
                                 -1.0,
@@ -144,6 +149,22 @@ TEST(Family, BucketIndexIsTheNumberOfBoundsBelowTheValueForEveryBucketShape) {
       EXPECT_EQ(h.bucket_indexer()(v), expected) << "shape " << s << " value " << v;
     }
     EXPECT_EQ(h.BucketIndex(std::nan("")), -1) << "shape " << s;
+    // CountMany counts a list into the buckets the index gives each value, NaN in none.
+    std::vector<uint64_t> indexed(shapes[s].size() + 1, 0);
+    for (double v : probes) ++indexed[static_cast<size_t>(h.BucketIndex(v))];
+    probes.push_back(std::nan(""));
+    std::vector<uint64_t> counted(indexed.size(), 777);
+    double sum = 0;
+    if (h.bucket_indexer().CountMany(probes, &sum, counted.data())) {
+      EXPECT_LE(shapes[s].size(), 23u);
+      EXPECT_EQ(counted, indexed) << "shape " << s;
+      EXPECT_TRUE(std::isnan(sum));
+    } else {
+      EXPECT_GT(shapes[s].size(), 23u) << "shape " << s;
+      EXPECT_EQ(counted, std::vector<uint64_t>(indexed.size(), 777)) << "declined: untouched";
+      EXPECT_EQ(sum, 0) << "declined: untouched";
+    }
+    probes.pop_back();
   }
 }
 
