@@ -529,28 +529,40 @@ Status MsgpackReader::ReadNumbers(uint32_t n, std::vector<double>* out) {
   const size_t base = out->size();
   out->resize(base + std::min<size_t>(n, remaining()));
   double* const values = out->data() + base;
+  // The cursor is kept in a register and written back only around ReadDouble: stored through
+  // `this` after every element, it was reloaded for the next one.
+  const char* cur = cur_;
+  const char* const end = end_;
   uint32_t i = 0;
   for (; i < n; ++i) {
-    const uint8_t c = cur_ < end_ ? static_cast<uint8_t>(*cur_) : 0xc1;
-    const size_t left = remaining();
+    const size_t left = static_cast<size_t>(end - cur);
+    const uint8_t c = left > 0 ? static_cast<uint8_t>(*cur) : 0xc1;
     if (c == 0xcb && left >= 9) {  // float64: latencies
-      values[i] = LoadFloat64(cur_ + 1);
-      cur_ += 9;
+      values[i] = LoadFloat64(cur + 1);
+      cur += 9;
     } else if (c == 0xce && left >= 5) {  // uint32: byte counts
       uint32_t bits;
-      std::memcpy(&bits, cur_ + 1, 4);
+      std::memcpy(&bits, cur + 1, 4);
       values[i] = __builtin_bswap32(bits);
-      cur_ += 5;
+      cur += 5;
     } else if (c == 0xcd && left >= 3) {  // uint16: descriptor counts
       uint16_t bits;
-      std::memcpy(&bits, cur_ + 1, 2);
+      std::memcpy(&bits, cur + 1, 2);
       values[i] = __builtin_bswap16(bits);
-      cur_ += 3;
-    } else if (Status s = ReadDouble(&values[i]); !s.ok()) {
-      out->resize(base + i);
-      return s;
+      cur += 3;
+    } else if (c <= 0x7f) {  // positive fixint (0xc1, the end, is not one)
+      values[i] = c;
+      cur += 1;
+    } else {
+      cur_ = cur;
+      if (Status s = ReadDouble(&values[i]); !s.ok()) {
+        out->resize(base + i);
+        return s;
+      }
+      cur = cur_;
     }
   }
+  cur_ = cur;
   out->resize(base + i);
   return Status::Ok();
 }
