@@ -707,12 +707,14 @@ void ReadLabelField(MsgpackReader r, const Walk& w, std::string_view field, std:
   }
 }
 
-// Where a record's keys put a metric's value (WalkRecord's buffers, kept by WalkRecords).
+// WalkRecords' buffers: a record's labels, and where its keys put a metric's value.
 struct RecordScratch {
   struct Found {
     size_t metric_index;
     MsgpackReader at;
   };
+  std::vector<std::string_view> labels;    // the operation, then each record label field
+  std::vector<std::string> label_storage;  // label fields that were ints, as text
   std::vector<Found> found;
   std::vector<uint8_t> label_seen;  // per record label field
 };
@@ -782,9 +784,13 @@ size_t WalkRecords(const ConnectorPayload& p, Walk& w) {
   MsgpackReader r(p.payload, p.payload_offset);
   uint32_t n;
   if (!r.ReadMapHeader(&n).ok()) return 0;
-  std::vector<std::string_view> labels(1 + row.record_label_fields.size());
-  std::vector<std::string> label_storage(row.record_label_fields.size());
-  RecordScratch scratch;
+  // Buffers that keep their capacity from payload to payload (a record's callback never walks
+  // another payload on this thread: the recorder only records).
+  thread_local RecordScratch scratch;
+  std::vector<std::string_view>& labels = scratch.labels;
+  std::vector<std::string>& label_storage = scratch.label_storage;
+  labels.assign(1 + row.record_label_fields.size(), std::string_view());
+  label_storage.resize(row.record_label_fields.size());
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view op;
     if (!r.ReadStr(&op).ok()) {
