@@ -9,19 +9,20 @@
 // Run:
 //   cmake --build build-bench --target record_bench && build-bench/bench/record_bench
 //
-// Recorded result (2-core Intel Xeon (family 6 model 207) KVM guest, g++ 12.2 -O3, 2026-11-30; CPU
-// time, best of 5; per message; see bench/README.md for what each optimisation bought):
-//   BM_DecodeRecord/w1              6.46 us   (155 k messages/s)
-//   BM_DecodeRecord/w2              9.44 us   (27.1 M request outputs/s)
-//   BM_DecodeRecordRequests/w2      20.0 us   (12.8 M request outputs/s)
-//   BM_RecordOnly/w1                4.46 us
-//   BM_WalkOnly/w1                  2.45 us   (NIXL 0.81, Mooncake store 1.08, Mooncake P2P 0.38)
-//   BM_RecordNixlMulti              5.77 us
-//   BM_HistogramObserve             16.1 ns
-//   BM_HistogramObserveExclusive     4.2 ns   (5.0 before the BucketIndexer, fourth session)
-//   BM_HistogramObserveManyExclusive 3.4 ns per value (a list of 64)
-//   BM_HistogramObserveLookup       84.2 ns   (baseline: GetOrCreate per observation)
-//   BM_CounterAdd / AddExclusive    13.2 ns / 2.4 ns
+// Recorded result (2-core Intel Xeon (family 6 model 207) KVM guest, g++ 12.2 -O3, 2026-11-30,
+// fifth session; CPU time, best of 5; per message; see bench/README.md for what each
+// optimisation bought):
+//   BM_DecodeRecord/w1              5.99 us   (167 k messages/s; 6.46 before step 14)
+//   BM_DecodeRecord/w2              9.09 us   (28.2 M request outputs/s)
+//   BM_DecodeRecordRequests/w2      19.1 us   (13.4 M request outputs/s)
+//   BM_RecordOnly/w1                3.89 us   (4.46 before step 14)
+//   BM_WalkOnly/w1                  2.35 us   (NIXL 0.85, Mooncake store 1.03, Mooncake P2P 0.40)
+//   BM_RecordNixlMulti              5.13 us
+//   BM_HistogramObserve             15.4 ns
+//   BM_HistogramObserveExclusive     4.0 ns   (5.0 before the BucketIndexer, fourth session)
+//   BM_HistogramObserveManyExclusive 1.44 ns per value (a list of 64; 3.4 before CountMany)
+//   BM_HistogramObserveLookup       74.7 ns   (baseline: GetOrCreate per observation)
+//   BM_CounterAdd / AddExclusive    12.9 ns / 2.3 ns
 #include <benchmark/benchmark.h>
 
 #include <cmath>
