@@ -383,6 +383,27 @@ constexpr std::array<uint8_t, 256> kFixedPayload = [] {
   return t;
 }();
 
+// Skips the values of `step` bytes with type byte `c` that follow at *p (a list of float64, of
+// uint32), as many as *pending allows and the bytes hold. When every pending value would fit in
+// the bytes left — a list well before the end of the input, the usual case — the loop tests
+// only the type byte and the count, not the bytes left as well.
+inline void SkipRun(uint8_t c, size_t step, const char* end, const char** p, uint64_t* pending) {
+  const char* q = *p;
+  uint64_t left = *pending;
+  if (static_cast<uint64_t>(end - q) >= left * step) {  // pending <= input size: no overflow
+    while (left > 0 && static_cast<uint8_t>(*q) == c) {
+      q += step;
+      --left;
+    }
+  } else {
+    while (left > 0 && static_cast<size_t>(end - q) >= step && static_cast<uint8_t>(*q) == c) {
+      q += step;
+      --left;
+    }
+  }
+  *p = q;
+  *pending = left;
+}
 }  // namespace
 
 Status MsgpackReader::SkipValue() {
@@ -406,10 +427,7 @@ Status MsgpackReader::SkipValue() {
       // float64, and the run that usually follows it (a list of latencies).
       if (avail < 8) return SkipSlow();
       p += 9;
-      while (pending > 0 && end - p >= 9 && static_cast<uint8_t>(*p) == 0xcb) {
-        p += 9;
-        --pending;
-      }
+      SkipRun(0xcb, 9, end, &p, &pending);
     } else if (c == 0xc0) {
       // nil, and the run that usually follows it (the unset positions of an output).
       ++p;
@@ -436,10 +454,7 @@ Status MsgpackReader::SkipValue() {
       if (avail < fixed) return SkipSlow();
       const size_t step = size_t{1} + fixed;
       p += step;
-      while (pending > 0 && static_cast<size_t>(end - p) >= step && static_cast<uint8_t>(*p) == c) {
-        p += step;
-        --pending;
-      }
+      SkipRun(c, step, end, &p, &pending);
     } else {
       size_t n = 0;  // bytes after the type byte
       switch (c) {

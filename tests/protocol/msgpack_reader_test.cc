@@ -597,6 +597,28 @@ TEST(MsgpackReader, SkipHandlesDeepNestingWithoutRecursion) {
   EXPECT_FALSE(cut.Skip().ok());
 }
 
+// Lists of float64 and of uint32 are skipped a run at a time; whether the bytes left hold every
+// value still pending or not (the value after the list, an outer container's), and wherever the
+// input is cut, Skip ends where the value ends or fails without moving.
+TEST(MsgpackReader, SkipRunsOfEqualTypeBytesEndWhereTheValueEnds) {
+  // [[1.5, 2.5, 3.5], [70000, 70001, 300 (uint16 breaks the run), 70002], 7], then nil.
+  const std::string full(
+      Hex("93 93 cb 3f f8 00 00 00 00 00 00 cb 40 04 00 00 00 00 00 00 cb 40 0c 00 00 00 00 00 00 "
+          "94 ce 00 01 11 70 ce 00 01 11 71 cd 01 2c ce 00 01 11 72 07 c0"));
+  {
+    MsgpackReader r(full);
+    ASSERT_TRUE(r.Skip().ok());
+    EXPECT_EQ(r.offset(), full.size() - 1);
+    EXPECT_TRUE(r.NextIsNil());
+  }
+  for (size_t cut = 0; cut + 1 < full.size(); ++cut) {
+    const std::string prefix = full.substr(0, cut);  // exactly `cut` bytes, for ASan
+    MsgpackReader r(prefix);
+    EXPECT_FALSE(r.Skip().ok()) << cut;
+    EXPECT_EQ(r.offset(), 0u) << cut;
+  }
+}
+
 TEST(MsgpackReader, ValidateOneMeasuresTheFirstValueOnly) {
   size_t len = 0;
   const std::string_view two = Hex("92 01 02 c3");
