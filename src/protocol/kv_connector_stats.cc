@@ -109,13 +109,11 @@ Status ScanEntries(MsgpackReader& r, std::vector<Entry>* entries) {
 }
 
 // The entries a shape may look at: every entry but the reserved keys.
-std::vector<Entry> DataEntries(const std::vector<Entry>& entries) {
-  std::vector<Entry> data;
-  data.reserve(entries.size());
+void DataEntries(const std::vector<Entry>& entries, std::vector<Entry>* data) {
+  data->clear();
   for (const Entry& e : entries) {
-    if (!IsReservedPayloadKey(e.key)) data.push_back(e);
+    if (!IsReservedPayloadKey(e.key)) data->push_back(e);
   }
-  return data;
 }
 
 const Entry* FindEntry(const std::vector<Entry>& entries, std::string_view key) {
@@ -291,7 +289,14 @@ Status DecodeKvConnectorStats(MsgpackReader& r, const DecodeContext& ctx, KvConn
   MsgpackType type;
   if (Status s = r.PeekType(&type); !s.ok()) return s;
   // A map is scanned entry by entry right here (one walk); `raw` is what that walk consumed.
-  std::vector<Entry> entries;
+  // The entry lists keep their capacity from message to message (nothing here recurses), up to
+  // a few dozen entries: what a hostile map made them hold is not kept past the next message.
+  thread_local std::vector<Entry> entries;
+  thread_local std::vector<Entry> data;
+  constexpr size_t kKeptEntries = 64;
+  if (entries.capacity() > kKeptEntries) entries = std::vector<Entry>();
+  if (data.capacity() > kKeptEntries) data = std::vector<Entry>();
+  entries.clear();
   if (type == MsgpackType::kMap) {
     MsgpackReader scan = r;
     if (Status s = ScanEntries(scan, &entries); !s.ok()) {
@@ -331,7 +336,8 @@ Status DecodeKvConnectorStats(MsgpackReader& r, const DecodeContext& ctx, KvConn
     ReportIfUnknown(ctx, out->payloads.back());
     return Status::Ok();
   }
-  const std::vector<Entry> data = DataEntries(entries);
+  DataEntries(entries, &data);
+  out->payloads.reserve(data.size());
   if (!multi && IdentifyBare(catalog, ctx, data, descriptor, out->raw, offset, &out->payloads)) {
     return Status::Ok();
   }
@@ -404,6 +410,7 @@ class KeyIndex {
         continue;
       }
       const Slot slot{m.samples_path.size(), mi, m.samples_path.data()};
+      sizes_ |= SizeBit(slot.size);
       if (size_ < inline_.size()) {
         inline_[size_++] = slot;
       } else {
@@ -415,6 +422,7 @@ class KeyIndex {
   // Calls fn(metric index) for every metric whose samples_path is `key`, in metric order.
   template <typename Fn>
   void ForEachMetric(std::string_view key, Fn&& fn) const {
+    if ((sizes_ & SizeBit(key.size())) == 0) return;  // no path this long (a label field's key)
     for (size_t i = 0; i < size_; ++i) Visit(inline_[i], key, fn);
     for (const Slot& slot : more_) Visit(slot, key, fn);
   }
@@ -431,8 +439,10 @@ class KeyIndex {
       fn(slot.metric_index);
     }
   }
+  static uint64_t SizeBit(size_t size) { return uint64_t{1} << (size % 64); }
   std::array<Slot, 16> inline_;
   size_t size_ = 0;
+  uint64_t sizes_ = 0;      // SizeBit of every path's length
   std::vector<Slot> more_;  // rows with more than 16 such metrics (descriptor rows)
 };
 
@@ -784,9 +794,19 @@ size_t WalkRecords(const ConnectorPayload& p, Walk& w) {
   MsgpackReader r(p.payload, p.payload_offset);
   uint32_t n;
   if (!r.ReadMapHeader(&n).ok()) return 0;
-  // Buffers that keep their capacity from payload to payload (a record's callback never walks
-  // another payload on this thread: the recorder only records).
-  thread_local RecordScratch scratch;
+  // Buffers that keep their capacity from payload to payload; a walk started from inside a
+  // record's callback (reentrant use) gets buffers of its own.
+  thread_local RecordScratch shared;
+  thread_local bool shared_in_use = false;
+  RecordScratch own;  // empty vectors: no allocation unless used
+  RecordScratch& scratch = shared_in_use ? own : shared;
+  struct Release {
+    bool* in_use;
+    ~Release() {
+      if (in_use != nullptr) *in_use = false;
+    }
+  } release{&scratch == &shared ? &shared_in_use : nullptr};
+  shared_in_use = true;
   std::vector<std::string_view>& labels = scratch.labels;
   std::vector<std::string>& label_storage = scratch.label_storage;
   labels.assign(1 + row.record_label_fields.size(), std::string_view());

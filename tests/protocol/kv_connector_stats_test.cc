@@ -610,6 +610,36 @@ TEST(ForEachConnectorSample, EachStoreRecordsSamplesShareOneLabelSet) {
                          [&](const ConnectorSample& s) { EXPECT_EQ(s.label_set, 0u); });
 }
 
+// The walk keeps a record's labels in buffers reused from call to call; a walk started from
+// inside a callback (here: of another store payload, then of the same one) must not disturb
+// the labels of the record the outer walk is in the middle of.
+TEST(ForEachConnectorSample, AWalkInsideACallbackLeavesTheOuterRecordsLabelsAlone) {
+  auto d = DecodeFixture("kv_multi_data_wrapped");
+  const ConnectorPayload& store = d->kv().payloads.at(1);
+  auto d2 = DecodeFixture("kv_mooncake_store_defaults");
+  const ConnectorPayload& other = d2->kv().payloads.at(0);
+  ASSERT_NE(store.row, nullptr);
+  ASSERT_NE(other.row, nullptr);
+  std::vector<std::string> outer;
+  size_t inner_samples = 0;
+  ForEachConnectorSample(store, d->ctx, [&](const ConnectorSample& s) {
+    const std::string before =
+        std::string(s.extra_label_values[0]) + "," + std::string(s.extra_label_values[1]);
+    inner_samples += ForEachConnectorSample(other, d2->ctx, [](const ConnectorSample&) {});
+    outer.push_back(before);
+    EXPECT_EQ(before,
+              std::string(s.extra_label_values[0]) + "," + std::string(s.extra_label_values[1]))
+        << "the outer sample's labels after an inner walk";
+  });
+  EXPECT_GT(inner_samples, 0u);
+  ASSERT_FALSE(outer.empty());
+  EXPECT_EQ(outer.front(), "load_get,ok");
+  EXPECT_EQ(outer.back(), "lookup_exists,ok");
+  // And a plain walk afterwards still finds its own labels.
+  Collected c = Walk(*d, 1);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation_bytes{load_get,ok,}"), 16777216.0);
+}
+
 TEST(ForEachConnectorSample, MooncakeP2pFeedsItsSixFamilies) {
   auto d = DecodeFixture("kv_mooncake_p2p");
   Collected c = Walk(*d, 0);
