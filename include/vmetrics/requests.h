@@ -35,6 +35,7 @@
 #define VMETRICS_REQUESTS_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -119,7 +120,7 @@ class RequestTracker {
 
   // The live request, or nullptr.
   const RequestState* Find(std::string_view request_id) const;
-  size_t num_live_requests() const { return requests_.size(); }
+  size_t num_live_requests() const { return ids_.size(); }
   size_t num_live_parents() const { return parents_.size(); }
 
   // LoRA request states (§3.5): adapter name -> number of waiting / running requests, for every
@@ -157,8 +158,38 @@ class RequestTracker {
   template <typename T>
   using ById = std::unordered_map<std::string, T, IdHash, std::equal_to<>>;
 
+  // A live request's state is in a slot of slots_ (a deque, so addresses stay put), found by
+  // id through ids_. A slot is reused once its request is gone, with its generation counted
+  // up: a SlotRef kept from before is then recognised as stale without reading freed memory.
+  struct Slot {
+    RequestState state;
+    uint32_t generation = 0;
+    bool live = false;
+    uint32_t order_index = 0;  // where the request was put in its engine's batch order
+  };
+  struct SlotRef {
+    uint32_t slot;
+    uint32_t generation;
+  };
+  // The live requests of an engine's previous message, in output order. vLLM keeps its running
+  // batch in order from step to step (new requests join at the end, finished ones leave), so
+  // output i is most often the request after output i-1's in the previous message: one id
+  // comparison finds it, where hashing the id and walking a bucket was a third of the output
+  // loop. A guess that fails falls back to ids_, so any order gives the same result.
+  struct BatchOrder {
+    std::vector<SlotRef> previous;
+    std::vector<SlotRef> current;
+  };
+  static constexpr int64_t kMaxOrderedEngines = 1024;  // higher engine indexes are not guessed
+
+  Slot* Guess(const BatchOrder* order, size_t next, std::string_view request_id);
+  void Erase(uint32_t slot);
+
   Options options_;
-  ById<RequestState> requests_;
+  ById<uint32_t> ids_;  // live request id -> slot
+  std::deque<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<BatchOrder> batch_order_;  // by engine index
   ById<Parent> parents_;
   std::vector<LoraStates> lora_;  // first-seen order
 };

@@ -16,7 +16,7 @@ double RequestTracker::Monotonic() const {
 }
 
 bool RequestTracker::AddRequest(RequestInfo info) {
-  if (requests_.find(info.request_id) != requests_.end()) return false;
+  if (ids_.find(info.request_id) != ids_.end()) return false;
   if (!info.parent_id.empty()) {
     auto [it, created] = parents_.try_emplace(info.parent_id);
     if (created) {
@@ -24,30 +24,60 @@ bool RequestTracker::AddRequest(RequestInfo info) {
       it->second.pending = info.n;
     }
   }
-  std::string id = info.request_id;
-  RequestState state;
-  state.info = std::move(info);
-  requests_.emplace(std::move(id), std::move(state));
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  Slot& s = slots_[slot];
+  ids_.emplace(info.request_id, slot);
+  s.state = RequestState{};
+  s.state.info = std::move(info);
+  s.live = true;
   return true;
 }
 
+void RequestTracker::Erase(uint32_t slot) {
+  Slot& s = slots_[slot];
+  ids_.erase(ids_.find(std::string_view(s.state.info.request_id)));
+  s.state = RequestState{};  // its strings freed now, not when the slot is reused
+  s.live = false;
+  ++s.generation;
+  free_slots_.push_back(slot);
+}
+
 bool RequestTracker::AbortRequest(std::string_view request_id) {
-  auto it = requests_.find(request_id);
-  if (it == requests_.end()) return false;
-  const RequestState& state = it->second;
+  auto it = ids_.find(request_id);
+  if (it == ids_.end()) return false;
+  const uint32_t slot = it->second;
+  const RequestState& state = slots_[slot].state;
   LoraTransition(state, 2);
   if (!state.info.parent_id.empty()) {
     auto p = parents_.find(state.info.parent_id);
     // An aborted child appends nothing; the parent goes once no child is pending.
     if (p != parents_.end() && --p->second.pending <= 0) parents_.erase(p);
   }
-  requests_.erase(it);
+  Erase(slot);
   return true;
 }
 
 const RequestState* RequestTracker::Find(std::string_view request_id) const {
-  auto it = requests_.find(request_id);
-  return it == requests_.end() ? nullptr : &it->second;
+  auto it = ids_.find(request_id);
+  return it == ids_.end() ? nullptr : &slots_[it->second].state;
+}
+
+RequestTracker::Slot* RequestTracker::Guess(const BatchOrder* order, size_t next,
+                                            std::string_view request_id) {
+  if (order == nullptr || next >= order->previous.size()) return nullptr;
+  const SlotRef ref = order->previous[next];
+  Slot& s = slots_[ref.slot];
+  if (!s.live || s.generation != ref.generation || s.state.info.request_id != request_id) {
+    return nullptr;
+  }
+  return &s;
 }
 
 std::optional<IterationStats> RequestTracker::ProcessOutputs(const EngineCoreOutputs& message,
@@ -57,10 +87,33 @@ std::optional<IterationStats> RequestTracker::ProcessOutputs(const EngineCoreOut
   it.iteration_timestamp = iteration_timestamp;
   // EngineCoreOutputs.__post_init__: a 0.0 timestamp becomes the frontend's monotonic time.
   const double t = message.timestamp == 0.0 ? Monotonic() : message.timestamp;
+  BatchOrder* order = nullptr;
+  if (message.engine_index >= 0 && message.engine_index < kMaxOrderedEngines) {
+    const auto engine = static_cast<size_t>(message.engine_index);
+    if (batch_order_.size() <= engine) batch_order_.resize(engine + 1);
+    order = &batch_order_[engine];
+    order->current.clear();
+  }
+  size_t next = 0;  // the guess: where in the previous order the next output's request is
   for (const EngineCoreOutput& o : message.outputs) {
-    auto found = requests_.find(o.request_id);
-    if (found == requests_.end()) continue;  // 0. not live: no stats at all
-    RequestState& s = found->second;
+    uint32_t slot_index;
+    Slot* slot = Guess(order, next, o.request_id);
+    if (slot != nullptr) {
+      slot_index = order->previous[next].slot;
+      ++next;
+    } else {
+      auto found = ids_.find(o.request_id);
+      if (found == ids_.end()) continue;  // 0. not live: no stats at all
+      slot_index = found->second;
+      slot = &slots_[slot_index];
+      // Guess on from where this request was, if it was in the previous message.
+      const uint32_t k = slot->order_index;
+      if (order != nullptr && k < order->previous.size() && order->previous[k].slot == slot_index &&
+          order->previous[k].generation == slot->generation) {
+        next = k + 1;
+      }
+    }
+    RequestState& s = slot->state;
     const auto num_new = static_cast<int64_t>(o.new_token_ids.size());
     it.num_generation_tokens += num_new;  // 1.
     if (s.is_prefilling) {                // 2. TTFT even when no token came (quirk)
@@ -105,9 +158,13 @@ std::optional<IterationStats> RequestTracker::ProcessOutputs(const EngineCoreOut
     // 9. (stop strings) needs a detokenizer: not part of vmetrics.
     if (o.finish_reason) {  // 10.
       Finish(s, *o.finish_reason, it);
-      requests_.erase(found);
+      Erase(slot_index);
+    } else if (order != nullptr) {
+      slot->order_index = static_cast<uint32_t>(order->current.size());
+      order->current.push_back({slot_index, slot->generation});
     }
   }
+  if (order != nullptr) std::swap(order->previous, order->current);
   return it;
 }
 

@@ -3,8 +3,11 @@
 // Every Python quirk the reference calls out has a test named after it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
+#include <random>
 #include <string>
 
 #include "vmetrics/exposition.h"
@@ -392,6 +395,84 @@ TEST(RecordIteration, FeedsEveryFamilyOfItsEngineAndSkipsUnknownEngines) {
               "vllm:request_success_total{engine=\"1\",finished_reason=\"repetition\","
               "model_name=\"model\"} 1.0");
   EXPECT_LINE(text, "vllm:generation_tokens_total{engine=\"0\",model_name=\"model\"} 0.0");
+}
+
+// The tracker guesses each output's request from the engine's previous message (its batch
+// order) before hashing the id. Whatever the order does — steady, shuffled, requests joining,
+// finishing, aborted between messages and their slots reused by new requests, an id twice in
+// one message, two engines interleaved, an output on the "wrong" engine — the results must be
+// exactly those of a tracker that never guesses: one fed the same messages under engine indexes
+// it does not keep an order for (at or above 1024, or negative).
+TEST(RequestTracker, GuessingFromTheBatchOrderChangesNoResult) {
+  std::mt19937_64 rng(11);
+  auto chance = [&](double p) { return std::uniform_real_distribution<>(0, 1)(rng) < p; };
+  RequestTracker guessing;
+  RequestTracker hashing;
+  std::deque<std::string> ids;  // output ids are views: the strings stay put
+  std::vector<std::vector<std::string_view>> batch(2);  // each engine's running requests
+  int next_id = 0;
+  double ts = 1.0;
+  for (int step = 0; step < 3000; ++step) {
+    const size_t e = step % 2;
+    // New requests join the end of the batch; now and then an id that finished earlier comes
+    // back (a slot and an id reused together).
+    for (int j = 0; j < 3 && batch[e].size() < 40; ++j) {
+      if (chance(0.5)) continue;
+      const std::string& id = ids.emplace_back("cmpl-" + std::to_string(next_id++ % 500));
+      const bool added = guessing.AddRequest(Info(id, ts, 10));
+      ASSERT_EQ(hashing.AddRequest(Info(id, ts, 10)), added);
+      if (added) batch[e].push_back(id);
+    }
+    // Aborts between messages: the request leaves the tracker but stays in the engine's batch
+    // for a while (its later outputs are unknown ids).
+    if (!batch[e].empty() && chance(0.1)) {
+      const std::string_view id = batch[e][rng() % batch[e].size()];
+      ASSERT_EQ(guessing.AbortRequest(id), hashing.AbortRequest(id));
+    }
+    std::vector<std::string_view> order = batch[e];
+    if (order.size() > 2 && chance(0.1)) std::swap(order[0], order[order.size() / 2]);
+    if (order.size() > 2 && chance(0.05)) std::shuffle(order.begin(), order.end(), rng);
+    if (!order.empty() && chance(0.05)) order.push_back(order[rng() % order.size()]);  // twice
+    if (!batch[1 - e].empty() && chance(0.05))
+      order.push_back(batch[1 - e].front());  // other engine's
+    std::vector<EngineCoreOutput> outs;
+    for (std::string_view id : order) {
+      EngineCoreOutput o = Out(id, {1});
+      if (chance(0.03)) o.finish_reason = FinishReason::kLength;
+      outs.push_back(std::move(o));
+    }
+    for (const EngineCoreOutput& o : outs) {
+      if (!o.finish_reason) continue;
+      for (auto& b : batch) std::erase(b, o.request_id);
+    }
+    ts += 0.01;
+    const int64_t unguessed = chance(0.5) ? 5000 + static_cast<int64_t>(e) : -1;
+    const auto a = guessing.ProcessOutputs(Msg(ts, outs, static_cast<int64_t>(e)), ts);
+    const auto b = hashing.ProcessOutputs(Msg(ts, outs, unguessed), ts);
+    ASSERT_EQ(a.has_value(), b.has_value()) << step;
+    if (!a) continue;
+    ASSERT_EQ(a->num_generation_tokens, b->num_generation_tokens) << step;
+    ASSERT_EQ(a->time_to_first_tokens_iter, b->time_to_first_tokens_iter) << step;
+    ASSERT_EQ(a->inter_token_latencies_iter, b->inter_token_latencies_iter) << step;
+    ASSERT_EQ(a->max_num_generation_tokens_iter, b->max_num_generation_tokens_iter) << step;
+    ASSERT_EQ(a->finished_requests.size(), b->finished_requests.size()) << step;
+    for (size_t i = 0; i < a->finished_requests.size(); ++i) {
+      EXPECT_EQ(a->finished_requests[i].request_id, b->finished_requests[i].request_id);
+      EXPECT_EQ(a->finished_requests[i].num_generation_tokens,
+                b->finished_requests[i].num_generation_tokens);
+      EXPECT_EQ(a->finished_requests[i].e2e_latency, b->finished_requests[i].e2e_latency);
+    }
+    ASSERT_EQ(guessing.num_live_requests(), hashing.num_live_requests()) << step;
+  }
+  // The ids left are live in both, with the same counts.
+  for (const std::string& id : ids) {
+    const RequestState* a = guessing.Find(id);
+    const RequestState* b = hashing.Find(id);
+    ASSERT_EQ(a == nullptr, b == nullptr) << id;
+    if (a != nullptr) {
+      EXPECT_EQ(a->num_generation_tokens, b->num_generation_tokens) << id;
+    }
+  }
 }
 
 }  // namespace
