@@ -10,18 +10,18 @@
 //   cmake --build build-bench --target record_bench && build-bench/bench/record_bench
 //
 // Recorded result (2-core Intel Xeon (family 6 model 207) KVM guest, g++ 12.2 -O3, 2026-11-30,
-// fifth session; CPU time, best of 5; per message; see bench/README.md for what each
-// optimisation bought):
-//   BM_DecodeRecord/w1              5.99 us   (167 k messages/s; 6.46 before step 14)
-//   BM_DecodeRecord/w2              9.09 us   (28.2 M request outputs/s)
-//   BM_DecodeRecordRequests/w2      19.1 us   (13.4 M request outputs/s)
-//   BM_RecordOnly/w1                3.89 us   (4.46 before step 14)
-//   BM_WalkOnly/w1                  2.35 us   (NIXL 0.85, Mooncake store 1.03, Mooncake P2P 0.40)
-//   BM_RecordNixlMulti              5.13 us
-//   BM_HistogramObserve             15.4 ns
-//   BM_HistogramObserveExclusive     4.0 ns   (5.0 before the BucketIndexer, fourth session)
-//   BM_HistogramObserveManyExclusive 1.44 ns per value (a list of 64; 3.4 before CountMany)
-//   BM_HistogramObserveLookup       74.7 ns   (baseline: GetOrCreate per observation)
+// fifth session, after step 15; CPU time, best of 5; per message; see bench/README.md for what
+// each optimisation bought):
+//   BM_DecodeRecord/w1              5.55 us   (180 k messages/s; 6.46 before steps 14-15)
+//   BM_DecodeRecord/w2              8.49 us   (30.2 M request outputs/s)
+//   BM_DecodeRecordRequests/w2      14.0 us   (18.2 M request outputs/s; 20.0 before step 15)
+//   BM_RecordOnly/w1                3.62 us   (4.46 before steps 14-15)
+//   BM_WalkOnly/w1                  2.26 us   (NIXL 0.83, Mooncake store 0.94, Mooncake P2P 0.38)
+//   BM_RecordNixlMulti              4.79 us
+//   BM_HistogramObserve             15.2 ns
+//   BM_HistogramObserveExclusive     4.1 ns   (5.0 before the BucketIndexer, fourth session)
+//   BM_HistogramObserveManyExclusive 1.38 ns per value (a list of 64; 3.4 before CountMany)
+//   BM_HistogramObserveLookup       78.6 ns   (baseline: GetOrCreate per observation)
 //   BM_CounterAdd / AddExclusive    12.9 ns / 2.3 ns
 #include <benchmark/benchmark.h>
 
