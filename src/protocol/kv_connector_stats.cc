@@ -446,13 +446,49 @@ class KeyIndex {
   std::vector<Slot> more_;  // rows with more than 16 such metrics (descriptor rows)
 };
 
+// WalkRecords' buffers: a record's labels, and where its keys put a metric's value.
+struct RecordScratch {
+  struct Found {
+    size_t metric_index;
+    MsgpackReader at;
+  };
+  std::vector<std::string_view> labels;    // the operation, then each record label field
+  std::vector<std::string> label_storage;  // label fields that were ints, as text
+  std::vector<Found> found;
+  std::vector<uint8_t> label_seen;  // per record label field
+};
+
+// The buffers a walk fills, kept from walk to walk so that a payload allocates nothing: this
+// thread's, unless a walk on this thread is using them (a walk started inside a callback), which
+// then gets empty buffers of its own. Samples point into them only during their callback.
+struct WalkBuffers {
+  std::vector<double> values;  // a list's values, read before any is applied
+  RecordScratch records;
+};
+class BorrowedWalkBuffers {
+ public:
+  BorrowedWalkBuffers() : borrowed_(!busy_) { busy_ = true; }
+  ~BorrowedWalkBuffers() {
+    if (borrowed_) busy_ = false;
+  }
+  BorrowedWalkBuffers(const BorrowedWalkBuffers&) = delete;
+  BorrowedWalkBuffers& operator=(const BorrowedWalkBuffers&) = delete;
+  WalkBuffers& get() { return borrowed_ ? shared_ : own_; }
+
+ private:
+  static inline thread_local WalkBuffers shared_;
+  static inline thread_local bool busy_ = false;
+  const bool borrowed_;
+  WalkBuffers own_;  // empty vectors: nothing allocated unless used
+};
+
 // Where one walk is: the payload's connector (for reports), the context, the callback.
 struct Walk {
   const ConnectorRow& row;
   const DecodeContext& ctx;
   std::string_view connector;
   const ConnectorSampleFn& fn;
-  std::vector<double>& scratch;  // a list's values, read before any is applied
+  WalkBuffers& buffers;
   const KeyIndex& keys;
   uint32_t label_set = 0;            // ConnectorSample::label_set of the samples being made
   bool nested_metric_paths = false;  // some metric's samples_path has several segments
@@ -478,7 +514,7 @@ size_t ApplyValue(MsgpackReader& r, const Walk& w, size_t mi,
   MsgpackType t;
   if (!r.PeekType(&t).ok()) return 0;
   const bool list_kind = IsListKind(m.sample_kind);
-  std::vector<double>& values = w.scratch;
+  std::vector<double>& values = w.buffers.values;
   values.clear();
   if (t == MsgpackType::kArray && list_kind) {
     // Every element is read before any is applied, so a bad element skips the whole field,
@@ -717,18 +753,6 @@ void ReadLabelField(MsgpackReader r, const Walk& w, std::string_view field, std:
   }
 }
 
-// WalkRecords' buffers: a record's labels, and where its keys put a metric's value.
-struct RecordScratch {
-  struct Found {
-    size_t metric_index;
-    MsgpackReader at;
-  };
-  std::vector<std::string_view> labels;    // the operation, then each record label field
-  std::vector<std::string> label_storage;  // label fields that were ints, as text
-  std::vector<Found> found;
-  std::vector<uint8_t> label_seen;  // per record label field
-};
-
 // One record at `r` (a map; `r` is left after it). Its labels come first — the operation in
 // labels[0], then each record label field with its default — so the record's keys are read in
 // one pass that notes where each metric's value is, and the values are applied after it.
@@ -794,19 +818,7 @@ size_t WalkRecords(const ConnectorPayload& p, Walk& w) {
   MsgpackReader r(p.payload, p.payload_offset);
   uint32_t n;
   if (!r.ReadMapHeader(&n).ok()) return 0;
-  // Buffers that keep their capacity from payload to payload; a walk started from inside a
-  // record's callback (reentrant use) gets buffers of its own.
-  thread_local RecordScratch shared;
-  thread_local bool shared_in_use = false;
-  RecordScratch own;  // empty vectors: no allocation unless used
-  RecordScratch& scratch = shared_in_use ? own : shared;
-  struct Release {
-    bool* in_use;
-    ~Release() {
-      if (in_use != nullptr) *in_use = false;
-    }
-  } release{&scratch == &shared ? &shared_in_use : nullptr};
-  shared_in_use = true;
+  RecordScratch& scratch = w.buffers.records;
   std::vector<std::string_view>& labels = scratch.labels;
   std::vector<std::string>& label_storage = scratch.label_storage;
   labels.assign(1 + row.record_label_fields.size(), std::string_view());
@@ -853,9 +865,9 @@ size_t WalkRecords(const ConnectorPayload& p, Walk& w) {
 size_t ForEachConnectorSample(const ConnectorPayload& payload, const ConnectorRow& row,
                               const DecodeContext& ctx, const ConnectorSampleFn& fn) {
   if (payload.malformed) return 0;
-  thread_local std::vector<double> scratch;
+  BorrowedWalkBuffers buffers;
   const KeyIndex keys(row);
-  Walk w{row, ctx, payload.connector, fn, scratch, keys};
+  Walk w{row, ctx, payload.connector, fn, buffers.get(), keys};
   for (const MetricDef& m : row.metrics) {
     w.nested_metric_paths = w.nested_metric_paths || m.samples_path.find('.') != std::string::npos;
   }
