@@ -1,8 +1,9 @@
 // File: status.h
 //
 // Status and Result<T>: how every vmetrics decoder reports failure. Errors are values,
-// never exceptions. A success costs one enum compare; a failure carries a code, a message
-// and the byte offset in the input where the problem was found (-1 when not applicable).
+// never exceptions. A success is one null pointer (LevelDB's Status), so the decoders return one
+// per field for free; a failure carries a code, a message and the byte offset in the input where
+// the problem was found (-1 when not applicable), allocated once when the failure is made.
 //
 // Thread safety: plain values; copy freely.
 //
@@ -14,6 +15,7 @@
 #define VMETRICS_STATUS_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -45,20 +47,35 @@ class [[nodiscard]] Status {
     return Status(StatusCode::kInvalidArgument, std::move(msg), -1);
   }
 
-  bool ok() const { return code_ == StatusCode::kOk; }
-  StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
-  int64_t offset() const { return offset_; }
+  Status(const Status& other) : state_(other.state_ ? new State(*other.state_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) state_.reset(other.state_ ? new State(*other.state_) : nullptr);
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+
+  bool ok() const { return state_ == nullptr; }
+  StatusCode code() const { return state_ ? state_->code : StatusCode::kOk; }
+  const std::string& message() const { return state_ ? state_->message : EmptyMessage(); }
+  int64_t offset() const { return state_ ? state_->offset : -1; }
 
   // "malformed at byte 12: expected array", "ok".
   std::string ToString() const;
 
  private:
+  struct State {
+    StatusCode code;
+    std::string message;
+    int64_t offset;
+  };
   Status(StatusCode code, std::string msg, int64_t offset)
-      : code_(code), message_(std::move(msg)), offset_(offset) {}
-  StatusCode code_ = StatusCode::kOk;
-  std::string message_;
-  int64_t offset_ = -1;
+      : state_(new State{code, std::move(msg), offset}) {}
+  static const std::string& EmptyMessage() {
+    static const std::string* const empty = new std::string();
+    return *empty;
+  }
+  std::unique_ptr<State> state_;  // null: ok
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -95,10 +112,10 @@ inline const char* StatusCodeName(StatusCode code) {
 
 inline std::string Status::ToString() const {
   if (ok()) return "ok";
-  std::string s = StatusCodeName(code_);
-  if (offset_ >= 0) s += " at byte " + std::to_string(offset_);
+  std::string s = StatusCodeName(state_->code);
+  if (state_->offset >= 0) s += " at byte " + std::to_string(state_->offset);
   s += ": ";
-  s += message_;
+  s += state_->message;
   return s;
 }
 
