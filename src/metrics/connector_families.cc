@@ -20,6 +20,14 @@ void ReportDescriptorProblem(const DecodeContext& ctx, const ConnectorPayload& p
   ctx.reporter->Report(problem);
 }
 
+bool SameLabels(std::span<const std::string_view> values, const std::vector<std::string>& kept) {
+  if (values.size() != kept.size()) return false;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] != kept[i]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 ConnectorRecorder::ConnectorRecorder(Registry* registry, ConnectorCatalog* catalog,
@@ -300,8 +308,17 @@ void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSampl
     // A record's samples (one label set) resolve their children once: record-shaped rows
     // look every family's children up together.
     if (s.label_set == 0 || s.label_set != rec.resolved_set || !rec.row.record_shaped()) {
-      rec.record_children =
-          &LazyChildren(rec.row, state, rec.engine_slot, s.extra_label_values, s.metric_index);
+      if (!rec.row.record_shaped()) {
+        rec.record_children =
+            &LazyChildren(rec.row, state, rec.engine_slot, s.extra_label_values, s.metric_index);
+      } else if (!rec.labels_resolved || !SameLabels(s.extra_label_values, resolved_labels_)) {
+        // A new record whose labels differ from the previous record's (most records of one
+        // operation share them, and then share its children).
+        rec.record_children =
+            &LazyChildren(rec.row, state, rec.engine_slot, s.extra_label_values, s.metric_index);
+        rec.labels_resolved = rec.record_children != &refused_children_;
+        resolved_labels_.assign(s.extra_label_values.begin(), s.extra_label_values.end());
+      }
       rec.resolved_set = s.label_set;
     }
     child = (*rec.record_children)[s.metric_index];

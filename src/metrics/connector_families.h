@@ -87,6 +87,10 @@ class ConnectorRecorder {
     const DecodeContext& ctx;
     uint32_t resolved_set = 0;  // the label_set whose children record_children holds
     std::vector<Child*>* record_children = nullptr;
+    // record_children are those of these extra label values (a record-shaped row's), so the
+    // next record with the same values (the same operation and status) takes them without a
+    // look-up. Unset when they were refused.
+    bool labels_resolved = false;
   };
   // Applies one sample to its child (under mu_).
   void RecordSample(PayloadRecording& rec, const ConnectorSample& s);
@@ -120,6 +124,9 @@ class ConnectorRecorder {
   std::vector<Child*> refused_children_;  // LazyChildren's result when a child was refused
   std::map<const ConnectorRow*, RowState> rows_;
   std::string key_buffer_;  // LazyChildren's key, reused
+  // The extra label values of PayloadRecording::record_children (copies: a label read from an
+  // int lives in the walk's scratch only until the next record).
+  std::vector<std::string> resolved_labels_;
   // (connector, outcome) pairs, looked up without building the pair.
   struct PairLess {
     using is_transparent = void;

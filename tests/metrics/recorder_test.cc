@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include "fuzz/kv_connector_fuzz_check.h"
 #include "tests/metrics/test_util.h"
 
 namespace vmetrics {
@@ -152,6 +153,46 @@ TEST(KvConnectorRecording, UnconfiguredConnectorRegistersItsFamiliesOnFirstSight
   EXPECT_LT(text.find("vllm:nixl_xfer_time_seconds"), text.find("vmetrics_decode_errors"));
   ASSERT_FALSE(logged.empty());
   EXPECT_NE(logged[0].find("not configured"), std::string::npos);
+}
+
+TEST(KvConnectorRecording, StoreRecordsFindTheChildrenOfTheirOwnOperationAndStatus) {
+  // The recorder reuses the previous record's children when a record's labels are the same;
+  // records whose labels differ, a status sent as an int among them (its text lives in the
+  // walk's scratch only until the next record), must each find their own.
+  auto record = [](int keys, std::string_view status) {
+    std::string r("\x82\xa8num_keys", 10);
+    r += static_cast<char>(keys);  // positive fixint
+    r += "\xa6status";
+    if (status.size() == 1 && status[0] >= '0' && status[0] <= '9') {
+      r += static_cast<char>(status[0] - '0');  // an int status
+    } else {
+      r += static_cast<char>(0xa0 | status.size());
+      r += status;
+    }
+    return r;
+  };
+  std::string kv("\x82\xa8load_get\x96", 11);
+  kv += record(1, "ok") + record(2, "ok") + record(4, "5") + record(8, "7") + record(16, "7") +
+        record(32, "ok");
+  kv += "\xa8save_put\x91" + record(64, "ok");
+  const std::string frame = fuzz::WrapKvConnectorStats(kv);
+  std::string_view frames[] = {frame};
+  Registry reg;
+  StatsRecorder rec(&reg, Options(R"({"kv_connector":"MooncakeStoreConnector"})"));
+  EngineCoreOutputs msg;
+  ASSERT_TRUE(DecodeEngineCoreOutputs(frames, rec.decode_context(1), &msg).ok());
+  rec.Record(msg);
+  const std::string text = Render(reg);
+  auto keys = [](std::string_view op, std::string_view status) {
+    return std::string(R"(vllm:mooncake_store_operation_keys_total{engine="0",model_name="m",operation=")") +
+           std::string(op) + R"(",status=")" + std::string(status) + "\"} ";
+  };
+  EXPECT_HAS_LINE(text, keys("load_get", "ok") + "35.0");
+  EXPECT_HAS_LINE(text, keys("load_get", "5") + "4.0");
+  EXPECT_HAS_LINE(text, keys("load_get", "7") + "24.0");
+  EXPECT_HAS_LINE(text, keys("save_put", "ok") + "64.0");
+  EXPECT_HAS_LINE(text, R"(vllm:mooncake_store_operation_total{engine="0",model_name="m",operation="load_get",status="ok"} 3.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:mooncake_store_operation_total{engine="0",model_name="m",operation="load_get",status="7"} 2.0)");
 }
 
 TEST(StatsRecorder, MessageFromUnknownEngineIsCountedAndSkipped) {
