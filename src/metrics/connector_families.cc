@@ -1,5 +1,7 @@
 #include "metrics/connector_families.h"
 
+#include <algorithm>
+
 #include "vmetrics/kv_connector_stats.h"
 #include "vmetrics/metrics_descriptor.h"
 
@@ -18,14 +20,6 @@ void ReportDescriptorProblem(const DecodeContext& ctx, const ConnectorPayload& p
   problem.key = kMetricsDescriptorKey;
   problem.what = std::move(what);
   ctx.reporter->Report(problem);
-}
-
-bool SameLabels(std::span<const std::string_view> values, const std::vector<std::string>& kept) {
-  if (values.size() != kept.size()) return false;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] != kept[i]) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -305,15 +299,14 @@ void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSampl
     child = state.eager[rec.engine_slot][s.metric_index];
   }
   if (child == nullptr) {
-    // A record's samples (one label set) resolve their children once: record-shaped rows
-    // look every family's children up together.
-    if (s.label_set == 0 || s.label_set != rec.resolved_set || !rec.row.record_shaped()) {
-      if (!rec.row.record_shaped()) {
-        rec.record_children =
-            &LazyChildren(rec.row, state, rec.engine_slot, s.extra_label_values, s.metric_index);
-      } else if (!rec.labels_resolved || !SameLabels(s.extra_label_values, resolved_labels_)) {
-        // A new record whose labels differ from the previous record's (most records of one
-        // operation share them, and then share its children).
+    // Record-shaped rows look every family's children up together, once per record (one
+    // label set), and not at all for a record whose labels are the previous record's (most
+    // records of one operation share them).
+    if (!rec.row.record_shaped()) {
+      rec.record_children =
+          &LazyChildren(rec.row, state, rec.engine_slot, s.extra_label_values, s.metric_index);
+    } else if (s.label_set == 0 || s.label_set != rec.resolved_set) {
+      if (!rec.labels_resolved || !std::ranges::equal(s.extra_label_values, resolved_labels_)) {
         rec.record_children =
             &LazyChildren(rec.row, state, rec.engine_slot, s.extra_label_values, s.metric_index);
         rec.labels_resolved = rec.record_children != &refused_children_;
