@@ -205,6 +205,11 @@ KV_RESIDENCY_FAMILIES = [
 
 # Step 6: no model_name; labels = CacheConfig keys + engine. Replay knows no cache config, so the
 # family has no children and renders HELP and TYPE only (its label names never show).
+# With LoRA enabled, after the residency histograms (reference §2.5); labels below, no
+# model_name or engine; children on first record.
+LORA_REQUESTS_INFO = Family("vllm:lora_requests_info", GAUGE, "Running stats on lora requests.")
+LORA_LABELS = ["max_lora", "waiting_lora_adapters", "running_lora_adapters"]
+
 CACHE_CONFIG_INFO = Family("vllm:cache_config_info", GAUGE,
                            "Information of the LLMEngine CacheConfig")
 
@@ -746,6 +751,8 @@ def parse_replay_args(args):
     parser.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN)
     parser.add_argument("--speculative-config", type=json.loads, default=None)
     parser.add_argument("--kv-cache-metrics", action="store_true")
+    parser.add_argument("--enable-lora", action="store_true")
+    parser.add_argument("--max-loras", type=int, default=1)
     parser.add_argument("--format", choices=("text", "openmetrics"), default="text")
     parser.add_argument("--disable-created-series", action="store_true")
     parser.add_argument("--created-timestamp", type=float, default=None)
@@ -850,6 +857,12 @@ def decode_scheduler_stats(obj):
         stats["perf_stats"] = {
             key: get_typed(perf, key, 0, is_int, "an int")
             for key in ("num_flops_per_gpu", "num_read_bytes_per_gpu", "num_write_bytes_per_gpu")}
+    for key in ("waiting_lora_adapters", "running_lora_adapters"):
+        # dict[str, int]; nil or any other shape records as empty (the field alone is skipped).
+        adapters = obj.get(key)
+        valid = isinstance(adapters, dict) and all(
+            isinstance(k, str) and is_int(v) for k, v in adapters.items())
+        stats[key] = dict(adapters) if valid else {}
     events = get_typed(obj, "kv_cache_eviction_events", [], lambda v: isinstance(v, list),
                        "a list")
     for event in events:
@@ -900,6 +913,7 @@ class Recorder:
         self.engines = list(range(config.data_parallel_size))
         self.max_model_len = config.max_model_len
         self.kv_cache_metrics = config.kv_cache_metrics
+        self.max_loras = config.max_loras if config.enable_lora else None
         spec = config.speculative_config or {}
         self.num_spec_tokens = int(spec.get("num_speculative_tokens") or 0)
         self.connector_top, self.connector_children = configured_connector_classes(
@@ -979,6 +993,8 @@ class Recorder:
         if self.kv_cache_metrics:                                      # 5
             for family in KV_RESIDENCY_FAMILIES:
                 self.register_engine_family(family)
+        if self.max_loras is not None:                                 # 5b
+            self.make_metric(LORA_REQUESTS_INFO, LORA_LABELS, self.exposition.vllm)
         self.make_metric(CACHE_CONFIG_INFO, ["engine"], self.exposition.vllm)    # 6, no child
         # 7 happens during recording (register_connector_row on first sight).
         for family in (DECODE_ERRORS, UNKNOWN_ENGINE):                 # 8
@@ -990,7 +1006,9 @@ class Recorder:
 
     # ---- one EngineCoreOutputs message -------------------------------------------------------
 
-    def record_message(self, obj):
+    def record_message(self, obj, update_scheduler_stats=None):
+        """`update_scheduler_stats`, when given, is the frontend's: it writes the LoRA adapters
+        into the decoded SchedulerStats before they are recorded (reference §3.5)."""
         try:
             message = decode_engine_core_outputs(obj)
         except DecodeError:
@@ -1004,6 +1022,8 @@ class Recorder:
         if stats is None:
             return
         engine = message.engine_index
+        if update_scheduler_stats is not None:
+            update_scheduler_stats(stats)
         self.record_scheduler_gauges(engine, stats)        # 1
         self.record_prefix_cache(engine, stats)            # 2
         self.record_external_prefix_cache(engine, stats)   # 3
@@ -1011,6 +1031,7 @@ class Recorder:
         self.record_kv_connector_stats(engine, stats)      # 5
         self.record_perf_stats(engine, stats)              # 6
         self.record_kv_cache_residency(engine, stats)      # 7
+        self.record_lora_info(stats)                       # 8
 
     def record_scheduler_gauges(self, engine, stats):
         running, waiting = stats["num_running_reqs"], stats["num_waiting_reqs"]
@@ -1056,6 +1077,15 @@ class Recorder:
             return
         for family, value in zip(MFU_FAMILIES, values):
             self.child(family.name, engine).inc(value)
+
+    def record_lora_info(self, stats):
+        """§2.3 A.11: the adapter names (dict keys, in order) comma-joined; set to time.time()."""
+        if self.max_loras is None:
+            return
+        self.metrics[LORA_REQUESTS_INFO.name].labels(
+            str(self.max_loras),
+            ",".join(stats["waiting_lora_adapters"].keys()),
+            ",".join(stats["running_lora_adapters"].keys())).set_to_current_time()
 
     def record_kv_cache_residency(self, engine, stats):
         if not self.kv_cache_metrics:

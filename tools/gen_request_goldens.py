@@ -59,6 +59,7 @@ class RequestState:
         self.max_tokens_param = line.get("max_tokens", 16)
         self.parent = line.get("parent") or None
         self.n = line.get("n", 1)
+        self.lora_name = line.get("lora") or None
         self.is_prefilling = True
         self.num_cached_tokens = 0
         self.stats = RequestStateStats(line["arrival_time"])
@@ -103,6 +104,31 @@ class Frontend:
     def __init__(self):
         self.states = {}
         self.parents = {}
+        # LoRARequestStates (§3.5): adapter name -> (waiting ids, running ids), first-seen order.
+        self.lora = {}
+
+    def lora_transition(self, state, to):
+        """to: "waiting", "running" or None (finished or aborted)."""
+        if state.lora_name is None:
+            return
+        if state.lora_name not in self.lora:
+            if to is None:
+                return
+            self.lora[state.lora_name] = (set(), set())
+        waiting, running = self.lora[state.lora_name]
+        waiting.discard(state.request_id)
+        running.discard(state.request_id)
+        if to == "waiting":
+            waiting.add(state.request_id)
+        elif to == "running":
+            running.add(state.request_id)
+        if not waiting and not running:
+            del self.lora[state.lora_name]
+
+    def update_scheduler_stats(self, stats):
+        for name, (waiting, running) in self.lora.items():
+            stats["waiting_lora_adapters"][name] = len(waiting)
+            stats["running_lora_adapters"][name] = len(running)
 
     def add(self, line):
         if line["request_id"] in self.states:
@@ -115,6 +141,8 @@ class Frontend:
     def abort(self, request_ids):
         for request_id in request_ids:
             state = self.states.pop(request_id, None)
+            if state is not None:
+                self.lora_transition(state, None)
             if state is not None and state.parent is not None:
                 parent = self.parents[state.parent]
                 parent.children_left -= 1
@@ -149,11 +177,14 @@ class Frontend:
                 for event in events:
                     if event["type"] == QUEUED:
                         stats.queued_ts = event["timestamp"]
+                        self.lora_transition(state, "waiting")
                     elif event["type"] == SCHEDULED:
                         if stats.scheduled_ts == 0.0:
                             stats.scheduled_ts = event["timestamp"]
+                        self.lora_transition(state, "running")
                     elif event["type"] == PREEMPTED:
                         it.num_preempted_reqs += 1
+                        self.lora_transition(state, "waiting")
             if state.is_prefilling:
                 stats.first_token_ts = timestamp
             else:
@@ -166,6 +197,7 @@ class Frontend:
             finish_reason = field(output, 5)
             if finish_reason is not None:
                 del self.states[state.request_id]
+                self.lora_transition(state, None)
                 self.finish(state, finish_reason, it)
         return it
 
@@ -266,9 +298,11 @@ def replay(messages, sidecar, args):
                     frontend.add(line)
 
         for number, message in enumerate(messages, start=1):
-            recorder.record_message(message)
+            # The output handler: outputs, then the LoRA adapters into the SchedulerStats, then
+            # PrometheusStatLogger.record (scheduler part, then iteration part).
             advance(number)
             it = frontend.process(message, clocks["iteration_timestamp"], clocks["monotonic"])
+            recorder.record_message(message, frontend.update_scheduler_stats)
             if it is not None and message[0] in recorder.engines:
                 record_iteration(recorder, message[0], it)
     return generate_latest(recorder.exposition)
@@ -450,6 +484,33 @@ def scenario_quirks():
     return messages, sidecar, []
 
 
+def scenario_lora():
+    """--enable-lora: the adapters of the requests in flight name the children of
+    vllm:lora_requests_info after each message's outputs (running, preempted back to waiting,
+    finished, aborted), added to what the engine itself sent; a request without an adapter and a
+    message without SchedulerStats add nothing."""
+    stats = base.scheduler_stats
+    sidecar = [req("a", 800.0, 4, max_tokens=3, lora="sql"), req("b", 800.0, 4, lora="chat"),
+               req("c", 800.0, 4, max_tokens=2), at(1, 800.5)]
+    messages = [
+        msg(80.0, [output("a", [1], [ev(QUEUED, 79.5), ev(SCHEDULED, 79.75)]),
+                   output("b", [1], [ev(QUEUED, 79.5), ev(SCHEDULED, 79.75)]),
+                   output("c", [1], [ev(QUEUED, 79.5), ev(SCHEDULED, 79.75)])],
+            stats=stats(num_running_reqs=3)),
+        msg(80.25, [output("b", [], [ev(PREEMPTED, 80.125)]), output("a", [2]),
+                    output("c", [2], finish=LENGTH)],
+            stats=stats(num_running_reqs=1, num_waiting_reqs=1)),
+        msg(80.5, [output("a", [3], finish=LENGTH)], stats=stats(num_waiting_reqs=1)),
+        msg(80.75, [], stats=stats(num_waiting_reqs=1,
+                                   waiting_lora_adapters={"engine-side": 2, "chat": 7})),
+        msg(81.0, [], stats=stats()),
+        msg(81.25, [output("d", [1], [ev(QUEUED, 81.0), ev(SCHEDULED, 81.125)])]),
+    ]
+    sidecar += [at(2, 800.75), at(3, 801.0), at(4, 801.25), {"abort": ["b"]}, at(5, 801.5),
+                req("d", 801.6, 2, lora="late"), at(6, 801.75)]
+    return messages, sidecar, ["--enable-lora", "--max-loras", "2"]
+
+
 SCENARIOS = [
     ("plain", scenario_plain),
     ("cached_prefill", scenario_cached_prefill),
@@ -458,6 +519,7 @@ SCENARIOS = [
     ("parallel_sampling", scenario_parallel_sampling),
     ("unknown_ids", scenario_unknown_ids),
     ("quirks", scenario_quirks),
+    ("lora", scenario_lora),
 ]
 
 

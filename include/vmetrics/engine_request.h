@@ -57,6 +57,7 @@ struct EngineCoreRequestSpec {
   double arrival_time = 0;  // frontend time.time()
   std::string lora_name;    // "" = no LoRA (position 6 nil)
   int64_t lora_int_id = 0;
+  std::string lora_path;
   int64_t client_index = 0;
   std::string external_req_id;  // "" = nil
 };

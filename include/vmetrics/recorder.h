@@ -42,6 +42,9 @@ struct RecorderOptions {
   int64_t max_model_len = 8192;               // 1-2-5 token buckets
   int64_t num_speculative_tokens = 0;         // > 0 registers the spec-decode families
   bool kv_cache_metrics = false;              // registers the kv_block_* residency histograms
+  // LoRA enabled (vLLM's --enable-lora) with this many adapters per batch (--max-loras): > 0
+  // registers vllm:lora_requests_info, whose `max_lora` label is this number. 0 = disabled.
+  int64_t max_loras = 0;
   // vllm:cache_config_info labels (CacheConfig key -> str(value)); empty = no children yet.
   std::vector<std::pair<std::string, std::string>> cache_config;
   // Where "logged once" messages go (unknown connectors, bad fields); nullptr = stderr.
@@ -71,6 +74,9 @@ class StatsRecorder {
 
   // Records one decoded message (docs/recording.md). A message from an engine index not in
   // options.engine_indexes is counted in vmetrics_unknown_engine_messages_total and skipped.
+  // With LoRA enabled, vllm:lora_requests_info takes its adapter names from the message's
+  // SchedulerStats: a frontend fills them in first (RequestTracker::UpdateSchedulerStats), as
+  // Python's output handler does before it records.
   void Record(const EngineCoreOutputs& message);
 
   // RecordIteration

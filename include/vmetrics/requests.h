@@ -128,6 +128,19 @@ class RequestTracker {
   std::vector<std::pair<std::string, int64_t>> WaitingLoraAdapters() const;
   std::vector<std::pair<std::string, int64_t>> RunningLoraAdapters() const;
 
+  // UpdateSchedulerStats
+  //
+  // Python's OutputProcessor.update_scheduler_stats (§3.5), called after ProcessOutputs of the
+  // message that carried `stats`: for every adapter with a live request, in first-seen order,
+  // sets waiting_lora_adapters[name] and running_lora_adapters[name] to its request counts. A
+  // name the engine already sent keeps its place; a new one is added at the end. The names
+  // point into the tracker and are valid until its next non-const call.
+  //
+  // Example:
+  //   tracker.UpdateSchedulerStats(&*message.scheduler_stats);
+  //   recorder.Record(message);  // vllm:lora_requests_info{running_lora_adapters="sql",...}
+  void UpdateSchedulerStats(SchedulerStats* stats) const;
+
  private:
   struct Parent {
     int64_t n = 1;

@@ -69,9 +69,14 @@ ParsedCompletion ParseCompletionRequest(std::string_view body, const CompletionL
   auto model = doc.find("model");
   if (model != doc.end() && !model->is_null()) {
     if (!model->is_string()) return Refuse("model must be a string");
-    if (model->get<std::string>() != limits.served_model_name) {
-      return Refuse("The model `" + model->get<std::string>() + "` does not exist.", 404,
-                    "NotFoundError");
+    const std::string& name = model->get_ref<const std::string&>();
+    if (name != limits.served_model_name) {
+      for (const LoraModule& m : limits.lora_modules) {
+        if (m.name == name) r.lora = m;
+      }
+      if (!r.lora) {
+        return Refuse("The model `" + name + "` does not exist.", 404, "NotFoundError");
+      }
     }
   }
 

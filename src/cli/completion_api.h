@@ -24,12 +24,21 @@
 
 namespace vmetrics::cli {
 
+// A LoRA adapter the server offers (vLLM's --lora-modules name=path): a request whose `model`
+// is `name` runs with it. vLLM numbers the modules 1, 2, ... in the order given.
+struct LoraModule {
+  std::string name;
+  std::string path;
+  int64_t lora_int_id = 0;
+};
+
 // What the server allows.
 struct CompletionLimits {
   int64_t max_model_len = 8192;   // prompt + max_tokens must fit (vLLM's check)
-  std::string served_model_name;  // `model`, when given, must be this
-  int64_t max_n = 128;            // choices per prompt
-  size_t max_prompts = 1024;      // prompts per request (a list of lists)
+  std::string served_model_name;  // `model`, when given, must be this or a LoRA module's name
+  std::vector<LoraModule> lora_modules;
+  int64_t max_n = 128;        // choices per prompt
+  size_t max_prompts = 1024;  // prompts per request (a list of lists)
 };
 
 // A checked request.
@@ -42,6 +51,7 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage: a usage chunk before [DONE]
   bool ignore_eos = false;
+  std::optional<LoraModule> lora;  // the module `model` named; unset = the base model
 };
 
 // An error answer: HTTP status, OpenAI error type, message.
@@ -63,8 +73,8 @@ struct ParsedCompletion {
 // not an object; a missing prompt; a text prompt (tokenization is not part of vmetrics); an
 // empty prompt, a token id that is not a non-negative integer, more than max_prompts prompts;
 // max_tokens < 1, n outside 1..max_n, a negative temperature, a field of the wrong type;
-// prompt + max_tokens above max_model_len. A `model` other than the served one is 404, as
-// from vLLM. Unknown fields are ignored.
+// prompt + max_tokens above max_model_len. A `model` other than the served one or a LoRA
+// module's name is 404, as from vLLM. Unknown fields are ignored.
 ParsedCompletion ParseCompletionRequest(std::string_view body, const CompletionLimits& limits);
 
 // The OpenAI error body: {"error":{"message","type","param":null,"code"}}.

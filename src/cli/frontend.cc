@@ -57,6 +57,15 @@ void AddFrontendFlags(CLI::App* cmd, FrontendArgs* a) {
                   "operation/status, connector names); past it samples are dropped and counted "
                   "in vmetrics_label_values_dropped_total. 0 = no limit")
       ->capture_default_str();
+  cmd->add_flag("--enable-lora", a->enable_lora,
+                "LoRA is enabled: register vllm:lora_requests_info (also on when the engines "
+                "report LoRA support)");
+  cmd->add_option("--max-loras", a->max_loras,
+                  "Max LoRA adapters per batch (the max_lora label; vLLM's default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--lora-modules", a->lora_modules,
+                  "LoRA adapters a request's `model` may name: name=path or "
+                  "'{\"name\":...,\"path\":...}' (requires --enable-lora)");
   cmd->add_option("--host", a->host, "HTTP bind address (loopback by default)");
   cmd->add_option("--port", a->port, "HTTP port (0 = ephemeral)")->check(CLI::Range(0, 65535));
   cmd->add_option("--http-threads", a->http_threads, "HTTP worker threads")
@@ -68,6 +77,36 @@ void AddFrontendFlags(CLI::App* cmd, FrontendArgs* a) {
 }
 
 namespace {
+
+// vLLM's --lora-modules items: "name=path" or a JSON object with "name" and "path". Modules are
+// numbered 1, 2, ... in order (vLLM's lora_int_id).
+bool ParseLoraModules(const std::vector<std::string>& items, std::vector<LoraModule>* out,
+                      std::string* error) {
+  for (const std::string& item : items) {
+    LoraModule m;
+    if (!item.empty() && item.front() == '{') {
+      auto doc = nlohmann::json::parse(item, nullptr, false);
+      if (doc.is_discarded() || !doc.is_object() || !doc.contains("name") ||
+          !doc["name"].is_string() || !doc.contains("path") || !doc["path"].is_string()) {
+        *error = "--lora-modules: " + item + " is not a JSON object with string name and path";
+        return false;
+      }
+      m.name = doc["name"].get<std::string>();
+      m.path = doc["path"].get<std::string>();
+    } else {
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+        *error = "--lora-modules: " + item + " is not name=path";
+        return false;
+      }
+      m.name = item.substr(0, eq);
+      m.path = item.substr(eq + 1);
+    }
+    m.lora_int_id = static_cast<int64_t>(out->size()) + 1;
+    out->push_back(std::move(m));
+  }
+  return true;
+}
 
 std::string PyRepr(const nlohmann::json& v) {
   // str() of a Python value, for cache_config_info label values.
@@ -84,6 +123,7 @@ std::string PyRepr(const nlohmann::json& v) {
 
 struct Frontend::Impl {
   FrontendArgs args;
+  std::vector<LoraModule> lora_modules;  // --lora-modules, parsed by Bind
   std::unique_ptr<EngineCoreClient> client;
   std::unique_ptr<Registry> registry;
   std::unique_ptr<StatsRecorder> recorder;
@@ -113,10 +153,10 @@ struct Frontend::Impl {
       recorder->reporter().Report(p);
       return;
     }
-    recorder->Record(scratch);
     // Python records a message's SchedulerStats, then its IterationStats.
-    requests->OnOutputs(scratch, [&](const IterationStats& it) {
-      recorder->RecordIteration(it, scratch.engine_index);
+    requests->OnOutputs(&scratch, [&](const EngineCoreOutputs& m, const IterationStats* it) {
+      recorder->Record(m);
+      if (it != nullptr) recorder->RecordIteration(*it, m.engine_index);
     });
     // Sequentially consistent with WaitForRecorded's store of wake_at and load of recorded:
     // either the waiter sees this message counted, or this thread sees the waiter's target.
@@ -149,6 +189,13 @@ Frontend::~Frontend() { Stop(); }
 
 bool Frontend::Bind(std::string* error) {
   const FrontendArgs& a = impl_->args;
+  // Flags that need no engine are checked before waiting for any (as vLLM does, LoRA modules
+  // need --enable-lora).
+  if (!a.lora_modules.empty() && !a.enable_lora) {
+    *error = "--lora-modules requires --enable-lora";
+    return false;
+  }
+  if (!ParseLoraModules(a.lora_modules, &impl_->lora_modules, error)) return false;
   EngineCoreClientOptions o;
   const auto timeout =
       std::chrono::milliseconds(static_cast<int64_t>(a.engine_ready_timeout_s * 1000));
@@ -209,6 +256,13 @@ bool Frontend::Start(std::string* error) {
   for (const EngineInfo& e : engines) o.engine_indexes.push_back(e.index);
   o.max_model_len = a.max_model_len > 0 ? a.max_model_len : ready.max_model_len.value_or(8192);
   o.kv_cache_metrics = a.kv_cache_metrics;
+  // vLLM's frontend knows LoRA from its own flags; with headless engines the ready responses
+  // tell.
+  if (a.enable_lora) {
+    o.max_loras = a.max_loras;
+  } else if (ready.max_loras > 0) {
+    o.max_loras = ready.max_loras;
+  }
   o.track_engine_liveness = true;
   o.max_label_values_per_family = a.max_label_values_per_family;
   o.log = [](const std::string& line) { LogWarning(line); };
@@ -279,6 +333,7 @@ bool Frontend::Start(std::string* error) {
   RequestService::Options ro;
   ro.limits.max_model_len = o.max_model_len;
   ro.limits.served_model_name = o.served_model_name;
+  ro.limits.lora_modules = m.lora_modules;
   ro.engine_indexes = o.engine_indexes;
   ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type, std::string body) {
     const std::string_view frames[] = {body};

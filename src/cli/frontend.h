@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace vmetrics::cli {
 
@@ -42,6 +43,12 @@ struct FrontendArgs {
   std::string cache_config_info;  // JSON object of extra CacheConfig labels
   bool disable_created_series = false;
   size_t max_label_values_per_family = 1000;  // 0 = no limit (RecorderOptions)
+  // LoRA, as vLLM's flags: --enable-lora registers vllm:lora_requests_info (also when the
+  // engines' ready responses say they support LoRA); --lora-modules name=path (or a JSON
+  // object with name and path) are the adapters a completion's `model` may name.
+  bool enable_lora = false;
+  int64_t max_loras = 1;
+  std::vector<std::string> lora_modules;
 
   // HTTP.
   std::string host = "127.0.0.1";

@@ -180,12 +180,13 @@ void TableRow(std::string* out, const Family& f, const std::string& labels,
 std::string Render() {
   const ConnectorCatalog& catalog = ConnectorCatalog::BuiltIn();
 
-  // Every option on: spec-decode families (k = 1), residency histograms, engine liveness, and
-  // every catalog row configured as a MultiConnector child, so everything that can register
-  // does.
+  // Every option on: spec-decode families (k = 1), residency histograms, LoRA, engine
+  // liveness, and every catalog row configured as a MultiConnector child, so everything that
+  // can register does.
   RecorderOptions options;
   options.num_speculative_tokens = 1;
   options.kv_cache_metrics = true;
+  options.max_loras = 1;
   options.track_engine_liveness = true;
   options.connectors.connector = "MultiConnector";
   for (const auto& row : catalog.rows()) options.connectors.children.push_back(row->id);
@@ -252,6 +253,15 @@ std::string Render() {
       out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) + " | " +
              Labels(*f, &row) + " | " + buckets + " | " + Cell(f->spec().help) + " | " +
              GateText(row.gate) + " | " + FrontendSource(row) + " |\n";
+    } else if (f->name() == internal::kLoraRequestsInfoName) {
+      out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) +
+             " | `max_lora`, `waiting_lora_adapters`, `running_lora_adapters` (no `model_name`, "
+             "no `engine`) |  | " +
+             Cell(f->spec().help) +
+             " | `--enable-lora`, or engines that report LoRA support | SchedulerStats "
+             "`waiting_lora_adapters` / `running_lora_adapters` with the frontend's adapters of "
+             "the requests in flight: their names comma-joined, `max_lora` = `--max-loras`; set "
+             "to the current Unix time; a child per combination, on first record |\n";
     } else if (f->name() == internal::kCacheConfigInfoName) {
       out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) +
              " | one label per `CacheConfig` key, then `engine` (no `model_name`) |  | " +

@@ -25,6 +25,8 @@ struct ReplayArgs {
   int64_t max_model_len = 8192;
   std::string speculative_config;
   bool kv_cache_metrics = false;
+  bool enable_lora = false;
+  int64_t max_loras = 1;
   std::string format = "text";
   bool disable_created_series = false;
   double created_timestamp = -1;
@@ -44,6 +46,7 @@ int RunReplay(const ReplayArgs& args) {
   for (int64_t i = 0; i < args.data_parallel_size; ++i) options.engine_indexes.push_back(i);
   options.max_model_len = args.max_model_len;
   options.kv_cache_metrics = args.kv_cache_metrics;
+  if (args.enable_lora) options.max_loras = args.max_loras;
   if (!args.kv_transfer_config.empty()) {
     Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(args.kv_transfer_config);
     if (!c.ok()) {
@@ -92,12 +95,18 @@ int RunReplay(const ReplayArgs& args) {
   }
   const uint64_t failed = DecodeStream(
       data, "vmetrics replay", [&](uint64_t n) { return recorder.decode_context(n); },
-      [&](const EngineCoreOutputs& m, uint64_t number, size_t, const DecodeContext&) {
-        recorder.Record(m);
-        if (!sidecar) return;
+      [&](EngineCoreOutputs& m, uint64_t number, size_t, const DecodeContext&) {
+        if (!sidecar) {
+          recorder.Record(m);
+          return;
+        }
+        // Python's output handler: the outputs first, then the LoRA adapters into the
+        // SchedulerStats, then SchedulerStats and IterationStats are recorded.
         const RequestSidecar::Clocks clocks = sidecar->Advance(number, &tracker);
         monotonic = clocks.monotonic;
         std::optional<IterationStats> it = tracker.ProcessOutputs(m, clocks.iteration_timestamp);
+        if (m.scheduler_stats) tracker.UpdateSchedulerStats(&*m.scheduler_stats);
+        recorder.Record(m);
         if (it) recorder.RecordIteration(*it, m.engine_index);
       },
       [&] { recorder.CountDecodeError(); });
@@ -140,6 +149,11 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                   "vLLM's speculative config JSON (num_speculative_tokens adds spec-decode families)");
   cmd->add_flag("--kv-cache-metrics", args->kv_cache_metrics,
                 "Register the KV block residency histograms");
+  cmd->add_flag("--enable-lora", args->enable_lora,
+                "LoRA is enabled: register vllm:lora_requests_info");
+  cmd->add_option("--max-loras", args->max_loras,
+                  "Max LoRA adapters per batch (the max_lora label; vLLM's default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--format", args->format, "Exposition format")
       ->check(CLI::IsMember({"text", "openmetrics"}));
   cmd->add_flag("--disable-created-series", args->disable_created_series,

@@ -74,8 +74,9 @@ void RequestService::HandleCompletion(std::string body, std::shared_ptr<HttpExch
                   static_cast<unsigned long long>(++next_id_));
     c->identity.id = id;
     c->identity.created = static_cast<int64_t>(arrival);
-    c->identity.model = options_.limits.served_model_name;
+    // vLLM answers with the adapter's name when the request named one.
     c->request = std::move(parsed.request);
+    c->identity.model = c->request.lora ? c->request.lora->name : options_.limits.served_model_name;
     c->exchange = exchange;
     const CompletionRequest& r = c->request;
     const size_t n = static_cast<size_t>(r.n);
@@ -108,6 +109,7 @@ void RequestService::HandleCompletion(std::string body, std::shared_ptr<HttpExch
         info.max_tokens = r.max_tokens;
         if (n > 1) info.parent_id = prompt_id;
         info.n = r.n;
+        if (r.lora) info.lora_name = r.lora->name;
         tracker_.AddRequest(info);
         router_.Assign(info.request_id, engines[index]);
         choices_[info.request_id] = Choice{c.get(), index};
@@ -118,6 +120,11 @@ void RequestService::HandleCompletion(std::string body, std::shared_ptr<HttpExch
         spec.prompt_token_ids = r.prompts[p];
         spec.arrival_time = arrival;
         spec.external_req_id = c->identity.id;
+        if (r.lora) {
+          spec.lora_name = r.lora->name;
+          spec.lora_int_id = r.lora->lora_int_id;
+          spec.lora_path = r.lora->path;
+        }
         spec.sampling.temperature = r.temperature;
         if (r.seed) spec.sampling.seed = *r.seed + static_cast<int64_t>(i);
         spec.sampling.ignore_eos = r.ignore_eos;
@@ -200,8 +207,8 @@ void RequestService::CompleteLocked(Completion& c) {
   completions_.erase(c.identity.id);  // destroys `c`
 }
 
-void RequestService::OnOutputs(const EngineCoreOutputs& message,
-                               const std::function<void(const IterationStats&)>& record) {
+void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
+  const EngineCoreOutputs& message = *m;
   std::lock_guard<std::mutex> lock(mu_);
   if (message.scheduler_stats) router_.ObserveStats(message.engine_index, *message.scheduler_stats);
   // Tokens and finish reasons to the completions first; the tracker (which forgets finished
@@ -224,9 +231,9 @@ void RequestService::OnOutputs(const EngineCoreOutputs& message,
       finished.emplace_back(std::string(o.request_id), *reason);
     }
   }
-  if (std::optional<IterationStats> it = tracker_.ProcessOutputs(message, WallClock())) {
-    record(*it);
-  }
+  const std::optional<IterationStats> it = tracker_.ProcessOutputs(message, WallClock());
+  if (m->scheduler_stats) tracker_.UpdateSchedulerStats(&*m->scheduler_stats);
+  record(message, it ? &*it : nullptr);
   // Looked up again by id: finishing one choice may complete (and free) its completion.
   for (auto& [id, reason] : finished) {
     auto choice = choices_.find(id);

@@ -76,11 +76,14 @@ class RequestService {
   //
   // One decoded message from the engines (output thread): tokens and finish reasons go to
   // their completions, `finished_requests` are settled, the router learns the engine's load.
-  // The message's IterationStats (none for a message without outputs) is handed to `record`
-  // (StatsRecorder::RecordIteration) before any completion it finishes is answered, so a
-  // client that has its answer finds its request in /metrics.
-  void OnOutputs(const EngineCoreOutputs& message,
-                 const std::function<void(const IterationStats&)>& record);
+  // As in Python's output handler, the outputs are processed, then the LoRA adapters of the
+  // requests in flight are written into the message's SchedulerStats
+  // (RequestTracker::UpdateSchedulerStats), then `record` gets the message and its
+  // IterationStats (null for a message without outputs): StatsRecorder::Record, then
+  // RecordIteration. That happens before any completion the message finishes is answered, so
+  // a client that has its answer finds its request in /metrics.
+  using RecordFn = std::function<void(const EngineCoreOutputs&, const IterationStats*)>;
+  void OnOutputs(EngineCoreOutputs* message, const RecordFn& record);
 
   // An engine died: its requests end with an error.
   void OnEngineDead(int engine_index, const std::string& reason);

@@ -52,7 +52,7 @@ Status ForEachMessage(std::string_view data,
 
 uint64_t DecodeStream(std::string_view data, const char* who,
                       const std::function<DecodeContext(uint64_t)>& context_for,
-                      const std::function<void(const EngineCoreOutputs&, uint64_t, size_t,
+                      const std::function<void(EngineCoreOutputs&, uint64_t, size_t,
                                                const DecodeContext&)>& on_message,
                       const std::function<void()>& on_error) {
   uint64_t failed = 0;

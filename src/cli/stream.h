@@ -24,14 +24,14 @@ Status ForEachMessage(std::string_view data,
                       const std::function<void(uint64_t, size_t, std::string_view)>& fn,
                       uint64_t* messages_seen);
 
-// Decodes every message of `data` in order. Good messages go to `on_message`; a message that
-// does not decode is reported on stderr ("<who>: message N at byte B: ...") and to `on_error`,
-// then skipped. Returns the number of messages that failed, counting a structural error that
-// ends the stream as one.
+// Decodes every message of `data` in order. Good messages go to `on_message`, which may change
+// the message (the next one is decoded over it); a message that does not decode is reported on
+// stderr ("<who>: message N at byte B: ...") and to `on_error`, then skipped. Returns the number of
+// messages that failed, counting a structural error that ends the stream as one.
 uint64_t DecodeStream(std::string_view data, const char* who,
                       const std::function<DecodeContext(uint64_t)>& context_for,
-                      const std::function<void(const EngineCoreOutputs&, uint64_t number,
-                                               size_t offset, const DecodeContext&)>& on_message,
+                      const std::function<void(EngineCoreOutputs&, uint64_t number, size_t offset,
+                                               const DecodeContext&)>& on_message,
                       const std::function<void()>& on_error);
 
 // prometheus_client's own switch: PROMETHEUS_DISABLE_CREATED_SERIES=True turns _created off.

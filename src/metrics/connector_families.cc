@@ -27,13 +27,13 @@ void ReportDescriptorProblem(const DecodeContext& ctx, const ConnectorPayload& p
 ConnectorRecorder::ConnectorRecorder(Registry* registry, ConnectorCatalog* catalog,
                                      std::string model_name, std::vector<std::string> engines,
                                      std::function<void(const std::string&)> log,
-                                     size_t max_label_values_per_family)
+                                     CardinalityGuard* guard)
     : registry_(registry),
       catalog_(catalog),
       model_name_(std::move(model_name)),
       engines_(std::move(engines)),
       log_(std::move(log)),
-      guard_(registry, max_label_values_per_family, log_) {}
+      guard_(guard) {}
 
 void ConnectorRecorder::RegisterAccounting() {
   FamilySpec spec;
@@ -98,9 +98,9 @@ void ConnectorRecorder::Account(const std::string& connector, const char* outcom
   if (it == accounting_.end()) {
     // The class name comes from the wire: a stream of new names is bounded by the guard.
     const std::string_view values[] = {connector, outcome};
-    Child* child = guard_.GetOrCreate(*payloads_family_, values);
+    Child* child = guard_->GetOrCreate(*payloads_family_, values);
     if (child == nullptr) {
-      guard_.CountDropped(*payloads_family_);
+      guard_->CountDropped(*payloads_family_);
       return;
     }
     it = accounting_.emplace(std::make_pair(connector, std::string(outcome)), child).first;
@@ -134,7 +134,7 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
     std::vector<std::string_view> values = {model_name_, engines_[engine_slot]};
     values.insert(values.end(), extra.begin(), extra.end());
     for (const auto& [unused, v] : row.metrics[mi].const_labels) values.push_back(v);
-    children[mi] = guard_.GetOrCreate(*state.families[mi], values);
+    children[mi] = guard_->GetOrCreate(*state.families[mi], values);
     refused = refused || children[mi] == nullptr;
   }
   if (refused) {
@@ -317,7 +317,7 @@ void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSampl
     child = (*rec.record_children)[s.metric_index];
   }
   if (child == nullptr) {
-    guard_.CountDropped(*state.families[s.metric_index]);
+    guard_->CountDropped(*state.families[s.metric_index]);
     return;
   }
   const MetricDef& m = rec.row.metrics[s.metric_index];

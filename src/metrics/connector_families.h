@@ -56,11 +56,12 @@ class ConnectorRecorder {
  public:
   // `catalog` is the one the payloads are decoded with; descriptor rows are added to it. It
   // and `registry` must outlive the recorder.
-  // `max_label_values_per_family` bounds the children that label values from payloads can
-  // create in each family (cardinality_guard.h; 0 = no limit).
+  // `guard` bounds the children that label values from payloads can create in each family
+  // (cardinality_guard.h); it is shared with the other families whose label values come from
+  // outside, and must outlive the recorder.
   ConnectorRecorder(Registry* registry, ConnectorCatalog* catalog, std::string model_name,
                     std::vector<std::string> engines, std::function<void(const std::string&)> log,
-                    size_t max_label_values_per_family = 0);
+                    CardinalityGuard* guard);
 
   // Registers vmetrics_kv_connector_payloads (call once, where it belongs in render order).
   void RegisterAccounting();
@@ -119,7 +120,7 @@ class ConnectorRecorder {
   std::vector<std::string> engines_;
   std::function<void(const std::string&)> log_;
   Family* payloads_family_ = nullptr;
-  CardinalityGuard guard_;
+  CardinalityGuard* guard_;               // not owned
   std::mutex mu_;                         // guards everything below
   std::vector<Child*> refused_children_;  // LazyChildren's result when a child was refused
   std::map<const ConnectorRow*, RowState> rows_;

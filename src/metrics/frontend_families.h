@@ -42,6 +42,11 @@ std::span<const FrontendFamily> SpecDecodeFamilies();
 // Everything after the connector families, in registration order (MFU counters first).
 std::span<const FrontendFamily> FrontendFamilies();
 
+// vllm:lora_requests_info: registered with LoRA enabled, after the residency histograms; its
+// labels are not the common ones (no model_name, no engine), and its children appear on first
+// record.
+inline constexpr std::string_view kLoraRequestsInfoName = "vllm:lora_requests_info";
+inline constexpr std::string_view kLoraRequestsInfoHelp = "Running stats on lora requests.";
 inline constexpr std::string_view kCacheConfigInfoName = "vllm:cache_config_info";
 inline constexpr std::string_view kCacheConfigInfoHelp = "Information of the LLMEngine CacheConfig";
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <span>
 
 #include "metrics/buckets.h"
+#include "metrics/cardinality_guard.h"
 #include "metrics/connector_families.h"
 #include "metrics/frontend_families.h"
 
@@ -90,7 +92,8 @@ struct StatsRecorder::Impl {
   Impl(Registry* reg, RecorderOptions opts)
       : registry(reg),
         options(std::move(opts)),
-        reporter([this](const std::string& line) { Log(line); }) {}
+        reporter([this](const std::string& line) { Log(line); }),
+        guard(reg, options.max_label_values_per_family, options.log) {}
 
   void Log(const std::string& line) const {
     if (options.log) {
@@ -141,7 +144,7 @@ struct StatsRecorder::Impl {
     // Connector families of the configured connectors, in config order.
     connectors = std::make_unique<internal::ConnectorRecorder>(
         registry, &runtime_catalog, options.served_model_name, engines,
-        options.log ? options.log : nullptr, options.max_label_values_per_family);
+        options.log ? options.log : nullptr, &guard);
     if (options.connectors.configured()) {
       std::vector<std::string> names;
       if (options.connectors.is_multi()) {
@@ -156,6 +159,15 @@ struct StatsRecorder::Impl {
     for (const FrontendFamily& f : internal::FrontendFamilies()) {
       if (f.gate == Gate::kKvCacheMetrics && !options.kv_cache_metrics) continue;
       Register(f);
+    }
+    if (options.max_loras > 0) {
+      FamilySpec spec;
+      spec.name = std::string(internal::kLoraRequestsInfoName);
+      spec.type = MetricType::kGauge;
+      spec.help = std::string(internal::kLoraRequestsInfoHelp);
+      spec.label_names = {"max_lora", "waiting_lora_adapters", "running_lora_adapters"};
+      lora_family = &registry->AddFamily(std::move(spec));
+      max_lora_label = std::to_string(options.max_loras);
     }
     {
       FamilySpec spec;
@@ -339,6 +351,30 @@ struct StatsRecorder::Impl {
         for (double gap : e.reuse_gaps_seconds) h.kv_block_reuse_gap->Observe(gap);
       }
     }
+    if (lora_family != nullptr) RecordLoraInfo(s);
+  }
+
+  // §2.3 A.11: one child per (max_lora, waiting names, running names), the names comma-joined
+  // in the order the SchedulerStats holds them, set to the current Unix time. A child is never
+  // removed; names come from requests and engines, so the guard bounds how many there are.
+  void RecordLoraInfo(const SchedulerStats& s) {
+    const auto join = [](std::span<const std::pair<std::string_view, int64_t>> adapters) {
+      std::string names;
+      for (const auto& [name, unused] : adapters) {
+        if (!names.empty()) names += ',';
+        names += name;
+      }
+      return names;
+    };
+    const std::string waiting = join(s.waiting_lora_adapters);
+    const std::string running = join(s.running_lora_adapters);
+    const std::string_view values[] = {max_lora_label, waiting, running};
+    Child* child = guard.GetOrCreate(*lora_family, values);
+    if (child == nullptr) {
+      guard.CountDropped(*lora_family);
+      return;
+    }
+    child->Set(registry->clock().UnixSeconds());
   }
 
   // §2.3 C.1-C.9, in that order.
@@ -386,6 +422,8 @@ struct StatsRecorder::Impl {
   Registry* registry;
   RecorderOptions options;
   LoggingReporter reporter;
+  // Bounds the children that label values from outside create (connector families, LoRA names).
+  internal::CardinalityGuard guard;
   const ConnectorCatalog* catalog = nullptr;  // = &runtime_catalog
   // A copy of options.catalog (it shares the rows): rows registered at run time from
   // `_metrics_descriptor` go here, where decoding sees them, never into the caller's catalog.
@@ -394,6 +432,8 @@ struct StatsRecorder::Impl {
   std::map<std::string, Family*, std::less<>> families;
   std::vector<EngineHandles> handles;
   std::unique_ptr<internal::ConnectorRecorder> connectors;
+  Family* lora_family = nullptr;  // with LoRA enabled
+  std::string max_lora_label;     // str(max_loras)
   Family* cache_config_family = nullptr;
   std::mutex cache_config_mu;
   bool cache_config_set = false;

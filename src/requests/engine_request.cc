@@ -113,7 +113,7 @@ std::string EncodeEngineCoreRequest(const EngineCoreRequestSpec& spec) {
     pk.pack_array(7);
     PackStr(pk, spec.lora_name);
     pk.pack_int64(spec.lora_int_id);
-    PackStr(pk, "");
+    PackStr(pk, spec.lora_path);
     pk.pack_nil();
     pk.pack_nil();
     pk.pack_false();
@@ -257,7 +257,7 @@ Result<EngineCoreRequestSpec> DecodeEngineCoreRequest(std::string_view body) {
       case 5:
         s = r.ReadDouble(&spec.arrival_time);
         break;
-      case 6:  // LoRARequest: [lora_name, lora_int_id, ...] or nil
+      case 6:  // LoRARequest: [lora_name, lora_int_id, lora_path, ...] or nil
         if (r.NextIsNil()) {
           s = r.ReadNil();
         } else {
@@ -268,6 +268,8 @@ Result<EngineCoreRequestSpec> DecodeEngineCoreRequest(std::string_view body) {
               s = ReadOptionalStr(r, &spec.lora_name);
             } else if (f == 1) {
               s = r.ReadInt(&spec.lora_int_id);
+            } else if (f == 2) {
+              s = ReadOptionalStr(r, &spec.lora_path);
             } else {
               s = r.Skip();
             }

@@ -241,4 +241,22 @@ std::vector<std::pair<std::string, int64_t>> RequestTracker::RunningLoraAdapters
   return out;
 }
 
+void RequestTracker::UpdateSchedulerStats(SchedulerStats* stats) const {
+  using Adapters = std::vector<std::pair<std::string_view, int64_t>>;
+  const auto put = [](Adapters& adapters, std::string_view name, size_t count) {
+    const auto value = static_cast<int64_t>(count);
+    for (auto& [key, old_value] : adapters) {
+      if (key == name) {
+        old_value = value;
+        return;
+      }
+    }
+    adapters.emplace_back(name, value);
+  };
+  for (const LoraStates& l : lora_) {
+    put(stats->waiting_lora_adapters, l.name, l.waiting.size());
+    put(stats->running_lora_adapters, l.name, l.running.size());
+  }
+}
+
 }  // namespace vmetrics

@@ -153,6 +153,7 @@ ReadyResponseSummary SummarizeEngines(std::span<const EngineInfo> engines) {
     if (!s.kv_connector && rr.kv_connector && !rr.kv_connector->empty()) {
       s.kv_connector = rr.kv_connector;
     }
+    if (rr.supports_lora) s.max_loras = std::max(s.max_loras, rr.max_loras);
   }
   return s;
 }

@@ -55,12 +55,14 @@ std::string Series(const std::string& name, const std::string& extra_labels = ""
 
 class CompletionsTest : public ::testing::Test {
  protected:
-  void Start(const std::function<void(SimulatorOptions*)>& tweak = nullptr) {
+  void Start(const std::function<void(SimulatorOptions*)>& tweak = nullptr,
+             const std::function<void(FrontendArgs*)>& tweak_frontend = nullptr) {
     FrontendArgs args;
     args.handshake_address = "tcp://127.0.0.1:0";
     args.port = 0;
     args.engine_ready_timeout_s = 30;
     args.max_model_len = 0;  // from the engine: 8192
+    if (tweak_frontend) tweak_frontend(&args);
     frontend_ = std::make_unique<Frontend>(args);
     std::string error;
     ASSERT_TRUE(frontend_->Bind(&error)) << error;
@@ -297,6 +299,57 @@ TEST_F(CompletionsTest, StreamedRequestOnADyingEngineEndsWithAnErrorEvent) {
               stream.compare(stream.size() - 14, 14, "data: [DONE]\n\n") == 0)
       << stream;
   EXPECT_EQ(frontend_->live_requests(), 0u);
+}
+
+// A request whose `model` names a --lora-modules adapter runs with it: the answer names the
+// adapter, and vllm:lora_requests_info shows it while the request was in flight (the message
+// with its first token carries SchedulerStats and leaves it running), then without it.
+TEST_F(CompletionsTest, LoraModuleRequestsShowInLoraRequestsInfo) {
+  Start(nullptr, [](FrontendArgs* a) {
+    a->enable_lora = true;
+    a->max_loras = 2;
+    a->lora_modules = {"sql=/adapters/sql", R"({"name":"chat","path":"/adapters/chat"})"};
+  });
+  HttpClientResponse r =
+      Post(R"({"prompt":[1,2,3],"max_tokens":4,"ignore_eos":true,"model":"sql"})");
+  ASSERT_EQ(r.status, 200) << r.body << r.error;
+  EXPECT_EQ(json::parse(r.body)["model"], "sql");
+  HttpClientResponse base = Post(R"({"prompt":[1,2,3],"max_tokens":2,"model":"model"})");
+  ASSERT_EQ(base.status, 200) << base.body << base.error;
+  EXPECT_EQ(json::parse(base.body)["model"], "model");
+  EXPECT_EQ(Post(R"({"prompt":[1],"model":"sq"})").status, 404);
+  const std::string m = Metrics();
+  const std::string info = "vllm:lora_requests_info{max_lora=\"2\",";
+  EXPECT_GT(Sample(m, info + "running_lora_adapters=\"sql\",waiting_lora_adapters=\"sql\"}"), 1e9)
+      << m;
+  // Once it finished the adapter is forgotten: the base request's steps name no adapter.
+  EXPECT_GT(Sample(m, info + "running_lora_adapters=\"\",waiting_lora_adapters=\"\"}"), 1e9) << m;
+  EXPECT_EQ(m.find("chat"), std::string::npos) << m;
+}
+
+// --lora-modules is checked before any engine is waited for.
+TEST(FrontendFlags, LoraModulesRequireLoraAndNameEqualsPath) {
+  struct Case {
+    bool enable_lora;
+    std::string module;
+    std::string error_part;
+  };
+  const Case cases[] = {
+      {false, "sql=/a", "requires --enable-lora"},
+      {true, "nopath", "is not name=path"},
+      {true, "=/a", "is not name=path"},
+      {true, R"({"name":"x"})", "not a JSON object with string name and path"},
+  };
+  for (const Case& c : cases) {
+    FrontendArgs args;
+    args.handshake_address = "tcp://127.0.0.1:0";
+    args.enable_lora = c.enable_lora;
+    args.lora_modules = {c.module};
+    Frontend frontend(args);
+    std::string error;
+    EXPECT_FALSE(frontend.Bind(&error)) << c.module;
+    EXPECT_NE(error.find(c.error_part), std::string::npos) << c.module << ": " << error;
+  }
 }
 
 // Bad requests: 4xx with a JSON error naming the problem; nothing reaches the engine.

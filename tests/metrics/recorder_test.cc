@@ -251,5 +251,84 @@ TEST(StatsRecorder, CacheConfigInfoGetsOneChildPerEngineWithSortedLabels) {
   EXPECT_HAS_LINE(text, R"(vllm:cache_config_info{_block_size_resolved="True",block_size="16",engine="1"} 1.0)");
 }
 
+// A clock the test moves by hand.
+class ManualClock : public Clock {
+ public:
+  double UnixSeconds() const override { return now; }
+  double now = 1000.5;
+};
+
+EngineCoreOutputs LoraMessage(int64_t engine,
+                              std::vector<std::pair<std::string_view, int64_t>> waiting,
+                              std::vector<std::pair<std::string_view, int64_t>> running) {
+  EngineCoreOutputs msg;
+  msg.engine_index = engine;
+  SchedulerStats& s = msg.scheduler_stats.emplace();
+  s.waiting_lora_adapters = std::move(waiting);
+  s.running_lora_adapters = std::move(running);
+  return msg;
+}
+
+TEST(StatsRecorder, LoraRequestsInfoIsNotRegisteredWithoutLora) {
+  Registry reg;
+  StatsRecorder rec(&reg, Options(""));
+  rec.Record(LoraMessage(0, {{"sql", 1}}, {{"sql", 0}}));
+  EXPECT_LACKS(Render(reg), "lora");
+}
+
+// §2.3 A.11: labels max_lora, waiting and running adapter names (comma-joined in dict order),
+// no model_name or engine; the child is set to the current time, and a new combination of
+// names is a new child (old ones stay).
+TEST(StatsRecorder, LoraRequestsInfoNamesTheAdaptersAndHoldsTheTimeOfTheLastRecord) {
+  ManualClock clock;
+  Registry reg(&clock);
+  RecorderOptions o = Options("");
+  o.engine_indexes = {0, 1};
+  o.kv_cache_metrics = true;
+  o.max_loras = 4;
+  StatsRecorder rec(&reg, o);
+  std::string text = Render(reg);
+  // Registered after the residency histograms, before cache_config_info; no child yet.
+  const size_t lora = text.find(
+      "# HELP vllm:lora_requests_info Running stats on lora requests.\n"
+      "# TYPE vllm:lora_requests_info gauge\n# HELP vllm:cache_config_info");
+  ASSERT_NE(lora, std::string::npos) << text;
+  EXPECT_LT(text.find("vllm:kv_block_reuse_gap_seconds"), lora);
+
+  rec.Record(LoraMessage(0, {}, {}));
+  clock.now = 1001.25;
+  rec.Record(LoraMessage(1, {{"sql", 2}, {"chat", 0}}, {{"sql", 0}, {"chat", 1}}));
+  clock.now = 1002.0;
+  rec.Record(LoraMessage(0, {{"sql", 1}, {"chat", 0}}, {{"sql", 1}, {"chat", 1}}));
+  text = Render(reg);
+  EXPECT_HAS_LINE(
+      text,
+      R"(vllm:lora_requests_info{max_lora="4",running_lora_adapters="",waiting_lora_adapters=""} 1000.5)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vllm:lora_requests_info{max_lora="4",running_lora_adapters="sql,chat",waiting_lora_adapters="sql,chat"} 1002.0)");
+  EXPECT_LACKS(text, "model_name=\"m\",running_lora");
+  // A message from an engine that is not configured records nothing, LoRA included.
+  rec.Record(LoraMessage(9, {{"other", 1}}, {}));
+  EXPECT_LACKS(Render(reg), "other");
+}
+
+// Adapter names reach the labels from requests and engines: the cardinality guard bounds them.
+TEST(StatsRecorder, LoraRequestsInfoChildrenAreBoundedByTheGuard) {
+  Registry reg;
+  RecorderOptions o = Options("");
+  o.max_loras = 1;
+  o.max_label_values_per_family = 2;
+  StatsRecorder rec(&reg, o);
+  rec.Record(LoraMessage(0, {{"a", 1}}, {{"a", 0}}));
+  rec.Record(LoraMessage(0, {{"b", 1}}, {{"b", 0}}));
+  rec.Record(LoraMessage(0, {{"c", 1}}, {{"c", 0}}));
+  rec.Record(LoraMessage(0, {{"a", 0}}, {{"a", 1}}));  // an existing child still records
+  const std::string text = Render(reg);
+  EXPECT_LACKS(text, "waiting_lora_adapters=\"c\"");
+  EXPECT_HAS_LINE(text,
+                  R"(vmetrics_label_values_dropped_total{family="vllm:lora_requests_info"} 1.0)");
+}
+
 }  // namespace
 }  // namespace vmetrics

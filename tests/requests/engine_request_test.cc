@@ -103,6 +103,7 @@ TEST(DecodeEngineCoreRequest, RoundTripsTheEncoderWithLoraAndDefaults) {
   spec.sampling.seed = 3;
   spec.lora_name = "adapter";
   spec.lora_int_id = 4;
+  spec.lora_path = "/adapters/a";
   Result<EngineCoreRequestSpec> r = DecodeEngineCoreRequest(EncodeEngineCoreRequest(spec));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->request_id, spec.request_id);
@@ -111,6 +112,7 @@ TEST(DecodeEngineCoreRequest, RoundTripsTheEncoderWithLoraAndDefaults) {
   EXPECT_EQ(r->sampling.n, 1);
   EXPECT_EQ(r->lora_name, "adapter");
   EXPECT_EQ(r->lora_int_id, 4);
+  EXPECT_EQ(r->lora_path, "/adapters/a");
 }
 
 TEST(DecodeEngineCoreRequest, RefusesShortAndTruncatedBodies) {

@@ -283,6 +283,32 @@ TEST(RequestTracker, LoraStatesFollowEvents) {
   EXPECT_TRUE(tracker.RunningLoraAdapters().empty());
 }
 
+// Python's update_scheduler_stats assigns into the dicts the engine sent: a name already there
+// keeps its place, a new one goes at the end, and names with no live request are not added.
+TEST(RequestTracker, UpdateSchedulerStatsWritesEveryLiveAdapterIntoTheEnginesDicts) {
+  RequestTracker tracker;
+  RequestInfo a = Info("r1", 1.0, 1);
+  a.lora_name = "sql";
+  RequestInfo b = Info("r2", 1.0, 1);
+  b.lora_name = "chat";
+  RequestInfo base = Info("r3", 1.0, 1);
+  tracker.AddRequest(a);
+  tracker.AddRequest(b);
+  tracker.AddRequest(base);
+  tracker.ProcessOutputs(
+      Msg(1.0,
+          {WithEvents(Out("r2", {}), {{EventType::kQueued, 0.5}}),
+           WithEvents(Out("r1", {1}), {{EventType::kQueued, 0.5}, {EventType::kScheduled, 0.6}}),
+           WithEvents(Out("r3", {1}), {{EventType::kQueued, 0.5}})}),
+      2.0);
+  SchedulerStats stats;
+  stats.waiting_lora_adapters = {{"engine-only", 5}, {"sql", 9}};
+  tracker.UpdateSchedulerStats(&stats);
+  using Adapters = std::vector<std::pair<std::string_view, int64_t>>;
+  EXPECT_EQ(stats.waiting_lora_adapters, (Adapters{{"engine-only", 5}, {"sql", 0}, {"chat", 1}}));
+  EXPECT_EQ(stats.running_lora_adapters, (Adapters{{"chat", 0}, {"sql", 1}}));
+}
+
 // ---- StatsRecorder::RecordIteration ---------------------------------------------------------
 
 std::string Render(const Registry& reg) {

@@ -620,5 +620,18 @@ TEST(Send, DeliversTypeAndFramesToTheEnginesDealer) {
   }
 }
 
+// Headless engines tell the frontend about LoRA in their ready responses: max_loras counts only
+// for an engine that supports LoRA.
+TEST(SummarizeEngines, MaxLorasIsTheLargestOfTheEnginesThatSupportLora) {
+  std::vector<EngineInfo> infos(3);
+  infos[0].ready_response.max_loras = 8;  // supports_lora false: ignored
+  EXPECT_EQ(SummarizeEngines(infos).max_loras, 0);
+  infos[1].ready_response.supports_lora = true;
+  infos[1].ready_response.max_loras = 2;
+  infos[2].ready_response.supports_lora = true;
+  infos[2].ready_response.max_loras = 4;
+  EXPECT_EQ(SummarizeEngines(infos).max_loras, 4);
+}
+
 }  // namespace
 }  // namespace vmetrics
