@@ -74,8 +74,8 @@ void RequestService::HandleCompletion(std::string body, std::shared_ptr<HttpExch
                   static_cast<unsigned long long>(++next_id_));
     c->identity.id = id;
     c->identity.created = static_cast<int64_t>(arrival);
-    // vLLM answers with the adapter's name when the request named one.
     c->request = std::move(parsed.request);
+    // vLLM answers with the adapter's name when the request named one.
     c->identity.model = c->request.lora ? c->request.lora->name : options_.limits.served_model_name;
     c->exchange = exchange;
     const CompletionRequest& r = c->request;
