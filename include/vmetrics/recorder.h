@@ -95,6 +95,16 @@ class StatsRecorder {
   //   rec.RecordIteration(it, 0);  // generation_tokens_total{engine="0"} 3.0
   void RecordIteration(const IterationStats& iteration, int64_t engine_index);
 
+  // ResolveConnector
+  //
+  // The connector row a (not malformed) kv_connector_stats payload records with, found as
+  // Record finds it: its decoded row, a row added since, or the row its `_metrics_descriptor`
+  // describes, adopted now (its families registered, conflicts refused). nullptr, with
+  // `*outcome` set to "unknown_connector" or "invalid_descriptor", when there is none.
+  // `vmetrics decode` shows with it what recording does with each payload.
+  const ConnectorRow* ResolveConnector(const ConnectorPayload& payload, const DecodeContext& ctx,
+                                       const char** outcome);
+
   // Counts a message that failed to decode (vmetrics_decode_errors_total).
   void CountDecodeError();
 

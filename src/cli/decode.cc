@@ -1,19 +1,30 @@
 // vmetrics decode FILE: one JSON line per EngineCoreOutputs message, showing every decoded
-// field and, for kv_connector_stats, which connector each payload was recognised as.
+// field and, for kv_connector_stats, which connector each payload was recognised as and what
+// recording would do with it.
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/stream.h"
 #include "protocol/json_from_msgpack.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/kv_connector_stats.h"
+#include "vmetrics/recorder.h"
 
 namespace vmetrics::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// How recording resolves one kv_connector_stats payload (StatsRecorder::ResolveConnector).
+struct PayloadResolution {
+  const char* outcome = "unknown_connector";
+  bool adopted = false;  // its row came from its `_metrics_descriptor`, not from decoding
+};
+// One per payload of the message's kv_connector_stats, in order.
+using Resolutions = std::vector<PayloadResolution>;
 
 Json RawToJson(std::string_view raw) {
   if (raw.empty()) return nullptr;
@@ -59,17 +70,18 @@ Json StrIntMap(const std::vector<std::pair<std::string_view, int64_t>>& m) {
   return j;
 }
 
-Json KvJson(const KvConnectorStats& kv, const DecodeContext& ctx) {
+Json KvJson(const KvConnectorStats& kv, const DecodeContext& ctx, const Resolutions& resolved) {
   Json j;
   j["multi"] = kv.multi;
   Json payloads = Json::array();
-  for (const ConnectorPayload& p : kv.payloads) {
+  for (size_t i = 0; i < kv.payloads.size(); ++i) {
+    const ConnectorPayload& p = kv.payloads[i];
     Json pj;
     pj["connector"] = p.connector;
     pj["recognised_as"] = p.row != nullptr ? Json(p.row->id) : Json(nullptr);
-    pj["identified_by"] = IdentifiedByName(p.identified_by);
+    pj["identified_by"] = resolved[i].adopted ? "descriptor" : IdentifiedByName(p.identified_by);
     if (p.data_wrapped) pj["data_wrapped"] = true;
-    pj["outcome"] = p.malformed ? "malformed" : (p.row ? "recorded" : "unknown_connector");
+    pj["outcome"] = resolved[i].outcome;
     pj["payload"] = RawToJson(p.payload);
     if (p.row != nullptr) {
       // What recording would do with it: samples per family.
@@ -87,7 +99,7 @@ Json KvJson(const KvConnectorStats& kv, const DecodeContext& ctx) {
   return j;
 }
 
-Json SchedulerJson(const SchedulerStats& s, const DecodeContext& ctx) {
+Json SchedulerJson(const SchedulerStats& s, const DecodeContext& ctx, const Resolutions& resolved) {
   Json j;
   j["num_running_reqs"] = s.num_running_reqs;
   j["num_waiting_reqs"] = s.num_waiting_reqs;
@@ -131,7 +143,7 @@ Json SchedulerJson(const SchedulerStats& s, const DecodeContext& ctx) {
     j["spec_decoding_stats"] = nullptr;
   }
   j["kv_connector_stats"] =
-      s.kv_connector_stats ? KvJson(*s.kv_connector_stats, ctx) : Json(nullptr);
+      s.kv_connector_stats ? KvJson(*s.kv_connector_stats, ctx, resolved) : Json(nullptr);
   j["waiting_lora_adapters"] = StrIntMap(s.waiting_lora_adapters);
   j["running_lora_adapters"] = StrIntMap(s.running_lora_adapters);
   if (s.cudagraph_stats) {
@@ -217,7 +229,7 @@ Json OutputJson(const EngineCoreOutput& o) {
 }
 
 Json MessageJson(const EngineCoreOutputs& m, uint64_t number, size_t offset,
-                 const DecodeContext& ctx) {
+                 const DecodeContext& ctx, const Resolutions& resolved) {
   Json j;
   j["message"] = number;
   j["offset"] = offset;
@@ -227,7 +239,8 @@ Json MessageJson(const EngineCoreOutputs& m, uint64_t number, size_t offset,
   Json outs = Json::array();
   for (const auto& o : m.outputs) outs.push_back(OutputJson(o));
   j["outputs"] = outs;
-  j["scheduler_stats"] = m.scheduler_stats ? SchedulerJson(*m.scheduler_stats, ctx) : Json(nullptr);
+  j["scheduler_stats"] =
+      m.scheduler_stats ? SchedulerJson(*m.scheduler_stats, ctx, resolved) : Json(nullptr);
   j["timestamp"] = m.timestamp;
   if (m.utility_output) {
     const auto& u = *m.utility_output;
@@ -262,33 +275,48 @@ struct DecodeArgs {
 };
 
 int RunDecode(const DecodeArgs& args) {
-  ConnectorConfig config;
+  // Payloads are decoded and resolved as recording does it: a row that a third-party connector
+  // describes with `_metrics_descriptor` is adopted (or refused, as `replay` would refuse it),
+  // so its payloads show their samples, this one and those after it. The recorder's registry is
+  // never rendered.
+  RecorderOptions options;
   if (!args.kv_transfer_config.empty()) {
     Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(args.kv_transfer_config);
     if (!c.ok()) {
       std::fprintf(stderr, "vmetrics decode: %s\n", c.status().message().c_str());
       return 2;
     }
-    config = *c;
+    options.connectors = *c;
   }
   std::string data, error;
   if (!ReadInput(args.input, &data, &error)) {
     std::fprintf(stderr, "vmetrics decode: %s\n", error.c_str());
     return 2;
   }
-  LoggingReporter reporter(
-      [](const std::string& line) { std::fprintf(stderr, "vmetrics decode: %s\n", line.c_str()); });
+  options.log = [](const std::string& line) {
+    std::fprintf(stderr, "vmetrics decode: %s\n", line.c_str());
+  };
+  Registry registry;
+  StatsRecorder recorder(&registry, options);
+  Resolutions resolved;
   const uint64_t failed = DecodeStream(
-      data, "vmetrics decode",
-      [&](uint64_t number) {
-        DecodeContext ctx;
-        ctx.connectors = config.configured() ? &config : nullptr;
-        ctx.reporter = &reporter;
-        ctx.message_number = number;
-        return ctx;
-      },
-      [&](const EngineCoreOutputs& m, uint64_t number, size_t offset, const DecodeContext& ctx) {
-        std::string line = MessageJson(m, number, offset, ctx).dump();
+      data, "vmetrics decode", [&](uint64_t number) { return recorder.decode_context(number); },
+      [&](EngineCoreOutputs& m, uint64_t number, size_t offset, const DecodeContext& ctx) {
+        resolved.clear();
+        if (m.scheduler_stats && m.scheduler_stats->kv_connector_stats) {
+          for (ConnectorPayload& p : m.scheduler_stats->kv_connector_stats->payloads) {
+            PayloadResolution r;
+            if (p.malformed) {
+              r.outcome = "malformed";
+            } else if (const ConnectorRow* row = recorder.ResolveConnector(p, ctx, &r.outcome)) {
+              r.outcome = "recorded";
+              r.adopted = p.row == nullptr;
+              p.row = row;
+            }
+            resolved.push_back(r);
+          }
+        }
+        std::string line = MessageJson(m, number, offset, ctx, resolved).dump();
         line.push_back('\n');
         std::fwrite(line.data(), 1, line.size(), stdout);
       },

@@ -227,6 +227,14 @@ void ConnectorRecorder::CheckDescriptor(const ConnectorPayload& p, const Connect
 
 const ConnectorRow* ConnectorRecorder::Resolve(const ConnectorPayload& p, const DecodeContext& ctx,
                                                const char** outcome) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *outcome = kOutcomeUnknownConnector;
+  return ResolveLocked(p, ctx, outcome);
+}
+
+const ConnectorRow* ConnectorRecorder::ResolveLocked(const ConnectorPayload& p,
+                                                     const DecodeContext& ctx,
+                                                     const char** outcome) {
   // A descriptor adopted after this payload was decoded (another thread, or an earlier payload
   // of the same message) has added the row since: look again.
   const ConnectorRow* row = p.row != nullptr ? p.row : catalog_->FindByClassName(p.connector);
@@ -272,7 +280,7 @@ void ConnectorRecorder::Record(const KvConnectorStats& stats, size_t engine_slot
       continue;
     }
     const char* outcome = kOutcomeUnknownConnector;
-    const ConnectorRow* resolved = Resolve(p, ctx, &outcome);
+    const ConnectorRow* resolved = ResolveLocked(p, ctx, &outcome);
     if (resolved == nullptr) {
       Account(p.connector, outcome);
       continue;

@@ -71,6 +71,16 @@ class ConnectorRecorder {
   // engines given at construction).
   void Record(const KvConnectorStats& stats, size_t engine_slot, const DecodeContext& ctx);
 
+  // Resolve
+  //
+  // The row that recording uses for payload `p` (not malformed): its decoded row, a row added
+  // since, or the row its `_metrics_descriptor` describes, adopted into the catalog now (its
+  // families registered). nullptr, with `*outcome` set to kOutcomeUnknownConnector or
+  // kOutcomeInvalidDescriptor, when there is none. `vmetrics decode` shows with it what
+  // recording would do.
+  const ConnectorRow* Resolve(const ConnectorPayload& p, const DecodeContext& ctx,
+                              const char** outcome);
+
  private:
   struct RowState {
     std::vector<Family*> families;           // per metric index
@@ -100,10 +110,9 @@ class ConnectorRecorder {
   // refused a new child (then the result is not remembered, and is valid until the next call).
   std::vector<Child*>& LazyChildren(const ConnectorRow& row, RowState& state, size_t engine_slot,
                                     std::span<const std::string_view> extra, size_t metric_index);
-  // The row of `p` (its decoded row, a row added since, or one adopted from its descriptor),
-  // or nullptr with `*outcome` saying why.
-  const ConnectorRow* Resolve(const ConnectorPayload& p, const DecodeContext& ctx,
-                              const char** outcome);
+  // Resolve, under mu_.
+  const ConnectorRow* ResolveLocked(const ConnectorPayload& p, const DecodeContext& ctx,
+                                    const char** outcome);
   Status AdoptDescriptor(const ConnectorPayload& p, const DecodeContext& ctx,
                          const ConnectorRow** row);
   void CheckDescriptor(const ConnectorPayload& p, const ConnectorRow& row,

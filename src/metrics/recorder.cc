@@ -489,6 +489,12 @@ void StatsRecorder::RecordIteration(const IterationStats& iteration, int64_t eng
   impl_->RecordIteration(iteration, static_cast<size_t>(slot));
 }
 
+const ConnectorRow* StatsRecorder::ResolveConnector(const ConnectorPayload& payload,
+                                                    const DecodeContext& ctx,
+                                                    const char** outcome) {
+  return impl_->connectors->Resolve(payload, ctx, outcome);
+}
+
 void StatsRecorder::CountDecodeError() { impl_->decode_errors->Add(1); }
 
 void StatsRecorder::SetCacheConfig(std::vector<std::pair<std::string, std::string>> config) {

@@ -15,6 +15,12 @@
 // Exit status: replay prints the exposition either way, and exits 1 when it skipped a message
 // that did not decode. So the expected status is 1 when the golden counts a decode error
 // (it has no `vmetrics_decode_errors_total 0.0` sample) and 0 otherwise.
+//
+// `vmetrics decode` says for each KV-connector payload what recording does with it (the
+// `outcome`, adopting `_metrics_descriptor` rows on the way). DecodeAgreesWithThePayloadAccounting
+// checks that against the same goldens: over the messages that reach the recorder, decode's
+// outcomes, counted per (connector, outcome), are the golden's
+// vmetrics_kv_connector_payloads_total samples.
 
 #include <fcntl.h>
 #include <poll.h>
@@ -27,12 +33,16 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 extern char** environ;
 
@@ -268,6 +278,71 @@ TEST_P(ReplayGoldenTest, StdoutMatchesGoldenByteForByte) {
                   << "\n" << DescribeDifference(expected, run.out)
                   << "----- stderr -----\n" << run.err;
   }
+}
+
+// The value of every vmetrics_kv_connector_payloads_total{connector,outcome} sample of a text
+// exposition (label values as the goldens have them: no escapes).
+std::map<std::pair<std::string, std::string>, double> PayloadAccounting(const std::string& text) {
+  std::map<std::pair<std::string, std::string>, double> counts;
+  const std::string prefix = "vmetrics_kv_connector_payloads_total{connector=\"";
+  for (const std::string& line : Lines(text)) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    const size_t connector_end = line.find('"', prefix.size());
+    const std::string outcome_key = "\",outcome=\"";
+    const size_t outcome_begin = connector_end + outcome_key.size();
+    const size_t outcome_end = line.find('"', outcome_begin);
+    const size_t value_begin = line.find("} ", outcome_end);
+    if (connector_end == std::string::npos || outcome_end == std::string::npos ||
+        value_begin == std::string::npos) {
+      ADD_FAILURE() << "cannot read " << line;
+      continue;
+    }
+    counts[{line.substr(prefix.size(), connector_end - prefix.size()),
+            line.substr(outcome_begin, outcome_end - outcome_begin)}] =
+        std::stod(line.substr(value_begin + 2));
+  }
+  return counts;
+}
+
+TEST_P(ReplayGoldenTest, DecodeAgreesWithThePayloadAccounting) {
+  const Scenario& scenario = GetParam();
+  ASSERT_TRUE(scenario.load_error.empty()) << scenario.load_error;
+  std::string expected;
+  ASSERT_TRUE(ReadFile(SourcePath(scenario.expected), &expected));
+  const std::map<std::pair<std::string, std::string>, double> want = PayloadAccounting(expected);
+
+  std::vector<std::string> argv = {VMETRICS_BINARY, "decode", SourcePath(scenario.input)};
+  int64_t engines = 1;
+  for (size_t i = 0; i + 1 < scenario.args.size(); ++i) {
+    if (scenario.args[i] == "--kv-transfer-config") {
+      argv.push_back(scenario.args[i]);
+      argv.push_back(scenario.args[i + 1]);
+    } else if (scenario.args[i] == "--data-parallel-size") {
+      engines = std::stoll(scenario.args[i + 1]);
+    }
+  }
+  RunResult run = RunBinary(argv);
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  ASSERT_TRUE(WIFEXITED(run.wait_status)) << DescribeWaitStatus(run.wait_status);
+
+  std::map<std::pair<std::string, std::string>, double> got;
+  for (const std::string& line : Lines(run.out)) {
+    if (line.empty()) continue;
+    const nlohmann::json message = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(message.is_discarded()) << line;
+    // What the recorder skips before it reaches kv_connector_stats.
+    const nlohmann::json& stats = message["scheduler_stats"];
+    const int64_t engine = message["engine_index"].get<int64_t>();
+    if (engine < 0 || engine >= engines || !message["utility_output"].is_null() ||
+        stats.is_null() || stats["sleep_state_only"].get<bool>() ||
+        stats["kv_connector_stats"].is_null()) {
+      continue;
+    }
+    for (const nlohmann::json& payload : stats["kv_connector_stats"]["payloads"]) {
+      got[{payload["connector"].get<std::string>(), payload["outcome"].get<std::string>()}] += 1;
+    }
+  }
+  EXPECT_EQ(got, want) << JoinArgs(argv) << "\n----- stderr -----\n" << run.err;
 }
 
 std::string ScenarioName(const ::testing::TestParamInfo<Scenario>& info) {
