@@ -90,9 +90,10 @@ struct HttpServerState;  // defined in src/server/http_server.cc
 // meanwhile, costing the server no thread. Calls after the client went away, after the stream
 // ended or after the server stopped do nothing (Write returns false).
 //
-// The client going away is noticed when the server next writes to it (a waiting non-streamed
-// reply is not watched); then, or when the server stops before the answer is complete, the
-// callback given to SetOnClientGone runs once, on a server thread.
+// The client going away is noticed while the answer waits (the server watches the socket of a
+// waiting exchange for the client's hang-up) and, once streaming, when the server next writes
+// to it; then, or when the server stops before the answer is complete, the callback given to
+// SetOnClientGone runs once, on a server thread.
 //
 // Thread safety: every method may be called from any thread.
 //
@@ -125,6 +126,13 @@ class HttpExchange {
   enum class Phase : uint8_t { kWaiting, kReplied, kStreaming };
   // Suspends the connection until the answer starts; called before the handler runs.
   void SuspendUntilAnswered();
+  // The connection's socket while the exchange is suspended waiting for its answer; -1 once
+  // answered, detached, or when it never was suspended (the client watcher polls it).
+  int WaitingSocket();
+  // The client hung up on `socket` (the watcher saw it): if the exchange still waits on that
+  // socket, the client-gone callback runs now and the connection is resumed, so that
+  // libmicrohttpd closes it. Otherwise nothing happens.
+  void ClientHungUp(int socket);
   // The phase, and for kReplied the reply (moved out).
   Phase TakeAnswer(unsigned* status, std::string* content_type, std::string* body);
   // libmicrohttpd's content reader: copies up to `max` bytes of the stream into `buf`;
@@ -143,6 +151,7 @@ class HttpExchange {
   std::mutex mu_;
   MHD_Connection* connection_;  // nullptr once detached
   bool suspended_ = false;
+  int socket_ = -1;  // the connection's socket, taken when it was suspended waiting
   Phase phase_ = Phase::kWaiting;
   unsigned status_ = 0;
   std::string content_type_;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 #include "vmetrics/http_server.h"
@@ -64,8 +65,38 @@ void HttpExchange::SetOnClientGone(std::function<void()> on_client_gone) {
 void HttpExchange::SuspendUntilAnswered() {
   std::lock_guard<std::mutex> lock(mu_);
   if (phase_ != Phase::kWaiting || connection_ == nullptr || suspended_) return;
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection_, MHD_CONNECTION_INFO_CONNECTION_FD);
+  socket_ = info != nullptr ? info->connect_fd : -1;
   suspended_ = true;
   MHD_suspend_connection(connection_);
+}
+
+int HttpExchange::WaitingSocket() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return phase_ == Phase::kWaiting && suspended_ && connection_ != nullptr ? socket_ : -1;
+}
+
+void HttpExchange::ClientHungUp(int socket) {
+  std::function<void()> gone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Suspended and waiting: libmicrohttpd has not closed this connection, so `socket` is
+    // still its socket.
+    if (phase_ != Phase::kWaiting || !suspended_ || connection_ == nullptr || socket != socket_) {
+      return;
+    }
+    // Nobody will read an answer: a later Reply or StartStream does nothing, and this one
+    // only lets libmicrohttpd find the connection closed (499: client closed request).
+    phase_ = Phase::kReplied;
+    status_ = 499;
+    content_type_ = "application/json";
+    body_.clear();
+    gone = std::move(on_client_gone_);
+    on_client_gone_ = nullptr;
+    ResumeLocked();
+  }
+  if (gone) gone();
 }
 
 HttpExchange::Phase HttpExchange::TakeAnswer(unsigned* status, std::string* content_type,

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "server/basic_auth.h"
+#include "server/client_watcher.h"
 #include "server/request_handler.h"
 #include "server/verification_queue.h"
 #include "vmetrics/web_config.h"
@@ -54,6 +55,10 @@ struct HttpServerState {
   std::mutex exchanges_mu;
   bool stopping = false;
   std::vector<std::weak_ptr<HttpExchange>> exchanges;
+  // Watches the sockets of exchanges waiting for a non-streamed answer for the client's
+  // hang-up (client_watcher.h); null without a completions handler, and once stopping.
+  // Guarded by exchanges_mu.
+  std::unique_ptr<ClientWatcher> client_watcher;
 };
 
 }  // namespace internal
@@ -244,6 +249,11 @@ MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const 
         posted->exchange->Reply(MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json",
                                 OpenAiErrorJson(MHD_HTTP_INTERNAL_SERVER_ERROR,
                                                 "InternalServerError", "internal error"));
+      }
+      // Still waiting (not answered at once): watch for the client hanging up meanwhile.
+      if (posted->exchange->WaitingSocket() >= 0) {
+        std::lock_guard<std::mutex> lock(state->exchanges_mu);
+        if (state->client_watcher != nullptr) state->client_watcher->Watch(posted->exchange);
       }
     }
   }
@@ -544,12 +554,16 @@ void HttpServer::Stop() {
   // submitted after this finds the queue stopped and resumes its connection itself.
   if (state_->verifications != nullptr) state_->verifications->Stop();
   // Likewise every exchange still waiting or streaming: answered 503 or cut, and resumed.
+  // No hang-up is acted on from here on: the watcher's thread is joined first.
   std::vector<std::weak_ptr<HttpExchange>> exchanges;
+  std::unique_ptr<internal::ClientWatcher> watcher;
   {
     std::lock_guard<std::mutex> lock(state_->exchanges_mu);
     state_->stopping = true;
     exchanges.swap(state_->exchanges);
+    watcher = std::move(state_->client_watcher);
   }
+  watcher.reset();
   for (const std::weak_ptr<HttpExchange>& weak : exchanges) {
     if (std::shared_ptr<HttpExchange> exchange = weak.lock()) exchange->Cancel();
   }
@@ -568,6 +582,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   state->handlers = std::move(handlers);
   state->rules.max_headers = state->options.max_headers;
   state->rules.completions = static_cast<bool>(state->handlers.completions);
+  if (state->handlers.completions) {
+    state->client_watcher = std::make_unique<internal::ClientWatcher>();
+  }
   if (const std::optional<WebConfig>& web = state->options.web_config; web.has_value()) {
     if (!web->basic_auth_users.empty()) {
       state->basic_auth = std::make_unique<internal::BasicAuthVerifier>(web->basic_auth_users);

@@ -4,7 +4,11 @@
 // /metrics. Nothing sleeps to synchronise: answers arrive when the requests finished (and the
 // frontend records a message's IterationStats before it answers), and the few states that
 // change after an answer (an ABORT reaching the engine) are polled with a deadline.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <functional>
@@ -243,6 +247,40 @@ TEST_F(CompletionsTest, ClientDisconnectAbortsTheRequest) {
         << reason;
   }
   EXPECT_EQ(Sample(m, Series("vllm:time_to_first_token_seconds_count")), 1);
+}
+
+// A client waiting for a non-streamed answer hangs up: as vLLM's API server does, the frontend
+// aborts its request at the engine and records nothing for it.
+TEST_F(CompletionsTest, ClientHangingUpOnANonStreamedRequestAbortsIt) {
+  Start();
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(url_.port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+  const std::string body = R"({"prompt":[1,2,3],"max_tokens":5000,"ignore_eos":true})";
+  const std::string request =
+      "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  // Hang up once the engine has the request.
+  ASSERT_TRUE(Eventually([&] { return Engine0().requests_arrived == 1; }));
+  close(fd);
+  ASSERT_TRUE(Eventually([&] { return Engine0().requests_aborted == 1; }))
+      << "ABORT never reached the engine";
+  ASSERT_TRUE(Eventually([&] { return frontend_->live_requests() == 0; }));
+  EXPECT_EQ(frontend_->live_completions(), 0u);
+  const std::string m = Metrics();
+  for (const char* reason : {"length", "stop", "abort", "error"}) {
+    EXPECT_EQ(Sample(m, Series("vllm:request_success_total",
+                               std::string("finished_reason=\"") + reason + "\",")),
+              0)
+        << reason;
+  }
 }
 
 // The engine sends ENGINE_CORE_DEAD in the middle of a long request: the request ends with an

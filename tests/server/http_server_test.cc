@@ -627,5 +627,38 @@ TEST(HttpServerCompletions, StreamedChunksArriveInOrderAndTheEndClosesTheBody) {
   EXPECT_LT(r.body.find("data: 0"), r.body.find("data: 2")) << r.body;
 }
 
+// A client that gives up on a waiting (non-streamed) answer and closes its connection: the
+// server notices without writing anything, runs the exchange's client-gone callback once, and
+// a late answer goes nowhere. The server carries on.
+TEST(HttpServerCompletions, ClientHangingUpOnAWaitingAnswerIsNoticed) {
+  std::promise<std::shared_ptr<HttpExchange>> handed;
+  std::promise<void> gone;
+  std::atomic<int> gone_calls{0};
+  HttpHandlers handlers;
+  handlers.render_metrics = [](ExpositionFormat) { return std::string("x 1\n"); };
+  handlers.completions = [&](std::string, std::shared_ptr<HttpExchange> exchange) {
+    exchange->SetOnClientGone([&] {
+      if (gone_calls.fetch_add(1) == 0) gone.set_value();
+    });
+    handed.set_value(std::move(exchange));
+  };
+  std::unique_ptr<HttpServer> server = StartOrDie(EphemeralOptions(), std::move(handlers));
+  ASSERT_NE(server, nullptr);
+  const int fd = http_test::ConnectTo("127.0.0.1", server->port());
+  ASSERT_GE(fd, 0);
+  const std::string request = PostCompletions(R"({"prompt":[1]})");
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  std::shared_ptr<HttpExchange> exchange = handed.get_future().get();
+  close(fd);
+  ASSERT_EQ(gone.get_future().wait_for(std::chrono::seconds(20)), std::future_status::ready)
+      << "the hang-up was not noticed";
+  exchange->Reply(200, "application/json", "{}");  // nobody to answer: nothing happens
+  EXPECT_FALSE(exchange->Write("late"));
+  EXPECT_EQ(Get(server->port(), "/metrics").status, 200);
+  server->Stop();
+  EXPECT_EQ(gone_calls.load(), 1);
+}
+
 }  // namespace
 }  // namespace vmetrics
