@@ -65,7 +65,8 @@ void AddBenchServeCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--n", args->load.n, "Samples per prompt")
       ->check(CLI::Range(int64_t{1}, int64_t{128}));
-  cmd->add_option("--model", args->load.model, "model field to send (default: none)");
+  cmd->add_option("--model", args->load.models,
+                  "model field to send; several are sent in turn (default: none)");
   cmd->add_option("--seed", args->load.seed, "Seed of prompts and arrival times");
   cmd->callback([args, exit_code] { *exit_code = RunBenchServe(*args); });
 }

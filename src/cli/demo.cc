@@ -1,7 +1,9 @@
 // vmetrics demo: stand-in engines and the server in one process on loopback, for a first look.
 // The engines serve the frontend's requests, and a load generator sends completions through
 // the HTTP endpoint, so the request families (TTFT, ITL, latencies, tokens by source, finish
-// reasons, request histograms) move along with the scheduler and connector ones.
+// reasons, request histograms) move along with the scheduler and connector ones. LoRA is on,
+// with two adapters the load generator names in turn with the base model, so
+// vllm:lora_requests_info shows them.
 #include <cstdio>
 #include <sstream>
 #include <thread>
@@ -45,6 +47,7 @@ std::string Excerpt(const std::string& text) {
       "vllm:request_params_max_tokens_sum{",
       "vllm:request_params_n_count{",
       "vllm:iteration_tokens_total_sum{",
+      "vllm:lora_requests_info{",
       "vllm:nixl_xfer_time_seconds_count{",
       "vllm:mooncake_xfer_time_seconds_count{",
       "vllm:mooncake_store_operation_total{",
@@ -76,6 +79,9 @@ int RunDemo(DemoArgs args) {
   f.handshake_address = "tcp://127.0.0.1:0";
   f.data_parallel_size = args.engines;
   if (f.served_model_name.empty()) f.served_model_name = "demo-model";
+  f.enable_lora = true;
+  f.max_loras = 2;
+  f.lora_modules = {"sql-adapter=/adapters/sql", "chat-adapter=/adapters/chat"};
   SimulatorOptions so;
   so.engines = args.engines;
   so.steps = 0;  // until stopped
@@ -155,6 +161,7 @@ int RunDemo(DemoArgs args) {
     lo.max_tokens_max = 48;
     lo.ignore_eos = false;
     lo.seed = args.seed;
+    lo.models = {f.served_model_name, "sql-adapter", "chat-adapter"};
     load = std::make_unique<LoadGenerator>(lo);
     load_thread = std::thread([&load] { (void)load->Run(); });
   }

@@ -44,13 +44,14 @@ struct Sample {
 
 // Sends one streamed completion and times it: the first event carrying tokens is the first
 // token; [DONE] ends it.
-Sample SendOne(const LoadOptions& o, const std::vector<int64_t>& prompt, int64_t max_tokens) {
+Sample SendOne(const LoadOptions& o, const std::vector<int64_t>& prompt, int64_t max_tokens,
+               const std::string* model) {
   nlohmann::json body = {{"prompt", prompt},
                          {"max_tokens", max_tokens},
                          {"n", o.n},
                          {"ignore_eos", o.ignore_eos},
                          {"stream", true}};
-  if (!o.model.empty()) body["model"] = o.model;
+  if (model != nullptr) body["model"] = *model;
   Sample s;
   s.prompt_tokens = prompt.size();
   const Clock::time_point start = Clock::now();
@@ -108,11 +109,13 @@ LoadReport LoadGenerator::Run() {
       Clock::time_point at;
       std::vector<int64_t> prompt;
       int64_t max_tokens = 0;
+      const std::string* model = nullptr;
       {
         std::lock_guard<std::mutex> lock(mu);
         if (stop_.load() || (o.requests > 0 && sent >= o.requests)) return;
         if (o.duration_s > 0 && Clock::now() - start >= std::chrono::duration<double>(o.duration_s))
           return;
+        if (!o.models.empty()) model = &o.models[sent % o.models.size()];
         ++sent;
         at = next_arrival;
         if (o.rate > 0) {
@@ -131,7 +134,7 @@ LoadReport LoadGenerator::Run() {
       // Pacing the arrivals is the point of a load generator: wait for this one's turn.
       std::this_thread::sleep_until(at);
       if (stop_.load()) return;
-      Sample s = SendOne(o, prompt, max_tokens);
+      Sample s = SendOne(o, prompt, max_tokens, model);
       std::lock_guard<std::mutex> lock(mu);
       samples.push_back(std::move(s));
     }

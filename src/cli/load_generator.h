@@ -40,7 +40,9 @@ struct LoadOptions {
   int64_t max_tokens_max = 32;
   int64_t n = 1;
   bool ignore_eos = true;  // every request generates max_tokens tokens
-  std::string model;       // "" = not sent
+  // The `model` of each request, taken in turn (a base model and LoRA adapters); none = not
+  // sent.
+  std::vector<std::string> models;
   uint64_t seed = 0;
 };
 
