@@ -8,7 +8,8 @@
 //     object whose error.message is that message;
 //   - an accepted request keeps every limit the server promises: 1..max_prompts prompts, none
 //     empty, token ids >= 0, max_tokens >= 1, n in 1..max_n, temperature >= 0, and every
-//     prompt plus max_tokens within max_model_len.
+//     prompt plus max_tokens within max_model_len; and a LoRA adapter only if `model` named one
+//     of the server's (FuzzCompletionLimits has one, "fuzz-lora").
 #ifndef VMETRICS_FUZZ_COMPLETIONS_FUZZ_CHECK_H_
 #define VMETRICS_FUZZ_COMPLETIONS_FUZZ_CHECK_H_
 
@@ -26,6 +27,7 @@ inline cli::CompletionLimits FuzzCompletionLimits() {
   limits.served_model_name = "fuzz-model";
   limits.max_n = 8;
   limits.max_prompts = 16;
+  limits.lora_modules = {{"fuzz-lora", "/adapters/fuzz-lora", 1}};
   return limits;
 }
 
@@ -52,8 +54,12 @@ inline std::string CheckCompletionInvariants(std::string_view body) {
   const cli::CompletionRequest& r = a.request;
   const cli::CompletionRequest& s = b.request;
   if (r.prompts != s.prompts || r.max_tokens != s.max_tokens || r.n != s.n ||
-      r.stream != s.stream || r.ignore_eos != s.ignore_eos || r.seed != s.seed) {
+      r.stream != s.stream || r.ignore_eos != s.ignore_eos || r.seed != s.seed ||
+      r.lora.has_value() != s.lora.has_value()) {
     return "two parses accept different requests";
+  }
+  if (r.lora && (r.lora->name != "fuzz-lora" || r.lora->lora_int_id != 1)) {
+    return "a LoRA adapter the server does not have accepted";
   }
   if (r.prompts.empty() || r.prompts.size() > limits.max_prompts) return "prompt count off limits";
   if (r.max_tokens < 1) return "max_tokens < 1 accepted";
