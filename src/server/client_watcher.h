@@ -12,7 +12,10 @@
 // HttpExchange::ClientHungUp, which runs the client-gone callback (the abort) and lets
 // libmicrohttpd close the connection.
 //
-// A socket is read only while its exchange is suspended and waiting: libmicrohttpd does not
+// A client that shuts down only its sending side counts as gone too: a hang-up cannot be told
+// from it without reading, and the request body was read in full before the wait.
+//
+// A socket is polled only while its exchange is suspended and waiting: libmicrohttpd does not
 // close a suspended connection, and ClientHungUp checks that state again under the exchange's
 // lock, so a socket number that was closed and reused is never acted on.
 //
