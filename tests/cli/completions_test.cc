@@ -92,6 +92,21 @@ class CompletionsTest : public ::testing::Test {
   }
 
   HttpClientResponse Post(const std::string& body) { return HttpPost(url_, body); }
+  // The one request sent was aborted: the engine got the ABORT, the frontend forgot it, and
+  // nothing was recorded as finished (Python records no stats for an abort).
+  void ExpectAbortedWithoutStatistics() {
+    ASSERT_TRUE(Eventually([&] { return Engine0().requests_aborted == 1; }))
+        << "ABORT never reached the engine";
+    ASSERT_TRUE(Eventually([&] { return frontend_->live_requests() == 0; }));
+    EXPECT_EQ(frontend_->live_completions(), 0u);
+    const std::string m = Metrics();
+    for (const char* reason : {"length", "stop", "abort", "error"}) {
+      EXPECT_EQ(Sample(m, Series("vllm:request_success_total",
+                                 std::string("finished_reason=\"") + reason + "\",")),
+                0)
+          << reason;
+    }
+  }
   std::string Metrics() const { return frontend_->RenderText(); }
   EngineTotals Engine0() const { return simulator_->Totals().engines.at(0); }
 
@@ -235,17 +250,8 @@ TEST_F(CompletionsTest, ClientDisconnectAbortsTheRequest) {
   EXPECT_TRUE(r.hung_up) << r.error;
   EXPECT_EQ(r.status, 200);
   // The server notices at its next write; the engine gets the ABORT after that.
-  ASSERT_TRUE(Eventually([&] { return Engine0().requests_aborted == 1; }))
-      << "ABORT never reached the engine";
-  ASSERT_TRUE(Eventually([&] { return frontend_->live_requests() == 0; }));
-  EXPECT_EQ(frontend_->live_completions(), 0u);
+  ExpectAbortedWithoutStatistics();
   const std::string m = Metrics();
-  for (const char* reason : {"length", "stop", "abort", "error"}) {
-    EXPECT_EQ(Sample(m, Series("vllm:request_success_total",
-                               std::string("finished_reason=\"") + reason + "\",")),
-              0)
-        << reason;
-  }
   EXPECT_EQ(Sample(m, Series("vllm:time_to_first_token_seconds_count")), 1);
 }
 
@@ -270,17 +276,7 @@ TEST_F(CompletionsTest, ClientHangingUpOnANonStreamedRequestAbortsIt) {
   // Hang up once the engine has the request.
   ASSERT_TRUE(Eventually([&] { return Engine0().requests_arrived == 1; }));
   close(fd);
-  ASSERT_TRUE(Eventually([&] { return Engine0().requests_aborted == 1; }))
-      << "ABORT never reached the engine";
-  ASSERT_TRUE(Eventually([&] { return frontend_->live_requests() == 0; }));
-  EXPECT_EQ(frontend_->live_completions(), 0u);
-  const std::string m = Metrics();
-  for (const char* reason : {"length", "stop", "abort", "error"}) {
-    EXPECT_EQ(Sample(m, Series("vllm:request_success_total",
-                               std::string("finished_reason=\"") + reason + "\",")),
-              0)
-        << reason;
-  }
+  ExpectAbortedWithoutStatistics();
 }
 
 // The engine sends ENGINE_CORE_DEAD in the middle of a long request: the request ends with an
