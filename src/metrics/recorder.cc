@@ -143,8 +143,7 @@ struct StatsRecorder::Impl {
     }
     // Connector families of the configured connectors, in config order.
     connectors = std::make_unique<internal::ConnectorRecorder>(
-        registry, &runtime_catalog, options.served_model_name, engines,
-        options.log ? options.log : nullptr, &guard);
+        registry, &runtime_catalog, options.served_model_name, engines, options.log, &guard);
     if (options.connectors.configured()) {
       std::vector<std::string> names;
       if (options.connectors.is_multi()) {
