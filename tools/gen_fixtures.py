@@ -639,6 +639,26 @@ def define_fixtures():
                           "write_back_put": [{"duration_seconds": 0.5, "num_keys": 1,
                                               "num_bytes": 4096, "status": "error",
                                               "num_failed_keys": 1}]}))
+    single("kv_mooncake_store_key_orders",
+           "bare Mooncake store payload whose records give their keys in different orders: "
+           "load_get records in store order, reversed (status error), with an extra key and "
+           "defaults, then shuffled with a trailing extra key (status partial_failure); "
+           "save_put records in store order, then one with 38 unknown keys before "
+           "duration_seconds and num_keys",
+           stats_with_kv({
+               "load_get": [
+                   {"duration_seconds": 0.1, "num_keys": 1, "num_bytes": 10, "status": "ok",
+                    "num_failed_keys": 0},
+                   {"num_failed_keys": 2, "status": "error", "num_bytes": 20, "num_keys": 3,
+                    "duration_seconds": 0.2},
+                   {"duration_seconds": 0.3, "extra": 7, "num_keys": 4},
+                   {"num_keys": 5, "duration_seconds": 0.4, "status": "partial_failure",
+                    "num_bytes": 50, "num_failed_keys": 1, "note": "x"}],
+               "save_put": [
+                   {"duration_seconds": 0.5, "num_keys": 6, "num_bytes": 60, "status": "ok",
+                    "num_failed_keys": 0},
+                   dict([("x%02d" % i, 0) for i in range(38)] +
+                        [("duration_seconds", 0.6), ("num_keys", 7)])]}))
     single("kv_multi_unsupported_child",
            "MultiConnector: NixlConnector, MooncakeStoreConnector and "
            "UnsupportedConnector {'sample_count': 1} (rust §1.8.1)",

@@ -446,6 +446,20 @@ class KeyIndex {
   std::vector<Slot> more_;  // rows with more than 16 such metrics (descriptor rows)
 };
 
+// What a record's key at one position means to the row: the label field it names and the
+// metrics it feeds. The records of a payload repeat their keys in one order (a Mooncake store
+// record's five), so the meaning is remembered per position and the next record's key there is
+// compared with one key instead of being looked up among the row's label fields and metrics.
+struct KeyMeaning {
+  static constexpr size_t kMaxMetrics = 4;
+  static constexpr uint32_t kRememberedPositions = 32;
+  std::string_view key;  // the key it was worked out for (in the walked payload's bytes)
+  bool known = false;    // false: nothing remembered at this position
+  int label_field = -1;  // index into row.record_label_fields, or -1
+  uint8_t metric_count = 0;
+  std::array<uint32_t, kMaxMetrics> metrics{};  // in metric order
+};
+
 // WalkRecords' buffers: a record's labels, and where its keys put a metric's value.
 struct RecordScratch {
   struct Found {
@@ -455,7 +469,8 @@ struct RecordScratch {
   std::vector<std::string_view> labels;    // the operation, then each record label field
   std::vector<std::string> label_storage;  // label fields that were ints, as text
   std::vector<Found> found;
-  std::vector<uint8_t> label_seen;  // per record label field
+  std::vector<uint8_t> label_seen;   // per record label field
+  std::vector<KeyMeaning> meanings;  // per key position; valid during one payload's walk
 };
 
 // The buffers a walk fills, kept from walk to walk so that a payload allocates nothing: this
@@ -753,6 +768,30 @@ void ReadLabelField(MsgpackReader r, const Walk& w, std::string_view field, std:
   }
 }
 
+// What `key` means in a record of w.row; not `known` if it names several label fields or more
+// metrics than a KeyMeaning holds (the caller then looks it up itself).
+KeyMeaning WorkOutMeaning(std::string_view key, const Walk& w) {
+  KeyMeaning meaning;
+  meaning.key = key;
+  meaning.known = true;
+  const auto& fields = w.row.record_label_fields;
+  for (size_t f = 0; f < fields.size(); ++f) {
+    if (!PathIs(fields[f].first, key)) continue;
+    if (meaning.label_field >= 0) meaning.known = false;
+    meaning.label_field = static_cast<int>(f);
+  }
+  if (!IsReserved(key)) {
+    w.keys.ForEachMetric(key, [&](size_t mi) {
+      if (meaning.metric_count == KeyMeaning::kMaxMetrics) {
+        meaning.known = false;
+        return;
+      }
+      meaning.metrics[meaning.metric_count++] = static_cast<uint32_t>(mi);
+    });
+  }
+  return meaning;
+}
+
 // One record at `r` (a map; `r` is left after it). Its labels come first — the operation in
 // labels[0], then each record label field with its default — so the record's keys are read in
 // one pass that notes where each metric's value is, and the values are applied after it.
@@ -770,21 +809,42 @@ size_t WalkRecord(MsgpackReader& r, Walk& w, std::span<std::string_view> labels,
   }
   uint32_t n;
   if (!cur.ReadMapHeader(&n).ok()) return 0;
+  std::vector<KeyMeaning>& meanings = scratch.meanings;
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view key;
     if (!cur.ReadStr(&key).ok()) {
       if (!cur.Skip().ok() || !cur.Skip().ok()) return 0;
       continue;
     }
-    for (size_t f = 0; f < row.record_label_fields.size(); ++f) {
-      const std::string& field = row.record_label_fields[f].first;
-      if (!label_seen[f] && PathIs(field, key)) {  // the first occurrence, as Descend finds
-        label_seen[f] = 1;
-        ReadLabelField(cur, w, field, &labels[1 + f], &label_storage[f]);
-      }
+    // Positions past the first few (a record far wider than any connector's) are looked up
+    // each time: what a hostile record made the buffer hold is not kept.
+    KeyMeaning unremembered;
+    if (i < KeyMeaning::kRememberedPositions && i >= meanings.size()) meanings.resize(i + 1);
+    KeyMeaning& meaning = i < KeyMeaning::kRememberedPositions ? meanings[i] : unremembered;
+    if (!meaning.known || meaning.key.size() != key.size() ||
+        !SameBytes(meaning.key.data(), key.data(), key.size())) {
+      meaning = WorkOutMeaning(key, w);
     }
-    if (!IsReserved(key)) {
-      w.keys.ForEachMetric(key, [&](size_t mi) { found.push_back({mi, cur}); });
+    if (meaning.known) {
+      const int f = meaning.label_field;
+      if (f >= 0 && !label_seen[f]) {  // the first occurrence, as Descend finds
+        label_seen[f] = 1;
+        ReadLabelField(cur, w, row.record_label_fields[f].first, &labels[1 + f], &label_storage[f]);
+      }
+      for (uint8_t k = 0; k < meaning.metric_count; ++k) {
+        found.push_back({meaning.metrics[k], cur});
+      }
+    } else {  // a key with more meanings than a KeyMeaning holds
+      for (size_t f = 0; f < row.record_label_fields.size(); ++f) {
+        const std::string& field = row.record_label_fields[f].first;
+        if (!label_seen[f] && PathIs(field, key)) {
+          label_seen[f] = 1;
+          ReadLabelField(cur, w, field, &labels[1 + f], &label_storage[f]);
+        }
+      }
+      if (!IsReserved(key)) {
+        w.keys.ForEachMetric(key, [&](size_t mi) { found.push_back({mi, cur}); });
+      }
     }
     if (!cur.Skip().ok()) return 0;
   }
@@ -819,6 +879,7 @@ size_t WalkRecords(const ConnectorPayload& p, Walk& w) {
   uint32_t n;
   if (!r.ReadMapHeader(&n).ok()) return 0;
   RecordScratch& scratch = w.buffers.records;
+  scratch.meanings.clear();  // their keys point into another payload's bytes
   std::vector<std::string_view>& labels = scratch.labels;
   std::vector<std::string>& label_storage = scratch.label_storage;
   labels.assign(1 + row.record_label_fields.size(), std::string_view());

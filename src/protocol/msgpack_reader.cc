@@ -538,6 +538,19 @@ Status MsgpackReader::SkipSlow() {
   return Status::Ok();
 }
 
+// Reads the run of values with type byte `c`, `step` bytes each, that starts at `cur` into
+// `values`, at most `max` of them (the caller made sure they fit in the bytes left): the next
+// element's position does not wait on the one before, so the loads overlap. Returns how many.
+template <typename Convert>
+size_t ReadRun(const char* cur, uint8_t c, size_t step, size_t max, double* values,
+               Convert&& convert) {
+  size_t j = 0;
+  for (; j < max && static_cast<uint8_t>(cur[j * step]) == c; ++j) {
+    values[j] = convert(cur + j * step + 1);
+  }
+  return j;
+}
+
 Status MsgpackReader::ReadNumbers(uint32_t n, std::vector<double>* out) {
   // Sized by what the bytes can hold, never by the claimed count alone: every element takes at
   // least one byte, so a hostile count fails at the end of the input before passing the size.
@@ -549,33 +562,49 @@ Status MsgpackReader::ReadNumbers(uint32_t n, std::vector<double>* out) {
   const char* cur = cur_;
   const char* const end = end_;
   uint32_t i = 0;
-  for (; i < n; ++i) {
+  while (i < n) {
     const size_t left = static_cast<size_t>(end - cur);
     const uint8_t c = left > 0 ? static_cast<uint8_t>(*cur) : 0xc1;
-    if (c == 0xcb && left >= 9) {  // float64: latencies
-      values[i] = LoadFloat64(cur + 1);
-      cur += 9;
-    } else if (c == 0xce && left >= 5) {  // uint32: byte counts
-      uint32_t bits;
-      std::memcpy(&bits, cur + 1, 4);
-      values[i] = __builtin_bswap32(bits);
-      cur += 5;
-    } else if (c == 0xcd && left >= 3) {  // uint16: descriptor counts
-      uint16_t bits;
-      std::memcpy(&bits, cur + 1, 2);
-      values[i] = __builtin_bswap16(bits);
-      cur += 3;
+    size_t run = 0;
+    size_t step = 0;
+    if (c == 0xcb) {  // float64: latencies
+      step = 9;
+      run = ReadRun(cur, c, step, std::min<size_t>(n - i, left / step), values + i,
+                    [](const char* p) { return LoadFloat64(p); });
+    } else if (c == 0xce) {  // uint32: byte counts
+      step = 5;
+      run = ReadRun(cur, c, step, std::min<size_t>(n - i, left / step), values + i,
+                    [](const char* p) {
+                      uint32_t bits;
+                      std::memcpy(&bits, p, 4);
+                      return static_cast<double>(__builtin_bswap32(bits));
+                    });
+    } else if (c == 0xcd) {  // uint16: descriptor counts
+      step = 3;
+      run = ReadRun(cur, c, step, std::min<size_t>(n - i, left / step), values + i,
+                    [](const char* p) {
+                      uint16_t bits;
+                      std::memcpy(&bits, p, 2);
+                      return static_cast<double>(__builtin_bswap16(bits));
+                    });
     } else if (c <= 0x7f) {  // positive fixint (0xc1, the end, is not one)
       values[i] = c;
-      cur += 1;
-    } else {
-      cur_ = cur;
-      if (Status s = ReadDouble(&values[i]); !s.ok()) {
-        out->resize(base + i);
-        return s;
-      }
-      cur = cur_;
+      step = 1;
+      run = 1;
     }
+    if (run > 0) {
+      cur += run * step;
+      i += static_cast<uint32_t>(run);
+      continue;
+    }
+    // Anything else, or a value cut short by the end of the input: ReadDouble decides.
+    cur_ = cur;
+    if (Status s = ReadDouble(&values[i]); !s.ok()) {
+      out->resize(base + i);
+      return s;
+    }
+    cur = cur_;
+    ++i;
   }
   cur_ = cur;
   out->resize(base + i);

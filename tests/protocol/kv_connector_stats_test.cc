@@ -574,6 +574,33 @@ TEST(ForEachConnectorSample, MooncakeStoreRecordDefaultsStatusOkAndAnyOperationN
   EXPECT_THAT(c.values["vllm:mooncake_store_operation_time_seconds"], ElementsAre(0.001, 0.5));
 }
 
+// The walk remembers what the key at each position of a record meant; records that give their
+// keys in another order, with extra keys, or with more keys than it remembers are still read
+// by name.
+TEST(ForEachConnectorSample, StoreRecordsAreReadByKeyWhateverTheirKeyOrder) {
+  auto d = DecodeFixture("kv_mooncake_store_key_orders");
+  Collected c = Walk(*d, 0);
+  EXPECT_THAT(c.values["vllm:mooncake_store_operation_time_seconds"],
+              ElementsAre(0.1, 0.2, 0.3, 0.4, 0.5, 0.6));
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation{load_get,ok,}"), 2.0);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation{load_get,error,}"), 1.0);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation{load_get,partial_failure,}"), 1.0);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation{save_put,ok,}"), 2.0);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation_keys{load_get,ok,}"), 5.0);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation_keys{load_get,error,}"), 3.0);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation_keys{load_get,partial_failure,}"), 5.0);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation_keys{save_put,ok,}"), 13.0)
+      << "num_keys at the 40th position, past the remembered ones";
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation_bytes{load_get,ok,}"), 10.0);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation_bytes{load_get,error,}"), 20.0);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation_bytes{load_get,partial_failure,}"), 50.0);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation_failed_keys{load_get,error,}"), 2.0);
+  EXPECT_EQ(c.sums.at("vllm:mooncake_store_operation_failed_keys{load_get,partial_failure,}"), 1.0);
+  EXPECT_EQ(c.returned, 3 * 6u + 2 * 4u)
+      << "time, count and keys of all six records, bytes and failed keys of four";
+  EXPECT_TRUE(d->reporter.problems.empty()) << d->reporter.Dump();
+}
+
 TEST(ForEachConnectorSample, UnwrappedStoreChildWalksEveryOperationInOrder) {
   auto d = DecodeFixture("kv_multi_data_wrapped");
   Collected c = Walk(*d, 1);

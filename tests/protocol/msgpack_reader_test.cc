@@ -536,6 +536,37 @@ TEST(MsgpackReader, ReadNumbersReadsEveryNumberEncodingLikeReadDouble) {
   EXPECT_TRUE(r.NextIsNil()) << "the reader stops after the tenth value";
 }
 
+// Runs of one encoding are read in a loop of their own: a run that another encoding breaks,
+// resumes or ends early, and a value cut short inside a run, read exactly as one by one.
+TEST(MsgpackReader, ReadNumbersReadsRunsAndStopsAtTheValueTheInputCuts) {
+  // [0.5, 1.5, 2.5 (float64), 70000, 70001 (uint32), 300 (uint16), 70002 (uint32), 9 (fixint),
+  //  301, 302 (uint16)]
+  const std::string full(
+      Hex("cb 3f e0 00 00 00 00 00 00 cb 3f f8 00 00 00 00 00 00 cb 40 04 00 00 00 00 00 00 "
+          "ce 00 01 11 70 ce 00 01 11 71 cd 01 2c ce 00 01 11 72 09 cd 01 2d cd 01 2e"));
+  const std::vector<double> all = {0.5, 1.5, 2.5, 70000, 70001, 300, 70002, 9, 301, 302};
+  const std::vector<size_t> ends = {9, 18, 27, 32, 37, 40, 45, 46, 49, 52};  // of each value
+  ASSERT_EQ(full.size(), ends.back());
+  {
+    MsgpackReader r(full);
+    std::vector<double> out;
+    ASSERT_TRUE(r.ReadNumbers(10, &out).ok());
+    EXPECT_EQ(out, all);
+    EXPECT_TRUE(r.at_end());
+  }
+  for (size_t cut = 0; cut < full.size(); ++cut) {
+    const std::string prefix = full.substr(0, cut);  // exactly `cut` bytes, for ASan
+    MsgpackReader r(prefix);
+    std::vector<double> out;
+    EXPECT_FALSE(r.ReadNumbers(10, &out).ok()) << cut;
+    size_t whole = 0;  // values that end within the prefix
+    while (whole < ends.size() && ends[whole] <= cut) ++whole;
+    EXPECT_EQ(out, std::vector<double>(all.begin(), all.begin() + static_cast<long>(whole))) << cut;
+    EXPECT_EQ(r.offset(), whole == 0 ? 0 : ends[whole - 1])
+        << "the reader is at the value that was cut, " << cut;
+  }
+}
+
 TEST(MsgpackReader, ReadNumbersStopsAtTheFirstNonNumberWithItsOffset) {
   // 1.5, 2, then "x": the reader stays at the string, the two numbers before it are kept.
   MsgpackReader r(Hex("cb 3f f8 00 00 00 00 00 00 02 a1 78 03"));
