@@ -536,6 +536,29 @@ def wrong_type_messages():
 FIXTURES = []  # (file name, description, list of frames per message, kind)
 
 
+def lora_duplicate_keys():
+    """A SchedulerStats message whose LoRA maps repeat keys. A dict cannot hold a key twice, so
+    placeholder keys of the same length are encoded and then renamed in the bytes; Python's own
+    reading of the result is checked here."""
+    running = {"r%02d" % i: i for i in range(40)}
+    running.update({"rX5": 100, "rY9": 139})
+    stats = SchedulerStats(num_running_reqs=1,
+                           waiting_lora_adapters={"lora-a": 1, "lora-b": 2, "lora-X": 3},
+                           running_lora_adapters=running)
+    data = body(EngineCoreOutputs(scheduler_stats=stats, timestamp=11.0))
+    for placeholder, key in ((b"\xa6lora-X", b"\xa6lora-a"), (b"\xa3rX5", b"\xa3r05"),
+                             (b"\xa3rY9", b"\xa3r39")):
+        assert data.count(placeholder) == 1
+        data = data.replace(placeholder, key)
+    decoded = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    stats_map = next(v for v in decoded if isinstance(v, dict))
+    assert list(stats_map["waiting_lora_adapters"].items()) == [("lora-a", 3), ("lora-b", 2)]
+    expected_running = {"r%02d" % i: i for i in range(40)}
+    expected_running.update({"r05": 100, "r39": 139})
+    assert list(stats_map["running_lora_adapters"].items()) == list(expected_running.items())
+    return data
+
+
 def single(name, description, *messages):
     """Single-frame messages, concatenated into <name>.msgpack."""
     frames = []
@@ -757,6 +780,12 @@ def define_fixtures():
            "an older engine's SchedulerStats: unknown key encoder_cache_usage, no "
            "num_skipped_waiting_reqs, iteration_details, cudagraph_stats or perf_stats",
            EngineCoreOutputs(scheduler_stats=old, timestamp=7.0))
+    single("scheduler_stats_lora_duplicate_keys",
+           "LoRA maps whose keys repeat, as Python's msgpack reads them: waiting_lora_adapters "
+           "lora-a 1, lora-b 2, lora-a 3 (Python: {'lora-a': 3, 'lora-b': 2}); "
+           "running_lora_adapters r00..r39 = 0..39 then r05 = 100 and r39 = 139 (Python: 40 "
+           "keys, r05 100, r39 139)",
+           lora_duplicate_keys())
     single("scheduler_stats_wrong_type_each_field",
            "%d concatenated messages; message i gives SchedulerStats key i (definition order) a "
            "value of the wrong type, every other key a valid value" % len(WRONG_TYPES),

@@ -3,6 +3,7 @@
 // Python dataclasses, so msgspec sends maps keyed by field name with every field present; a
 // decoder keyed by name is immune to field order and to fields added later.
 #include <string>
+#include <unordered_map>
 
 #include "protocol/decode_internal.h"
 #include "vmetrics/engine_core_outputs.h"
@@ -42,17 +43,41 @@ Status ReadDoubleList(MsgpackReader& r, std::vector<double>* out) {
   return Status::Ok();
 }
 
+// A dict[str, int] as Python reads it: a key the map repeats keeps its first place and takes its
+// last value (LoRA adapter names are joined into a label; Python shows each once).
 Status ReadStrIntMap(MsgpackReader& r, std::vector<std::pair<std::string_view, int64_t>>* out) {
   uint32_t n;
   if (Status s = r.ReadMapHeader(&n); !s.ok()) return s;
   out->clear();
   out->reserve(n);
+  // Engines send a few keys, looked for one by one; a map past kLinear keys gets an index, so
+  // that a hostile one costs linear time, not quadratic.
+  constexpr size_t kLinear = 16;
+  std::unordered_map<std::string_view, size_t> index;
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view k;
     int64_t v;
     if (Status s = r.ReadStr(&k); !s.ok()) return s;
     if (Status s = r.ReadInt(&v); !s.ok()) return s;
-    out->emplace_back(k, v);
+    size_t at = out->size();
+    if (out->size() <= kLinear) {
+      for (size_t j = 0; j < out->size(); ++j) {
+        if ((*out)[j].first == k) {
+          at = j;
+          break;
+        }
+      }
+    } else {
+      if (index.empty()) {
+        for (size_t j = 0; j < out->size(); ++j) index.emplace((*out)[j].first, j);
+      }
+      at = index.emplace(k, out->size()).first->second;
+    }
+    if (at < out->size()) {
+      (*out)[at].second = v;
+    } else {
+      out->emplace_back(k, v);
+    }
   }
   return Status::Ok();
 }

@@ -213,6 +213,30 @@ TEST(SchedulerStats, OlderEngineKeysDefaultAndUnknownKeysAreIgnored) {
       << reporter.Dump();
 }
 
+// A LoRA map that repeats a key reads as the dict Python makes of it: the key keeps its first
+// place and takes its last value (the fixture's generator checks Python's reading), through a
+// short map's linear search and a long map's index alike.
+TEST(SchedulerStats, RepeatedLoraKeysReadAsPythonsDict) {
+  const std::string data = ReadFixture("scheduler_stats_lora_duplicate_keys");
+  RecordingReporter reporter;
+  DecodeContext ctx;
+  ctx.reporter = &reporter;
+  EngineCoreOutputs out;
+  Status st = DecodeOne(data, ctx, &out);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_TRUE(out.scheduler_stats.has_value());
+  const SchedulerStats& s = *out.scheduler_stats;
+  EXPECT_THAT(Owned(s.waiting_lora_adapters), ElementsAre(Pair("lora-a", 3), Pair("lora-b", 2)));
+  std::vector<std::pair<std::string, int64_t>> running;
+  for (int i = 0; i < 40; ++i) {
+    running.emplace_back((i < 10 ? "r0" : "r") + std::to_string(i), i == 5    ? 100
+                                                                    : i == 39 ? 139
+                                                                              : i);
+  }
+  EXPECT_EQ(Owned(s.running_lora_adapters), running);
+  EXPECT_TRUE(reporter.problems.empty()) << reporter.Dump();
+}
+
 TEST(SchedulerStats, SleepStateOnlyStatsMessage) {
   EngineCoreOutputs out;
   const std::string data = ReadFixture("stats_only_sleep");
