@@ -538,18 +538,37 @@ Status MsgpackReader::SkipSlow() {
   return Status::Ok();
 }
 
-// Reads the run of values with type byte `c`, `step` bytes each, that starts at `cur` into
-// `values`, at most `max` of them (the caller made sure they fit in the bytes left): the next
-// element's position does not wait on the one before, so the loads overlap. Returns how many.
-template <typename Convert>
-size_t ReadRun(const char* cur, uint8_t c, size_t step, size_t max, double* values,
-               Convert&& convert) {
-  size_t j = 0;
-  for (; j < max && static_cast<uint8_t>(cur[j * step]) == c; ++j) {
-    values[j] = convert(cur + j * step + 1);
+namespace {
+
+// The big-endian unsigned int after a type byte, as a double.
+template <typename Unsigned>
+double LoadUnsignedBE(const char* p) {
+  Unsigned bits;
+  std::memcpy(&bits, p, sizeof bits);
+  if constexpr (sizeof bits == 2) {
+    return __builtin_bswap16(bits);
+  } else {
+    return __builtin_bswap32(bits);
   }
+}
+
+// Reads the run of elements with type byte `kType`, `kStep` bytes each, that starts at *cur
+// into `values`: at most `wanted`, and only as many as the `left` bytes hold. Each element's
+// position comes from the run's start, not from the element before, so the loads overlap.
+// Moves *cur past them and returns how many.
+template <uint8_t kType, size_t kStep, double (*kLoad)(const char*)>
+size_t ReadRun(const char** cur, size_t left, size_t wanted, double* values) {
+  const char* const p = *cur;
+  const size_t most = std::min(wanted, left / kStep);
+  size_t j = 0;
+  for (; j < most && static_cast<uint8_t>(p[j * kStep]) == kType; ++j) {
+    values[j] = kLoad(p + j * kStep + 1);
+  }
+  *cur = p + j * kStep;
   return j;
 }
+
+}  // namespace
 
 Status MsgpackReader::ReadNumbers(uint32_t n, std::vector<double>* out) {
   // Sized by what the bytes can hold, never by the claimed count alone: every element takes at
@@ -566,34 +585,18 @@ Status MsgpackReader::ReadNumbers(uint32_t n, std::vector<double>* out) {
     const size_t left = static_cast<size_t>(end - cur);
     const uint8_t c = left > 0 ? static_cast<uint8_t>(*cur) : 0xc1;
     size_t run = 0;
-    size_t step = 0;
     if (c == 0xcb) {  // float64: latencies
-      step = 9;
-      run = ReadRun(cur, c, step, std::min<size_t>(n - i, left / step), values + i,
-                    [](const char* p) { return LoadFloat64(p); });
+      run = ReadRun<0xcb, 9, LoadFloat64>(&cur, left, n - i, values + i);
     } else if (c == 0xce) {  // uint32: byte counts
-      step = 5;
-      run = ReadRun(cur, c, step, std::min<size_t>(n - i, left / step), values + i,
-                    [](const char* p) {
-                      uint32_t bits;
-                      std::memcpy(&bits, p, 4);
-                      return static_cast<double>(__builtin_bswap32(bits));
-                    });
+      run = ReadRun<0xce, 5, LoadUnsignedBE<uint32_t>>(&cur, left, n - i, values + i);
     } else if (c == 0xcd) {  // uint16: descriptor counts
-      step = 3;
-      run = ReadRun(cur, c, step, std::min<size_t>(n - i, left / step), values + i,
-                    [](const char* p) {
-                      uint16_t bits;
-                      std::memcpy(&bits, p, 2);
-                      return static_cast<double>(__builtin_bswap16(bits));
-                    });
+      run = ReadRun<0xcd, 3, LoadUnsignedBE<uint16_t>>(&cur, left, n - i, values + i);
     } else if (c <= 0x7f) {  // positive fixint (0xc1, the end, is not one)
       values[i] = c;
-      step = 1;
+      ++cur;
       run = 1;
     }
     if (run > 0) {
-      cur += run * step;
       i += static_cast<uint32_t>(run);
       continue;
     }

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -156,20 +157,33 @@ void ExpectFullStats(const SchedulerStats& s) {
   EXPECT_FALSE(s.sleep_state_only);
 }
 
-TEST(SchedulerStats, EveryKeyDecodes) {
-  const std::string data = ReadFixture("scheduler_stats_full");
+// A fixture's message decoded with a context whose problems `reporter` records; `data` holds
+// the bytes the decoded views point into.
+struct DecodedFixture {
+  std::string data;
   RecordingReporter reporter;
-  DecodeContext ctx;
-  ctx.reporter = &reporter;
   EngineCoreOutputs out;
-  Status s = DecodeOne(data, ctx, &out);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(out.engine_index, 2);
-  EXPECT_EQ(out.timestamp, 123.25);
-  EXPECT_TRUE(out.outputs.empty());
-  ASSERT_TRUE(out.scheduler_stats.has_value());
-  ExpectFullStats(*out.scheduler_stats);
-  EXPECT_TRUE(reporter.problems.empty()) << reporter.Dump();
+  Status status;
+};
+
+std::unique_ptr<DecodedFixture> DecodeFixture(std::string_view name) {
+  auto d = std::make_unique<DecodedFixture>();
+  d->data = ReadFixture(name);
+  DecodeContext ctx;
+  ctx.reporter = &d->reporter;
+  d->status = DecodeOne(d->data, ctx, &d->out);
+  return d;
+}
+
+TEST(SchedulerStats, EveryKeyDecodes) {
+  const auto d = DecodeFixture("scheduler_stats_full");
+  ASSERT_TRUE(d->status.ok()) << d->status.ToString();
+  EXPECT_EQ(d->out.engine_index, 2);
+  EXPECT_EQ(d->out.timestamp, 123.25);
+  EXPECT_TRUE(d->out.outputs.empty());
+  ASSERT_TRUE(d->out.scheduler_stats.has_value());
+  ExpectFullStats(*d->out.scheduler_stats);
+  EXPECT_TRUE(d->reporter.problems.empty()) << d->reporter.Dump();
 }
 
 TEST(SchedulerStats, DecodeSchedulerStatsReadsTheMapDirectly) {
@@ -186,15 +200,10 @@ TEST(SchedulerStats, DecodeSchedulerStatsReadsTheMapDirectly) {
 }
 
 TEST(SchedulerStats, OlderEngineKeysDefaultAndUnknownKeysAreIgnored) {
-  RecordingReporter reporter;
-  DecodeContext ctx;
-  ctx.reporter = &reporter;
-  EngineCoreOutputs out;
-  const std::string data = ReadFixture("scheduler_stats_old_engine");
-  Status st = DecodeOne(data, ctx, &out);
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  ASSERT_TRUE(out.scheduler_stats.has_value());
-  const SchedulerStats& s = *out.scheduler_stats;
+  const auto d = DecodeFixture("scheduler_stats_old_engine");
+  ASSERT_TRUE(d->status.ok()) << d->status.ToString();
+  ASSERT_TRUE(d->out.scheduler_stats.has_value());
+  const SchedulerStats& s = *d->out.scheduler_stats;
   EXPECT_EQ(s.num_running_reqs, 4);
   EXPECT_EQ(s.num_waiting_reqs, 1);
   EXPECT_EQ(s.num_skipped_waiting_reqs, 0) << "missing key takes its default";
@@ -208,33 +217,26 @@ TEST(SchedulerStats, OlderEngineKeysDefaultAndUnknownKeysAreIgnored) {
   EXPECT_FALSE(s.perf_stats.has_value());
   EXPECT_FALSE(s.sleep_state.has_value());
   EXPECT_FALSE(s.sleep_state_only);
-  EXPECT_TRUE(reporter.problems.empty())
+  EXPECT_TRUE(d->reporter.problems.empty())
       << "an unknown key (encoder_cache_usage) is not a problem:\n"
-      << reporter.Dump();
+      << d->reporter.Dump();
 }
 
 // A LoRA map that repeats a key reads as the dict Python makes of it: the key keeps its first
 // place and takes its last value (the fixture's generator checks Python's reading), through a
 // short map's linear search and a long map's index alike.
 TEST(SchedulerStats, RepeatedLoraKeysReadAsPythonsDict) {
-  const std::string data = ReadFixture("scheduler_stats_lora_duplicate_keys");
-  RecordingReporter reporter;
-  DecodeContext ctx;
-  ctx.reporter = &reporter;
-  EngineCoreOutputs out;
-  Status st = DecodeOne(data, ctx, &out);
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  ASSERT_TRUE(out.scheduler_stats.has_value());
-  const SchedulerStats& s = *out.scheduler_stats;
+  const auto d = DecodeFixture("scheduler_stats_lora_duplicate_keys");
+  ASSERT_TRUE(d->status.ok()) << d->status.ToString();
+  ASSERT_TRUE(d->out.scheduler_stats.has_value());
+  const SchedulerStats& s = *d->out.scheduler_stats;
   EXPECT_THAT(Owned(s.waiting_lora_adapters), ElementsAre(Pair("lora-a", 3), Pair("lora-b", 2)));
-  std::vector<std::pair<std::string, int64_t>> running;
-  for (int i = 0; i < 40; ++i) {
-    running.emplace_back((i < 10 ? "r0" : "r") + std::to_string(i), i == 5    ? 100
-                                                                    : i == 39 ? 139
-                                                                              : i);
-  }
+  std::vector<std::pair<std::string, int64_t>> running;  // r00 0, r01 1, ... r39 39
+  for (int i = 0; i < 40; ++i) running.emplace_back((i < 10 ? "r0" : "r") + std::to_string(i), i);
+  running[5].second = 100;
+  running[39].second = 139;
   EXPECT_EQ(Owned(s.running_lora_adapters), running);
-  EXPECT_TRUE(reporter.problems.empty()) << reporter.Dump();
+  EXPECT_TRUE(d->reporter.problems.empty()) << d->reporter.Dump();
 }
 
 TEST(SchedulerStats, SleepStateOnlyStatsMessage) {
@@ -395,22 +397,17 @@ TEST(SchedulerStats, WrongTypeWithoutReporterIsStillSkipped) {
 }
 
 TEST(SchedulerStats, NestedWrongTypeSkipsOnlyThatNestedKey) {
-  RecordingReporter reporter;
-  DecodeContext ctx;
-  ctx.reporter = &reporter;
-  EngineCoreOutputs out;
-  const std::string data = ReadFixture("scheduler_stats_nested_wrong_type");
-  Status st = DecodeOne(data, ctx, &out);
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  ASSERT_TRUE(out.scheduler_stats.has_value());
-  const SchedulerStats& s = *out.scheduler_stats;
+  const auto d = DecodeFixture("scheduler_stats_nested_wrong_type");
+  ASSERT_TRUE(d->status.ok()) << d->status.ToString();
+  ASSERT_TRUE(d->out.scheduler_stats.has_value());
+  const SchedulerStats& s = *d->out.scheduler_stats;
   EXPECT_EQ(s.prefix_cache_stats.requests, 1);
   EXPECT_EQ(s.prefix_cache_stats.queries, 10);
   EXPECT_EQ(s.prefix_cache_stats.hits, 0) << "the str 'x' is skipped";
   EXPECT_EQ(s.num_running_reqs, 5);
   ASSERT_TRUE(s.connector_prefix_cache_stats.has_value());
   EXPECT_EQ(s.connector_prefix_cache_stats->hits, 2);
-  EXPECT_FALSE(reporter.ForKey("hits").empty()) << reporter.Dump();
+  EXPECT_FALSE(d->reporter.ForKey("hits").empty()) << d->reporter.Dump();
 }
 
 TEST(SchedulerStats, NotAMapFailsDecodeSchedulerStats) {
