@@ -768,27 +768,36 @@ void ReadLabelField(MsgpackReader r, const Walk& w, std::string_view field, std:
   }
 }
 
-// What `key` means in a record of w.row; not `known` if it names several label fields or more
-// metrics than a KeyMeaning holds (the caller then looks it up itself).
+// Calls on_label(f) for each record label field `key` names and on_metric(mi) for each metric
+// it feeds, in that order: what a record's key means to w.row.
+template <typename OnLabel, typename OnMetric>
+void ForEachMeaning(std::string_view key, const Walk& w, OnLabel&& on_label, OnMetric&& on_metric) {
+  const auto& fields = w.row.record_label_fields;
+  for (size_t f = 0; f < fields.size(); ++f) {
+    if (PathIs(fields[f].first, key)) on_label(f);
+  }
+  if (!IsReserved(key)) w.keys.ForEachMetric(key, on_metric);
+}
+
+// ForEachMeaning's answer for `key`, kept; not `known` if it names several label fields or more
+// metrics than a KeyMeaning holds (the caller then asks ForEachMeaning every time).
 KeyMeaning WorkOutMeaning(std::string_view key, const Walk& w) {
   KeyMeaning meaning;
   meaning.key = key;
   meaning.known = true;
-  const auto& fields = w.row.record_label_fields;
-  for (size_t f = 0; f < fields.size(); ++f) {
-    if (!PathIs(fields[f].first, key)) continue;
-    if (meaning.label_field >= 0) meaning.known = false;
-    meaning.label_field = static_cast<int>(f);
-  }
-  if (!IsReserved(key)) {
-    w.keys.ForEachMetric(key, [&](size_t mi) {
-      if (meaning.metric_count == KeyMeaning::kMaxMetrics) {
-        meaning.known = false;
-        return;
-      }
-      meaning.metrics[meaning.metric_count++] = static_cast<uint32_t>(mi);
-    });
-  }
+  ForEachMeaning(
+      key, w,
+      [&](size_t f) {
+        meaning.known = meaning.known && meaning.label_field < 0;
+        meaning.label_field = static_cast<int>(f);
+      },
+      [&](size_t mi) {
+        if (meaning.metric_count == KeyMeaning::kMaxMetrics) {
+          meaning.known = false;
+          return;
+        }
+        meaning.metrics[meaning.metric_count++] = static_cast<uint32_t>(mi);
+      });
   return meaning;
 }
 
@@ -810,6 +819,12 @@ size_t WalkRecord(MsgpackReader& r, Walk& w, std::span<std::string_view> labels,
   uint32_t n;
   if (!cur.ReadMapHeader(&n).ok()) return 0;
   std::vector<KeyMeaning>& meanings = scratch.meanings;
+  const auto read_label = [&](size_t f) {
+    if (label_seen[f]) return;  // the first occurrence counts, as Descend finds
+    label_seen[f] = 1;
+    ReadLabelField(cur, w, row.record_label_fields[f].first, &labels[1 + f], &label_storage[f]);
+  };
+  const auto note_metric = [&](size_t mi) { found.push_back({mi, cur}); };
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view key;
     if (!cur.ReadStr(&key).ok()) {
@@ -826,25 +841,10 @@ size_t WalkRecord(MsgpackReader& r, Walk& w, std::span<std::string_view> labels,
       meaning = WorkOutMeaning(key, w);
     }
     if (meaning.known) {
-      const int f = meaning.label_field;
-      if (f >= 0 && !label_seen[f]) {  // the first occurrence, as Descend finds
-        label_seen[f] = 1;
-        ReadLabelField(cur, w, row.record_label_fields[f].first, &labels[1 + f], &label_storage[f]);
-      }
-      for (uint8_t k = 0; k < meaning.metric_count; ++k) {
-        found.push_back({meaning.metrics[k], cur});
-      }
-    } else {  // a key with more meanings than a KeyMeaning holds
-      for (size_t f = 0; f < row.record_label_fields.size(); ++f) {
-        const std::string& field = row.record_label_fields[f].first;
-        if (!label_seen[f] && PathIs(field, key)) {
-          label_seen[f] = 1;
-          ReadLabelField(cur, w, field, &labels[1 + f], &label_storage[f]);
-        }
-      }
-      if (!IsReserved(key)) {
-        w.keys.ForEachMetric(key, [&](size_t mi) { found.push_back({mi, cur}); });
-      }
+      if (meaning.label_field >= 0) read_label(static_cast<size_t>(meaning.label_field));
+      for (uint8_t k = 0; k < meaning.metric_count; ++k) note_metric(meaning.metrics[k]);
+    } else {
+      ForEachMeaning(key, w, read_label, note_metric);
     }
     if (!cur.Skip().ok()) return 0;
   }

@@ -540,29 +540,17 @@ Status MsgpackReader::SkipSlow() {
 
 namespace {
 
-// The big-endian unsigned int after a type byte, as a double.
-template <typename Unsigned>
-double LoadUnsignedBE(const char* p) {
-  Unsigned bits;
-  std::memcpy(&bits, p, sizeof bits);
-  if constexpr (sizeof bits == 2) {
-    return __builtin_bswap16(bits);
-  } else {
-    return __builtin_bswap32(bits);
-  }
-}
-
 // Reads the run of elements with type byte `kType`, `kStep` bytes each, that starts at *cur
-// into `values`: at most `wanted`, and only as many as the `left` bytes hold. Each element's
-// position comes from the run's start, not from the element before, so the loads overlap.
-// Moves *cur past them and returns how many.
-template <uint8_t kType, size_t kStep, double (*kLoad)(const char*)>
-size_t ReadRun(const char** cur, size_t left, size_t wanted, double* values) {
+// into `values` (`load` reads one from the bytes after its type byte): at most `wanted`, and
+// only as many as the `left` bytes hold. Each element's position comes from the run's start,
+// not from the element before, so the loads overlap. Moves *cur past them and returns how many.
+template <uint8_t kType, size_t kStep, typename Load>
+size_t ReadRun(const char** cur, size_t left, size_t wanted, double* values, Load load) {
   const char* const p = *cur;
   const size_t most = std::min(wanted, left / kStep);
   size_t j = 0;
   for (; j < most && static_cast<uint8_t>(p[j * kStep]) == kType; ++j) {
-    values[j] = kLoad(p + j * kStep + 1);
+    values[j] = load(p + j * kStep + 1);
   }
   *cur = p + j * kStep;
   return j;
@@ -586,11 +574,14 @@ Status MsgpackReader::ReadNumbers(uint32_t n, std::vector<double>* out) {
     const uint8_t c = left > 0 ? static_cast<uint8_t>(*cur) : 0xc1;
     size_t run = 0;
     if (c == 0xcb) {  // float64: latencies
-      run = ReadRun<0xcb, 9, LoadFloat64>(&cur, left, n - i, values + i);
+      run = ReadRun<0xcb, 9>(&cur, left, n - i, values + i,
+                             [](const char* p) { return LoadFloat64(p); });
     } else if (c == 0xce) {  // uint32: byte counts
-      run = ReadRun<0xce, 5, LoadUnsignedBE<uint32_t>>(&cur, left, n - i, values + i);
+      run = ReadRun<0xce, 5>(&cur, left, n - i, values + i,
+                             [](const char* p) -> double { return LoadBE32<4>(p); });
     } else if (c == 0xcd) {  // uint16: descriptor counts
-      run = ReadRun<0xcd, 3, LoadUnsignedBE<uint16_t>>(&cur, left, n - i, values + i);
+      run = ReadRun<0xcd, 3>(&cur, left, n - i, values + i,
+                             [](const char* p) -> double { return LoadBE32<2>(p); });
     } else if (c <= 0x7f) {  // positive fixint (0xc1, the end, is not one)
       values[i] = c;
       ++cur;
