@@ -99,9 +99,10 @@ bool SameMetrics(const ConnectorRow& a, const ConnectorRow& b, std::string* diff
 //    "metrics":[{"name","type","documentation","buckets" (histograms),"samples_path",
 //                "sample_kind","scale" (if not 1),"const_labels" (if any),
 //                "labelnames" (if any)}]}
-// `documentation` is the HELP as registered, as a Python connector sends it. Feeding the
-// document (msgpack-encoded) back to ParseMetricsDescriptor gives a row with the same metrics
-// for every row that is not record-shaped and whose HELP texts end in one period.
+// `documentation` is the HELP as registered, as a Python connector sends it; `name` too, except
+// that a counter registered as `x_total` is written `x_total_total` (parsing strips one).
+// Feeding the document (msgpack-encoded) back to ParseMetricsDescriptor gives a row with the
+// same metrics for every row that is not record-shaped and whose HELP texts end in one period.
 //
 // Example:
 //   const ConnectorRow* h = ConnectorCatalog::BuiltIn().FindByClassName("HiSparseConnector");

@@ -329,7 +329,10 @@ nlohmann::ordered_json RowJson(const ConnectorRow& row) {
   Json metrics = Json::array();
   for (const MetricDef& m : row.metrics) {
     Json mj;
-    mj["name"] = m.name;
+    // Parsing strips one `_total` from a counter's name: a registered name that itself ends in
+    // `_total` is written with the suffix it was sent with, so that it parses back to itself.
+    mj["name"] =
+        m.type == MetricType::kCounter && EndsWith(m.name, "_total") ? m.name + "_total" : m.name;
     mj["type"] = MetricTypeName(m.type);
     mj["documentation"] = m.documentation;
     if (m.type == MetricType::kHistogram) mj["buckets"] = m.buckets;

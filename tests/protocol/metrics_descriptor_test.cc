@@ -258,6 +258,21 @@ TEST(DescribeRowAsDescriptorJson, EveryFlatBuiltInRowRoundTrips) {
   EXPECT_GE(checked, 6u) << "NIXL, Mooncake P2P, HF3FS, HiSparse, Offloading, MoRIIO, LMCache";
 }
 
+// A counter sent as `x_total_total` is registered as `x_total` (one `_total` stripped); it is
+// described with the suffix it was sent with, so it parses back to `x_total`, not `x`.
+TEST(DescribeRowAsDescriptorJson, ACounterWhoseNameEndsInTotalRoundTrips) {
+  Json j = AcmeJson();
+  j["metrics"][0]["name"] = "vllm:acme_hits_total_total";
+  Result<ConnectorRow> row = ParseMetricsDescriptor(Msgpack(j));
+  ASSERT_TRUE(row.ok()) << row.status().ToString();
+  ASSERT_EQ(row->metrics[0].name, "vllm:acme_hits_total");
+  const std::string json = DescribeRowAsDescriptorJson(*row);
+  Result<ConnectorRow> back = ParseMetricsDescriptor(Msgpack(Json::parse(json)));
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << json;
+  std::string difference;
+  EXPECT_TRUE(SameMetrics(*row, *back, &difference)) << difference << "\n" << json;
+}
+
 TEST(DescribeRowAsDescriptorJson, RecordShapedRowCarriesItsRecordLabels) {
   const ConnectorRow* store = ConnectorCatalog::BuiltIn().FindByClassName("MooncakeStoreConnector");
   ASSERT_NE(store, nullptr);
