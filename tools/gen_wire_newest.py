@@ -1,0 +1,350 @@
+#!/usr/bin/python3
+"""Writes the captures of the newest wire generation (after vLLM 6adad087) the tests decode.
+
+No newer upstream tree could be run, so these bytes are encoded here, by a peer we did not
+write (python3-msgpack), from the layout facts listed below; tests/fixtures/wire_generations/
+README.md gives their upstream sources. python3-msgpack re-encodes every imported 6adad087
+capture byte for byte as vLLM's MsgpackEncoder (msgspec) wrote it (checked in `main`), so the
+same encoding rules hold here:
+
+  * EngineCoreOutputs and EngineCoreOutput are array-like msgspec Structs: every position, in
+    declaration order. EngineCoreOutput has 17 positions: the 16 of 6adad087 and, appended
+    last, `spec_decode_metrics` (RequestSpecDecodeMetrics as a map, or nil);
+  * SchedulerStats and the statistics nested in it are dataclasses: maps with every field in
+    declaration order. SchedulerStats has 18 keys on main: 6adad087's 16 plus
+    `num_kv_fetch_reqs_by_stage` (after num_skipped_waiting_reqs) and `ec_connector_stats`
+    (after kv_connector_stats). PrefixCacheStats gains `hits_by_source` (last): a map
+    CacheHitSource value -> tokens, non-zero entries only, filled in the connector prefix
+    cache stats only;
+  * MultiConnector children are flat (child class name -> the child's own payload, no `data`
+    level); the NIXL payload has 8 keys (`num_failed_handshakes` after
+    `num_failed_notifications`), one int 1 per failure.
+
+Each capture mirrors its 6adad087 counterpart message for message (same engines, steps,
+requests, values and sidecar), re-laid in the newest layout, with only these additions, so a
+golden of the newest frontend differs from the 6adad087 golden by the newest families alone:
+  * num_kv_fetch_reqs_by_stage per message (KV_FETCH_PLAN: all stages, a subset, explicit
+    zeros or empty), never more requests than num_skipped_waiting_reqs;
+  * hits_by_source in each connector_prefix_cache_stats (HITS_BY_SOURCE_PLAN), summing to its
+    hits;
+  * num_failed_handshakes entries in the NIXL payloads (HANDSHAKE_PLAN);
+  * spec_decode_metrics on two final outputs (SPEC_DECODE_METRICS_PLAN);
+  * ec_connector_stats nil (no EC connector is configured).
+
+Outputs, in tests/fixtures/wire_generations/: GEN_<kind>.msgpack (frame 0 of every message,
+back to back), GEN_outputs.requests.jsonl (the 6adad087 sidecar, unchanged), and this
+generation's cases in manifest.json (other cases are kept as they are). No goldens: those come
+from vLLM's Python frontend once it is run on these bytes.
+
+Run: /usr/bin/python3 tools/gen_wire_newest.py   (Debian's python3-msgpack; nothing else)
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+
+import msgpack
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DIR = os.path.join(ROOT, "tests", "fixtures", "wire_generations")
+
+BASE = "g20260814-6adad087"
+# Named for the newest upstream state the layout facts were read from (the docs.vllm.ai
+# "latest" API pages stamped 2026-09-24): no upstream main commit carrying every change below
+# could be pinned, so the name carries a date, not a commit.
+GENERATION = "gnewest-20260924"
+
+# --- Layouts ----------------------------------------------------------------------------------
+
+ENGINE_CORE_OUTPUTS_FIELDS = (
+    "engine_index", "outputs", "scheduler_stats", "timestamp", "utility_output",
+    "finished_requests", "wave_complete", "start_wave",
+)
+BASE_OUTPUT_FIELDS = (
+    "request_id", "new_token_ids", "new_logprobs", "new_prompt_logprobs_tensors",
+    "pooling_output", "finish_reason", "stop_reason", "events", "kv_transfer_params",
+    "ec_transfer_params", "trace_headers", "prefill_stats", "routed_experts",
+    "num_nans_in_logits", "mm_cache_miss_hashes", "new_sampling_mask",
+)
+OUTPUT_FIELDS = BASE_OUTPUT_FIELDS + ("spec_decode_metrics",)
+
+BASE_SCHEDULER_STATS_FIELDS = (
+    "num_running_reqs", "num_waiting_reqs", "num_skipped_waiting_reqs", "step_counter",
+    "current_wave", "kv_cache_usage", "iteration_details", "prefix_cache_stats",
+    "connector_prefix_cache_stats", "kv_cache_eviction_events", "spec_decoding_stats",
+    "kv_connector_stats", "waiting_lora_adapters", "running_lora_adapters", "cudagraph_stats",
+    "perf_stats",
+)
+SCHEDULER_STATS_FIELDS = (
+    "num_running_reqs", "num_waiting_reqs", "num_skipped_waiting_reqs",
+    "num_kv_fetch_reqs_by_stage", "step_counter", "current_wave", "kv_cache_usage",
+    "iteration_details", "prefix_cache_stats", "connector_prefix_cache_stats",
+    "kv_cache_eviction_events", "spec_decoding_stats", "kv_connector_stats",
+    "ec_connector_stats", "waiting_lora_adapters", "running_lora_adapters", "cudagraph_stats",
+    "perf_stats",
+)
+NEW_SCHEDULER_STATS_DEFAULTS = {"num_kv_fetch_reqs_by_stage": {}, "ec_connector_stats": None}
+
+PREFIX_CACHE_STATS_FIELDS = (
+    "reset", "requests", "queries", "hits", "preempted_requests", "preempted_queries",
+    "preempted_hits", "hits_by_source",
+)
+CACHE_HIT_SOURCES = ("device", "host", "p2p", "disk", "external_unspecified")
+KV_FETCH_STAGES = ("waiting_to_start", "in_progress", "completed_waiting")
+
+NIXL_FIELDS = (
+    "transfer_duration", "post_duration", "bytes_transferred", "num_descriptors",
+    "num_failed_transfers", "num_failed_notifications", "num_failed_handshakes",
+    "num_kv_expired_reqs",
+)
+REQUEST_SPEC_DECODE_METRICS_FIELDS = (
+    "num_spec_tokens", "histogram", "num_draft_tokens", "per_step_accepted",
+    "per_step_drafted",
+)
+
+# --- What each capture adds to its 6adad087 counterpart -----------------------------------------
+# Keys: kind -> message index -> value.
+
+KV_FETCH_PLAN = {
+    "stats_nixl_spec": {
+        0: {"waiting_to_start": 1, "in_progress": 1},
+        1: {"in_progress": 1},
+        2: {"waiting_to_start": 0, "in_progress": 0, "completed_waiting": 1},
+        3: {},
+        4: {"waiting_to_start": 1, "in_progress": 1, "completed_waiting": 1},
+        5: {"completed_waiting": 2},
+        6: {},
+    },
+    "stats_multi": {0: {"waiting_to_start": 0, "in_progress": 0, "completed_waiting": 0}},
+    "outputs": {0: {"waiting_to_start": 0, "in_progress": 0, "completed_waiting": 0}},
+}
+# Per message with connector_prefix_cache_stats; each sums to that message's hits. The first
+# is out of CacheHitSource order (dict order is the engine's insertion order); the second is
+# what the engine reports when a connector's split did not add up.
+HITS_BY_SOURCE_PLAN = {
+    "stats_nixl_spec": {
+        1: {"p2p": 22, "host": 40},
+        3: {"external_unspecified": 32},
+        5: {"disk": 5},
+    },
+}
+# Number of failed handshakes in the NIXL payload (bare, or the NixlConnector child).
+HANDSHAKE_PLAN = {
+    "stats_nixl_spec": {0: 1, 1: 2, 4: 1, 6: 1},
+    "stats_multi": {2: 1, 3: 2},
+}
+# (message index, request_id) -> RequestSpecDecodeMetrics values, on final outputs only:
+# one `summary` (per-step lists empty) and one `detailed`.
+SPEC_DECODE_METRICS_PLAN = {
+    "outputs": {
+        (8, "dev-6-15b0"): (3, [1, 0, 1, 0], 6, [], []),
+        (9, "foreign-4"): (3, [0, 1, 1, 0], 6, [1, 2], [3, 3]),
+    },
+}
+
+DESCRIPTIONS = {
+    "stats_nixl_spec": (
+        "SchedulerStats only, 2 engines, 7 steps: the g20260814-6adad087 stats_nixl_spec "
+        "capture re-laid in the newest layout (18 SchedulerStats keys, 8-key NIXL payload), "
+        "plus num_kv_fetch_reqs_by_stage per step, hits_by_source in every connector prefix "
+        "cache record and failed NIXL handshakes."),
+    "stats_multi": (
+        "SchedulerStats only, 2 engines, 6 steps, MultiConnector[NixlConnector, "
+        "MooncakeStoreConnector] with flat children: the g20260814-6adad087 stats_multi "
+        "capture re-laid in the newest layout, plus failed NIXL handshakes and one explicit "
+        "all-zero num_kv_fetch_reqs_by_stage."),
+    "outputs": (
+        "Request outputs, 2 engines: the g20260814-6adad087 outputs capture (same requests, "
+        "sidecar and messages) with 17-position outputs; spec_decode_metrics on two final "
+        "outputs (summary and detailed) and one explicit all-zero "
+        "num_kv_fetch_reqs_by_stage."),
+}
+
+
+# --- Re-laying one message ----------------------------------------------------------------------
+
+def ordered(fields, values, what):
+    """A map with exactly `fields`, in that order (a dataclass as msgspec writes it)."""
+    unknown = set(values) - set(fields)
+    assert not unknown, (what, unknown)
+    missing = set(fields) - set(values)
+    assert not missing, (what, missing)
+    return {name: values[name] for name in fields}
+
+
+def relay_prefix_cache_stats(old, hits_by_source):
+    if old is None:
+        assert hits_by_source is None
+        return None
+    values = dict(old, hits_by_source=hits_by_source or {})
+    assert sum(values["hits_by_source"].values()) in (0, values["hits"])
+    assert all(k in CACHE_HIT_SOURCES and v > 0 for k, v in values["hits_by_source"].items())
+    return ordered(PREFIX_CACHE_STATS_FIELDS, values, "PrefixCacheStats")
+
+
+def relay_nixl(old, handshakes):
+    return ordered(NIXL_FIELDS, dict(old, num_failed_handshakes=[1] * handshakes), "NIXL")
+
+
+def relay_kv_connector_stats(old, handshakes):
+    if old is None:
+        assert not handshakes
+        return None
+    if "transfer_duration" in old:  # bare NIXL
+        return relay_nixl(old, handshakes)
+    flat = {}
+    for child, wrapped in old.items():  # MultiConnector: drop the `data` level
+        assert list(wrapped) == ["data"], child
+        payload = wrapped["data"]
+        flat[child] = relay_nixl(payload, handshakes) if child == "NixlConnector" else payload
+    assert "NixlConnector" in flat or not handshakes
+    return flat
+
+
+def relay_scheduler_stats(old, kind, index):
+    if old is None:
+        return None
+    assert tuple(old) == BASE_SCHEDULER_STATS_FIELDS, tuple(old)
+    values = dict(old)
+    values.update(NEW_SCHEDULER_STATS_DEFAULTS)
+    fetch = KV_FETCH_PLAN.get(kind, {}).get(index, {})
+    assert set(fetch) <= set(KV_FETCH_STAGES)
+    assert sum(fetch.values()) <= old["num_skipped_waiting_reqs"]
+    values["num_kv_fetch_reqs_by_stage"] = fetch
+    values["prefix_cache_stats"] = relay_prefix_cache_stats(old["prefix_cache_stats"], {})
+    values["connector_prefix_cache_stats"] = relay_prefix_cache_stats(
+        old["connector_prefix_cache_stats"], HITS_BY_SOURCE_PLAN.get(kind, {}).get(index))
+    values["kv_connector_stats"] = relay_kv_connector_stats(
+        old["kv_connector_stats"], HANDSHAKE_PLAN.get(kind, {}).get(index, 0))
+    return ordered(SCHEDULER_STATS_FIELDS, values, "SchedulerStats")
+
+
+def relay_output(old, kind, index):
+    assert len(old) == len(BASE_OUTPUT_FIELDS)
+    values = dict(zip(BASE_OUTPUT_FIELDS, old))
+    plan = SPEC_DECODE_METRICS_PLAN.get(kind, {}).get((index, values["request_id"]))
+    values["spec_decode_metrics"] = None
+    if plan is not None:
+        assert values["finish_reason"] is not None, "spec_decode_metrics rides a final output"
+        k, histogram, drafted, per_step_accepted, per_step_drafted = plan
+        assert len(histogram) == k + 1
+        values["spec_decode_metrics"] = ordered(
+            REQUEST_SPEC_DECODE_METRICS_FIELDS,
+            dict(num_spec_tokens=k, histogram=histogram, num_draft_tokens=drafted,
+                 per_step_accepted=per_step_accepted, per_step_drafted=per_step_drafted),
+            "RequestSpecDecodeMetrics")
+    return [values[name] for name in OUTPUT_FIELDS]
+
+
+def relay_message(old, kind, index):
+    assert len(old) == len(ENGINE_CORE_OUTPUTS_FIELDS)
+    new = list(old)
+    new[1] = [relay_output(o, kind, index) for o in old[1]]
+    new[2] = relay_scheduler_stats(old[2], kind, index)
+    return new
+
+
+# --- Reading the base captures ------------------------------------------------------------------
+
+def load_manifest():
+    with open(os.path.join(DIR, "manifest.json")) as f:
+        return json.load(f)
+
+
+def split_frames(case):
+    with open(os.path.join(DIR, case["msgpack"]), "rb") as f:
+        data = f.read()
+    frames, offset = [], 0
+    for frame in case["frames"]:
+        frames.append(data[offset:offset + frame["frame0_bytes"]])
+        offset += frame["frame0_bytes"]
+    assert offset == len(data)
+    return frames
+
+
+def decode(frame):
+    return msgpack.unpackb(frame, raw=False, strict_map_key=False, use_list=True)
+
+
+def encode(obj):
+    return msgpack.packb(obj, use_bin_type=True)
+
+
+def check_encoder_matches_msgspec(manifest):
+    """python3-msgpack must write every imported capture byte for byte as msgspec did."""
+    for case in manifest["cases"]:
+        if case.get("source") != "imported":
+            continue
+        for frame in split_frames(case):
+            assert encode(decode(frame)) == frame, case["case"]
+
+
+# --- Main -------------------------------------------------------------------------------------
+
+def main():
+    manifest = load_manifest()
+    check_encoder_matches_msgspec(manifest)
+    base_cases = {c["case"]: c for c in manifest["cases"]}
+
+    new_cases = []
+    for kind in ("stats_nixl_spec", "stats_multi", "outputs"):
+        base = base_cases["%s_%s" % (BASE, kind)]
+        name = "%s_%s" % (GENERATION, kind)
+        frames = []
+        for index, frame in enumerate(split_frames(base)):
+            frames.append(encode(relay_message(decode(frame), kind, index)))
+        data = b"".join(frames)
+        with open(os.path.join(DIR, name + ".msgpack"), "wb") as f:
+            f.write(data)
+        requests = None
+        if base.get("requests"):
+            requests = name + ".requests.jsonl"
+            shutil.copyfile(os.path.join(DIR, base["requests"]), os.path.join(DIR, requests))
+        wire = dict(base["wire"])
+        wire["engine_core_output_fields"] = list(OUTPUT_FIELDS)
+        wire["scheduler_stats_fields"] = list(SCHEDULER_STATS_FIELDS)
+        new_cases.append({
+            "case": name,
+            "source": "generated",
+            "generator": "tools/gen_wire_newest.py",
+            "generation": GENERATION,
+            "commit": None,
+            "derived_from": base["case"],
+            "kind": base["kind"],
+            "description": DESCRIPTIONS[kind],
+            "configuration": base["configuration"],
+            "multi_connector_shape": "flat" if base["multi_connector_shape"] else None,
+            "msgpack": name + ".msgpack",
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "messages": len(frames),
+            "frames": [{"engine_index": decode(fr)[0], "frame0_bytes": len(fr)}
+                       for fr in frames],
+            "frontend_skipped_messages": base["frontend_skipped_messages"],
+            "requests": requests,
+            "golden_text": None,
+            "golden_openmetrics": None,
+            "wire": wire,
+            "newest_semantics": None,
+        })
+
+    manifest["generations"][GENERATION] = {
+        "commit": None,
+        "span_on_main": "after 2026-08-14 (6adad087), as of the 2026-09-24 documentation",
+        "shaped_by": ("#48915 (spec_decode_metrics), #52755 (flat MultiConnector children), "
+                      "#54960 (ec_connector_stats), #56318 (hits_by_source), NIXL "
+                      "num_failed_handshakes, num_kv_fetch_reqs_by_stage"),
+        "vllm_files": [],
+    }
+    manifest["cases"] = ([c for c in manifest["cases"] if c["generation"] != GENERATION] +
+                         new_cases)
+    with open(os.path.join(DIR, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    print("wrote %d %s cases to %s" % (len(new_cases), GENERATION, os.path.relpath(DIR, ROOT)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
