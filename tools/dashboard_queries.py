@@ -2,7 +2,7 @@
 """Prints every PromQL expression of a Grafana dashboard, ready to send to Prometheus.
 
     tools/dashboard_queries.py [DASHBOARD.json] [--rate-interval 1m] [--drop-variable-matchers]
-                               [--format lines|tsv|json]
+                               [--variables] [--format lines|tsv|json]
 
 DASHBOARD defaults to deploy/grafana/vmetrics-kv-transfer.json. Every `expr` of every panel
 target (rows, collapsed rows and library-less nested panels included) is printed once per line,
@@ -18,6 +18,11 @@ in dashboard order, with Grafana's variables resolved the way "All" would resolv
 Whitespace runs (including newlines in multi-line expressions) collapse to one space, so each
 expression is exactly one line. Disabled targets ("hide": true) are skipped. A `$` left after
 substitution (an unknown variable) is an error: exit status 1, naming the panel.
+
+With --variables the template variables' queries are printed instead of the panels': each
+`label_values(SELECTOR, LABEL)` becomes `count by (LABEL) (SELECTOR)` (resolved as above), which
+has data exactly when Grafana's drop-down would offer values; the "panel" is the variable's name
+and the refId its label.
 
 --format tsv prints "panel title<TAB>refId<TAB>expr"; --format json prints a list of
 {"panel", "refId", "expr"} objects. Used by the end-to-end test that evaluates each expression
@@ -74,6 +79,26 @@ def drop_variable_matchers(expr, names):
     return re.sub(r"\{\s*\}", "", expr)
 
 
+LABEL_VALUES_RE = re.compile(
+    r"^\s*label_values\(\s*(?:(?P<selector>.*\S)\s*,\s*)?(?P<label>\w+)\s*\)\s*$", re.DOTALL)
+
+
+def variable_queries(dashboard):
+    """(name, label, PromQL) for each query variable whose query is label_values(...)."""
+    for variable in dashboard.get("templating", {}).get("list", []):
+        if variable.get("type") != "query":
+            continue
+        query = variable.get("query")
+        if isinstance(query, dict):
+            query = query.get("query", "")
+        m = LABEL_VALUES_RE.match(query or variable.get("definition", ""))
+        if not m:
+            continue
+        label = m.group("label")
+        selector = m.group("selector") or '{%s!=""}' % label
+        yield variable["name"], label, "count by (%s) (%s)" % (label, selector)
+
+
 def resolve(expr, names, args):
     builtins = {
         "__rate_interval": args.rate_interval,
@@ -107,6 +132,8 @@ def main():
     parser.add_argument("--range", default="1h", help="value of $__range (default 1h)")
     parser.add_argument("--drop-variable-matchers", action="store_true",
                         help="remove matchers on template variables instead of matching .*")
+    parser.add_argument("--variables", action="store_true",
+                        help="print the template variables' label_values() queries instead")
     parser.add_argument("--format", choices=("lines", "tsv", "json"), default="lines")
     args = parser.parse_args()
     for flag, value in (("--rate-interval", args.rate_interval), ("--range", args.range)):
@@ -117,19 +144,22 @@ def main():
         dashboard = json.load(f)
     names = template_variable_names(dashboard)
 
+    if args.variables:
+        queries = [(name, label, expr) for name, label, expr in variable_queries(dashboard)]
+    else:
+        queries = [(panel.get("title", "(untitled)"), target.get("refId", ""), target["expr"])
+                   for panel in walk_panels(dashboard.get("panels"))
+                   for target in panel.get("targets") or []
+                   if not target.get("hide") and target.get("expr")]
     found = []
     errors = []
-    for panel in walk_panels(dashboard.get("panels")):
-        for target in panel.get("targets") or []:
-            if target.get("hide") or not target.get("expr"):
-                continue
-            expr = resolve(target["expr"], names, args)
-            title = panel.get("title", "(untitled)")
-            if "$" in expr or "[[" in expr:
-                errors.append("panel %r target %s: unresolved variable in %r"
-                              % (title, target.get("refId", "?"), expr))
-                continue
-            found.append({"panel": title, "refId": target.get("refId", ""), "expr": expr})
+    for title, ref_id, raw in queries:
+        expr = resolve(raw, names, args)
+        if "$" in expr or "[[" in expr:
+            errors.append("%s %r %s: unresolved variable in %r" % (
+                "variable" if args.variables else "panel", title, ref_id or "?", expr))
+            continue
+        found.append({"panel": title, "refId": ref_id, "expr": expr})
 
     if args.format == "json":
         json.dump(found, sys.stdout, indent=2)

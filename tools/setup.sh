@@ -7,6 +7,7 @@ PACKAGES=(
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libmicrohttpd-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-msgpack python3-zmq python3-prometheus-client
+  python3-yaml  # tests/deploy/check_deploy.py reads the Prometheus rules
   prometheus curl
   wrk  # make load: HTTP load on /metrics (tests/load/wrk_load.sh)
   libgnutls28-dev libcrypt-dev  # server: TLS certificate checks, basic-auth cache HMAC, bcrypt

@@ -6,9 +6,14 @@ package `prometheus`) scraping it on loopback. Then asks Prometheus' HTTP API:
 - the `vllm:` names arrive with their colons;
 - `vllm:nixl_xfer_time_seconds_bucket` has Python's `le` values ("0.005", "1.0", "5.0");
 - every counter equals what the simulator reports it sent (its --report-totals file);
-- with --dashboard FILE: every PromQL expression of the Grafana dashboard returns data.
+- with --dashboard FILE: every PromQL expression of the Grafana dashboard returns data, and
+  every template variable (job, instance, model_name, engine) offers at least one value;
+- with --rules FILE: Prometheus loads the rules, evaluates every one without error, and the
+  recorded series carry the scrape's `job` and `instance`.
 
 Usage: prometheus_e2e.py VMETRICS_BINARY [--dashboard deploy/grafana/vmetrics-kv-transfer.json]
+                         [--dashboard-queries-tool tools/dashboard_queries.py]
+                         [--rules deploy/prometheus/vmetrics-rules.yml]
 Exit 0 on success, 1 with a message on the first failed check. Every process it starts is
 stopped by PID; waiting is by polling Prometheus' own readiness and query results, bounded.
 """
@@ -64,12 +69,14 @@ def wait_until(what, fn, timeout_s):
 
 
 class Prometheus:
-    def __init__(self, workdir, target_port):
+    def __init__(self, workdir, target_port, rules=None):
         self.port = free_port()
         cfg = os.path.join(workdir, "prometheus.yml")
         with open(cfg, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                    "scrape_configs:\n  - job_name: vmetrics\n    static_configs:\n"
+            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n")
+            if rules:
+                f.write(f"rule_files:\n  - {json.dumps(os.path.abspath(rules))}\n")
+            f.write("scrape_configs:\n  - job_name: vmetrics\n    static_configs:\n"
                     f"      - targets: ['127.0.0.1:{target_port}']\n")
         self.proc = subprocess.Popen(
             ["prometheus", f"--config.file={cfg}",
@@ -79,13 +86,17 @@ class Prometheus:
         wait_until("prometheus ready",
                    lambda: http_get(f"http://127.0.0.1:{self.port}/-/ready").strip() != "", 60)
 
-    def query(self, expr):
-        url = (f"http://127.0.0.1:{self.port}/api/v1/query?" +
-               urllib.parse.urlencode({"query": expr}))
+    def api(self, path, params=None):
+        url = f"http://127.0.0.1:{self.port}/api/v1/{path}"
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
         doc = json.loads(http_get(url))
         if doc.get("status") != "success":
-            fail(f"query {expr!r} failed: {doc}")
-        return doc["data"]["result"]
+            fail(f"{path} {params!r} failed: {doc}")
+        return doc["data"]
+
+    def query(self, expr):
+        return self.api("query", {"query": expr})["result"]
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -95,11 +106,45 @@ class Prometheus:
             self.proc.kill()
 
 
+def check_rules(prom):
+    """Every rule of the loaded file evaluates without error, and each recording rule's series
+    (those with data now) keep the scrape's job and instance."""
+    def rules():
+        return [r for g in prom.api("rules")["groups"] for r in g["rules"]]
+
+    # Each group evaluates once per evaluation_interval (1s) after loading; a rule not yet
+    # evaluated has the zero time.
+    def all_evaluated():
+        loaded = rules()
+        return loaded if loaded and all(
+            not r.get("lastEvaluation", "0001").startswith("0001") for r in loaded) else None
+
+    loaded = wait_until("every rule evaluated once", all_evaluated, 30)
+    bad = [f"{r['name']}: {r.get('health')} {r.get('lastError', '')}"
+           for r in loaded if r.get("health") != "ok"]
+    if bad:
+        fail("rules that do not evaluate:\n  " + "\n  ".join(bad))
+    recorded = 0
+    for r in loaded:
+        if r["type"] != "recording":
+            continue
+        for series in prom.query(r["name"]):
+            recorded += 1
+            labels = series["metric"]
+            if labels.get("job") != "vmetrics" or not labels.get("instance"):
+                fail(f"{r['name']} lost job or instance: {labels}")
+    if recorded == 0:
+        fail("no recording rule produced a series")
+    print(f"rules: {len(loaded)} evaluate cleanly; {recorded} recorded series keep job and "
+          "instance")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("vmetrics")
     ap.add_argument("--dashboard")
     ap.add_argument("--dashboard-queries-tool")
+    ap.add_argument("--rules")
     args = ap.parse_args()
     if shutil.which("prometheus") is None:
         fail("the prometheus server is not installed (tools/setup.sh installs it)")
@@ -125,7 +170,7 @@ def main():
         line = serve.stdout.readline()
         if "listening on" not in line:
             fail(f"serve did not start: {line!r}; log: {open(os.path.join(work, 'serve.log')).read()}")
-        prom = Prometheus(work, http_port)
+        prom = Prometheus(work, http_port, args.rules)
         if sim.wait(120) != 0:
             fail("simulate failed: " + open(os.path.join(work, "simulate.log")).read())
         totals = json.load(open(totals_path))
@@ -199,6 +244,20 @@ def main():
             if empty:
                 fail("dashboard expressions returning no data:\n  " + "\n  ".join(empty))
             print(f"dashboard: {len(exprs)} expressions all return data")
+
+            variables = json.loads(subprocess.run(
+                [sys.executable, tool, args.dashboard, "--variables", "--format", "json"],
+                check=True, capture_output=True, text=True).stdout)
+            for v in variables:
+                values = {r["metric"].get(v["refId"], "") for r in prom.query(v["expr"])}
+                values.discard("")
+                if not values:
+                    fail(f"dashboard variable {v['panel']} offers no value: {v['expr']}")
+            names = ", ".join(v["panel"] for v in variables)
+            print(f"dashboard: variables {names} all offer values")
+
+        if args.rules:
+            check_rules(prom)
         print("e2e: 1 passed, 0 failed")
     finally:
         if prom:
