@@ -124,17 +124,17 @@ def check_rules(prom):
            for r in loaded if r.get("health") != "ok"]
     if bad:
         fail("rules that do not evaluate:\n  " + "\n  ".join(bad))
-    recorded = 0
-    for r in loaded:
-        if r["type"] != "recording":
-            continue
-        for series in prom.query(r["name"]):
-            recorded += 1
-            labels = series["metric"]
-            if labels.get("job") != "vmetrics" or not labels.get("instance"):
-                fail(f"{r['name']} lost job or instance: {labels}")
-    if recorded == 0:
-        fail("no recording rule produced a series")
+    # A recording rule's rate() needs two scrapes inside its window at evaluation time, and a
+    # loaded machine may evaluate late: poll (bounded) until the recorded series exist.
+    def recorded_series():
+        return [(r["name"], s["metric"]) for r in loaded if r["type"] == "recording"
+                for s in prom.query(r["name"])]
+
+    series = wait_until("the recording rules' series", recorded_series, 30)
+    for name, labels in series:
+        if labels.get("job") != "vmetrics" or not labels.get("instance"):
+            fail(f"{name} lost job or instance: {labels}")
+    recorded = len(series)
     print(f"rules: {len(loaded)} evaluate cleanly; {recorded} recorded series keep job and "
           "instance")
 
