@@ -9,6 +9,7 @@ PACKAGES=(
   python3 python3-msgpack python3-zmq python3-prometheus-client
   python3-yaml  # tests/deploy/check_deploy.py reads the Prometheus rules
   prometheus curl
+  systemd  # systemd-analyze: tests/deploy/systemd_verify.sh checks deploy/systemd/vmetrics.service
   wrk  # make load: HTTP load on /metrics (tests/load/wrk_load.sh)
   libgnutls28-dev libcrypt-dev  # server: TLS certificate checks, basic-auth cache HMAC, bcrypt
 )

@@ -5,7 +5,10 @@
 #   1. `cmake --install BUILD_DIR --prefix TMP` (BUILD_DIR given: a built tree is reused;
 #      none given: the project is configured and built in TMP first, tests off);
 #   2. the prefix holds the headers, the six static libraries, bin/vmetrics, the CMake package
-#      and vmetrics.pc, and the installed binary runs;
+#      and vmetrics.pc, the Prometheus rules and Grafana dashboard, and the systemd unit and
+#      defaults file as copies under share/vmetrics/systemd (only a /usr prefix puts them in
+#      /lib/systemd/system and /etc/default: tests/install/deb_test.sh); the installed binary
+#      runs;
 #   3. examples/embed is configured against the prefix alone (find_package(vmetrics) via
 #      CMAKE_PREFIX_PATH), built, and run: its exposition must hold vllm: families with the
 #      values of the message it embeds;
@@ -66,6 +69,17 @@ for f in "$(dirname "$config")/vmetricsConfigVersion.cmake" \
          "$prefix/include/vmetrics/exposition.h" \
          "$prefix/include/vmetrics/engine_core_outputs.h" "$prefix/bin/vmetrics"; do
   [[ -e $f ]] || fail "missing after install: ${f#"$prefix"/}"
+done
+datadir=$prefix/share/vmetrics
+for f in "$datadir/prometheus/vmetrics-rules.yml" "$datadir/prometheus/vmetrics-rules.test.yml" \
+         "$datadir/prometheus/prometheus.yml" "$datadir/grafana/vmetrics-kv-transfer.json" \
+         "$datadir/systemd/vmetrics.service" "$datadir/systemd/vmetrics.default"; do
+  [[ -e $f ]] || fail "missing after install: ${f#"$prefix"/}"
+done
+cmp -s "$source_dir/deploy/systemd/vmetrics.service" "$datadir/systemd/vmetrics.service" ||
+  fail "share/vmetrics/systemd/vmetrics.service differs from deploy/systemd/vmetrics.service"
+for f in "$prefix/etc" "$prefix/lib/systemd"; do
+  [[ ! -e $f ]] || fail "an install into a prefix other than /usr wrote ${f#"$prefix"/}"
 done
 for lib in protocol metrics requests exposition transport server; do
   [[ -f $libdir/libvmetrics_$lib.a ]] || fail "missing after install: libvmetrics_$lib.a in $libdir"
