@@ -63,7 +63,7 @@ EngineCoreReadyResponse MakeReadyResponse(const SimulatorOptions& o, int index) 
 }
 
 // The UTILITY methods a frontend calls at startup, with the answers vLLM's engine gives
-// (reference python-frontend-metrics.md §4.6 A); anything else gets nil.
+// (docs/design.md §5.5); anything else gets nil.
 std::string UtilityResult(std::string_view method) {
   if (method == "get_supported_tasks") return std::string("\x91\xa8generate", 10);  // ["generate"]
   if (method == "is_sleeping") return std::string("\xc2", 1);                       // False
