@@ -8,7 +8,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-msgpack python3-zmq python3-prometheus-client
   prometheus curl
-  wrk  # make load: HTTP load on /metrics (tests/load/wrk_load.sh)
+  wrk  # make load: HTTP load on /metrics (tests/load/wrk_load.py)
   libgnutls28-dev libcrypt-dev  # server: TLS certificate checks, basic-auth cache HMAC, bcrypt
 )
 missing=()
