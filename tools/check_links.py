@@ -25,9 +25,9 @@ The rules:
   path     A repo-relative path must exist. A token is a repo-relative path when its first
            component is a top-level directory of the repository (src/, include/, tests/,
            docs/, tools/, bench/, fuzz/, deploy/, examples/, cmake/, .ci/ ... as tracked
-           today) or a near miss of one (doc or test, without the s). It may use wildcards: `*`, `...`, a
-           `<placeholder>` and `{a,b}` each stand for any text, and the path must then match
-           at least one tracked file. A path that .gitignore covers (bench/captures/,
+           today) or a near miss of one (doc or test, without the s). It may use wildcards:
+           `*`, `...`, a `<placeholder>` and `{a,b}` each stand for any text, and the path must
+           then match at least one tracked file. A path that .gitignore covers (bench/captures/,
            fuzz/out/) is a build output and is accepted.
            Paths of OTHER repositories are not checked: a path whose first component is not
            one of ours (vllm/v1/metrics/loggers.py, prometheus_client/exposition.py,
@@ -461,7 +461,7 @@ SELF_TEST_FILES = {
         "## 2. Second part",                                                              # 3
         "### 2.1 Detail",                                                                 # 4
         "Good: [up](../README.md), [self](#1-first), `tests/*_test.cc`, `src/{a,b}.cc`,",  # 5
-        "`tests/<name>_test.cc`, `bench/captures`, guide.md §2.1 and §1, [§2](#2-second-part).",  # 6
+        "`tests/<x>_test.cc`, `bench/captures`, guide.md §2.1 and §1, [§2](#2-second-part).",  # 6
         "Upstream: `tests/entrypoints/test_metrics.py` at vllm-project/vllm 6adad087,",   # 7
         "`vllm/v1/metrics/loggers.py`, `fuzz/x.cc` (fuzz is no root here), RFC 9110 §5.1.",  # 8
         "```",                                                                            # 9
