@@ -211,7 +211,6 @@ void Simulator::Impl::Fail(TransportStatus status) {
 }
 
 void Simulator::Impl::ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t slot) {
-  internal::EngineModel& model = *models[slot];  // Now() and engine_index are read-only
   std::vector<zmq::message_t> frames;
   size_t n = 0;
   while (internal::RecvMultipart(in.handle(), &frames, &n, ZMQ_DONTWAIT) == 1) {
@@ -255,8 +254,8 @@ void Simulator::Impl::ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t s
       continue;
     }
     const int index = options.engine_start_index + static_cast<int>(slot);
-    const std::string reply =
-        internal::EncodeUtilityReply(index, call_id, model.Now(), UtilityResult(method));
+    const std::string reply = internal::EncodeUtilityReply(
+        index, call_id, internal::EngineModel::Now(), UtilityResult(method));
     out.send(zmq::buffer(reply), zmq::send_flags::none);
     WithModel(slot, [](internal::EngineModel& m) { m.mutable_totals().utility_replies += 1; });
   }

@@ -18,7 +18,7 @@ constexpr int kBatch = 64;
 
 }  // namespace
 
-void EngineCoreClient::Impl::Emit(const EngineEvent& event) {
+void EngineCoreClient::Impl::Emit(const EngineEvent& event) const {
   if (callbacks.on_engine_event) callbacks.on_engine_event(event);
 }
 
