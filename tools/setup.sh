@@ -3,7 +3,7 @@
 # Idempotent: does nothing (and needs no network) when everything is already installed.
 set -euo pipefail
 PACKAGES=(
-  build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
+  build-essential cmake pkg-config clang clang-format clang-tidy libclang-rt-14-dev
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libmicrohttpd-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-msgpack python3-zmq python3-prometheus-client
