@@ -1,26 +1,28 @@
 // record_bench: decode + record, the work the output loop of `vmetrics serve` does for every
 // message (cli/frontend.cc: DecodeEngineCoreOutputs into a reused EngineCoreOutputs, then
 // StatsRecorder::Record), over the W1 and W2 captures on one core. Also: recording alone
-// (messages decoded beforehand), one realistic NIXL/MultiConnector message over and over
-// (issue 3's "record a realistic NIXL/Multi payload"), and the per-child primitives with a
+// (messages decoded beforehand), one realistic NIXL/MultiConnector message over and over, and
+// the per-child primitives with a
 // baseline in the same file: an observation through a resolved Child* against the same
 // observation looked up with Family::GetOrCreate every time.
 //
 // Run:
 //   cmake --build build-bench --target record_bench && build-bench/bench/record_bench
 //
-// Recorded result (2-core Intel Xeon (family 6 model 207) KVM guest, g++ 12.2 -O3, 2026-11-30,
-// fifth session, after step 15; CPU time, best of 5; per message; see bench/README.md for what
-// each optimisation bought):
-//   BM_DecodeRecord/w1              5.55 us   (180 k messages/s; 6.46 before steps 14-15)
+// Recorded result (2-core Intel Xeon (family 6 model 207) KVM guest, g++ 12.2 -O3, 2026-11-30;
+// CPU time, best of 5; per message; bench/README.md has the newest figures and what each
+// optimisation bought):
+//   BM_DecodeRecord/w1              5.55 us   (180 k messages/s; 6.46 without the list kernel
+//                                              and the batch order)
 //   BM_DecodeRecord/w2              8.49 us   (30.2 M request outputs/s)
-//   BM_DecodeRecordRequests/w2      14.0 us   (18.2 M request outputs/s; 20.0 before step 15)
-//   BM_RecordOnly/w1                3.62 us   (4.46 before steps 14-15)
+//   BM_DecodeRecordRequests/w2      14.0 us   (18.2 M request outputs/s; 20.0 without the batch
+//                                              order)
+//   BM_RecordOnly/w1                3.62 us   (4.46 without the list kernel and the batch order)
 //   BM_WalkOnly/w1                  2.26 us   (NIXL 0.83, Mooncake store 0.94, Mooncake P2P 0.38)
 //   BM_RecordNixlMulti              4.79 us
 //   BM_HistogramObserve             15.2 ns
-//   BM_HistogramObserveExclusive     4.1 ns   (5.0 before the BucketIndexer, fourth session)
-//   BM_HistogramObserveManyExclusive 1.38 ns per value (a list of 64; 3.4 before CountMany)
+//   BM_HistogramObserveExclusive     4.1 ns   (5.0 without the BucketIndexer)
+//   BM_HistogramObserveManyExclusive 1.38 ns per value (a list of 64; 3.4 without CountMany)
 //   BM_HistogramObserveLookup       78.6 ns   (baseline: GetOrCreate per observation)
 //   BM_CounterAdd / AddExclusive    12.9 ns / 2.3 ns
 #include <benchmark/benchmark.h>
@@ -140,7 +142,7 @@ void BM_WalkOnly(benchmark::State& state, const std::string& connector) {
   SetThroughputCounters(state, w);
 }
 
-// Issue 3: one realistic NIXL/MultiConnector message (W1's first: 64 NIXL transfers, 8 store
+// One realistic NIXL/MultiConnector message (W1's first: 64 NIXL transfers, 8 store
 // records, 16 Mooncake P2P transfers), decoded and recorded again and again.
 void BM_RecordNixlMulti(benchmark::State& state) {
   const Workload& w1 = Get("w1");

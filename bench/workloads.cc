@@ -520,7 +520,7 @@ RecorderOptions RecorderOptionsFor(const Workload& w) {
 
 namespace {
 
-// The families SchedulerStats does not feed (python-frontend-metrics.md §2.5), in
+// The families SchedulerStats does not feed (docs/recording.md "Family order"), in
 // registration order. bench/python_reference.py has the same list.
 struct RequestFamily {
   const char* name;

@@ -1,6 +1,6 @@
 // File: bench/workloads.h
 //
-// The benchmark workloads of issue 7, generated deterministically (same seed, same bytes on
+// The benchmark workloads (bench/README.md), generated deterministically (same seed, same bytes on
 // every machine) as the frame 0 an engine sends, encoded the way msgspec encodes them (the
 // layout of src/simulate/wire_encode.cc: array_like structs as arrays of every position,
 // dataclasses as maps of every field, floats as float64):
@@ -10,7 +10,7 @@
 //   W2 output-heavy  one engine; 256 request outputs per message (one new token each, QUEUED and
 //                    SCHEDULED events plus prefill stats on a request's first output, about one
 //                    finish per 128 outputs) plus SchedulerStats.
-//   W3 scrape        N engines (64 for the issue's figure; 1 and 8 for issue 3), every family
+//   W3 scrape        N engines (64 for the main figure; also 1 and 8), every family
 //   populated: spec decode,
 //                    KV residency, MultiConnector of NIXL + Mooncake store + Mooncake P2P + HF3FS,
 //                    cache_config_info, and the request families fed by FeedRequestFamilies().

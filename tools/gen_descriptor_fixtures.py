@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Fixtures and goldens for the `_metrics_descriptor` protocol (issue 6), from a Python peer.
+"""Fixtures and goldens for the `_metrics_descriptor` protocol, from a Python peer.
 
 This script
 
-  1. writes the descriptors Python connectors send (HiSparse, HF3FS, Offloading: vLLM
-     metrics_descriptor.py, python-kv-connector-metrics.md §4.6) and third-party ones, one
+  1. writes the descriptors Python connectors send (HiSparse, HF3FS, Offloading: vLLM's
+     kv_connector/v1/metrics_descriptor.py; docs/design.md §3.6) and third-party ones, one
      msgpack document each, to tests/fixtures/descriptor_v1/descriptor_<name>.msgpack;
   2. writes one descriptor per way of being invalid to tests/fixtures/descriptor_v1/
      invalid_<case>.msgpack, and the table of what the parser must say about each to
@@ -54,7 +54,7 @@ CREATED_TIMESTAMP = 123.456
 DEFAULT_MODEL_NAME = "model"
 
 # ================================================================================================
-# Descriptors as the Python connectors send them (python-kv-connector-metrics.md §4.6, §6.5-6.7)
+# Descriptors as the Python connectors send them (HiSparse, HF3FS, Offloading; docs/design.md §3.7)
 # ================================================================================================
 
 
@@ -313,7 +313,8 @@ def invalid_cases():
 
 
 # ================================================================================================
-# The peer's own reading of a descriptor (docs/recording.md "Descriptors"; rust §1.10)
+# The peer's own reading of a descriptor (docs/recording.md "Descriptors"; the Rust frontend's
+# connector_metrics/descriptor.rs)
 # ================================================================================================
 
 KINDS_OF = {"counter": ("inc_by_u64", "inc_by_sum_u64", "inc_by_f64"),

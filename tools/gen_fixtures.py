@@ -4,7 +4,7 @@
 A peer we did not write (python3-msgpack) encodes every fixture, so the C++ decoder is checked
 against bytes it had no hand in producing. The classes below mirror vLLM's wire types by hand,
 at vLLM commit 6adad08767583f52eb4d2122111af0bf638ed5e6 plus the newer keys called out per type,
-following the msgspec encoding rules of shared/spec/reference/python-frontend-metrics.md §4.1:
+following msgspec's encoding rules (docs/design.md §4.1, docs/wire_format.md):
 
   * msgspec Structs with array_like=True (EngineCoreOutputs, EngineCoreOutput, UtilityOutput)
     travel as arrays of ALL their positions (omit_defaults has no effect on array-like structs);
@@ -347,7 +347,8 @@ def body(obj):
 
 # --- Shared payloads --------------------------------------------------------------------------
 
-# The three kv_connector_stats payloads of vLLM's Rust python_compat.py (reference rust §1.8.1).
+# The three kv_connector_stats payloads of vLLM's Rust fixture script
+# (rust/src/engine-core-client/src/tests/python_compat.py in vllm-project/vllm).
 NIXL = {
     "transfer_duration": [0.01, 0.02],
     "post_duration": [0.001, 0.002],
@@ -365,7 +366,8 @@ MOONCAKE_STORE = {
 }
 UNSUPPORTED_CHILD = {"sample_count": 1}
 
-# Richer store payload (reference kv §3.3): three operations, one partial failure.
+# Richer store payload (MooncakeStoreConnectorStats, mooncake/store/metrics.py): three operations,
+# one partial failure.
 MOONCAKE_STORE_3OPS = {
     "load_get": [
         {"duration_seconds": 0.02, "num_keys": 4, "num_bytes": 16777216, "status": "ok",
@@ -380,7 +382,8 @@ MOONCAKE_STORE_3OPS = {
          "num_failed_keys": 0}
     ],
 }
-# MooncakeKVConnectorStats.data (reference kv §3.3, rust §1.9).
+# MooncakeKVConnectorStats.data (vllm/distributed/kv_transfer/kv_connector/v1/mooncake/stats.py in
+# vllm-project/vllm).
 MOONCAKE_P2P = {
     "transfer_duration": [0.004],
     "bytes_transferred": [2097152],
@@ -412,7 +415,7 @@ HF3FS = {
     "num_transfer_task": 3,
 }
 HISPARSE = {"cache_hits": [5, 3], "cache_misses": [1], "host_to_device_bytes": [65536]}
-# A third-party connector that describes itself (reference rust §1.10, kv §4.6).
+# A third-party connector that describes itself (_metrics_descriptor, docs/design.md §3.6).
 ACME_DESCRIPTOR = {
     "descriptor_version": 1,
     "connector_id": "AcmeConnector",
@@ -574,7 +577,7 @@ def multi(name, description, obj, threshold):
 
 
 def reference_example():
-    """reference python-frontend-metrics.md §4.2, checked byte for byte below."""
+    """vLLM's worked example (docs/wire_format.md "Worked example"), checked byte for byte below."""
     out = EngineCoreOutput(
         request_id="r1", new_token_ids=[42],
         events=[EngineCoreEvent(EngineCoreEventType.QUEUED, 1.5),
@@ -612,7 +615,8 @@ PROMPT_LOGPROBS = LogprobsTensors(
 def define_fixtures():
     # -- The set vLLM's Rust frontend checks (python_compat.py) --------------------------------
     single("outputs_finish_length",
-           "rust §1.4: one output for req-1 (tokens 11, 12), finish_reason LENGTH, "
+           "as in vLLM's python_compat.py: one output for req-1 (tokens 11, 12), finish_reason "
+           "LENGTH, "
            "finished_requests={'req-1'}, all 8 envelope positions",
            EngineCoreOutputs(outputs=[EngineCoreOutput(
                request_id="req-1", new_token_ids=[11, 12], finish_reason=FinishReason.LENGTH)],
@@ -651,8 +655,9 @@ def define_fixtures():
           EngineCoreOutputs(outputs=[EngineCoreOutput(
               request_id="req-plp", new_token_ids=[9],
               new_prompt_logprobs_tensors=PROMPT_LOGPROBS)], timestamp=5.0), threshold=1)
-    single("kv_nixl", "bare NIXL payload (rust §1.8.1), 7 keys", stats_with_kv(NIXL))
-    single("kv_mooncake_store", "bare Mooncake store payload (rust §1.8.1): one load_get record",
+    single("kv_nixl", "bare NIXL payload (vLLM's python_compat.py), 7 keys", stats_with_kv(NIXL))
+    single("kv_mooncake_store",
+           "bare Mooncake store payload (vLLM's python_compat.py): one load_get record",
            stats_with_kv(MOONCAKE_STORE))
     single("kv_mooncake_store_defaults",
            "bare Mooncake store payload whose records omit num_bytes, status and "
@@ -684,7 +689,7 @@ def define_fixtures():
                         [("duration_seconds", 0.6), ("num_keys", 7)])]}))
     single("kv_multi_unsupported_child",
            "MultiConnector: NixlConnector, MooncakeStoreConnector and "
-           "UnsupportedConnector {'sample_count': 1} (rust §1.8.1)",
+           "UnsupportedConnector {'sample_count': 1} (vLLM's python_compat.py)",
            stats_with_kv({"NixlConnector": NIXL, "MooncakeStoreConnector": MOONCAKE_STORE,
                           "UnsupportedConnector": UNSUPPORTED_CHILD}))
     single("outputs_extended",
@@ -750,7 +755,7 @@ def define_fixtures():
                      "samples_path": "cache_hits", "sample_kind": "inc_by_sum_u64"}]}
     single("kv_hisparse_descriptor",
            "bare HiSparseConnector payload with the _metrics_descriptor a Rust-frontend engine "
-           "attaches once (kv §4.6)",
+           "attaches once (metrics_descriptor.py)",
            stats_with_kv(dict(HISPARSE, _metrics_descriptor=hisparse_descriptor)))
     single("kv_empty_map", "kv_connector_stats = {} (nothing happened)", stats_with_kv({}))
     single("kv_not_a_map", "kv_connector_stats = [1, 2]: not a map", stats_with_kv([1, 2]))
@@ -830,7 +835,7 @@ def define_fixtures():
            EngineCoreOutputs(engine_index=3, outputs=[EngineCoreOutput(
                request_id="r-short", new_token_ids=[7], _truncate=2)], _truncate=2))
     single("reference_example",
-           "python §4.2 example, 644 bytes: r1/token 42, QUEUED@1.5 and SCHEDULED@1.75, "
+           "vLLM's worked example, 644 bytes: r1/token 42, QUEUED@1.5 and SCHEDULED@1.75, "
            "prefill_stats 7/7, num_running_reqs=1, kv_cache_usage=0.25, timestamp 2.0",
            reference_example())
     single("events",

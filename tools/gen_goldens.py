@@ -4,7 +4,7 @@
 For every scenario in SCENARIOS this script
 
   1. builds the EngineCoreOutputs messages an engine would send, encoded with python-msgpack the
-     way vLLM's msgspec encoder does (reference/python-frontend-metrics.md §4.1-4.2), and writes
+     way vLLM's msgspec encoder does (docs/design.md §4.1, docs/wire_format.md), and writes
      them back to back to tests/golden/inputs/<scenario>.msgpack;
   2. reads that file back, decodes it on its own and applies the recording rules of
      docs/recording.md to real prometheus_client objects (time.time pinned to 123.456, so every
@@ -46,7 +46,7 @@ DEFAULT_MODEL_NAME = "model"
 DEFAULT_MAX_MODEL_LEN = 8192
 
 # ================================================================================================
-# Buckets (python-frontend-metrics.md §2.4, python-kv-connector-metrics.md §6)
+# Buckets (vllm/v1/metrics/loggers.py and the connectors' *PromMetrics, vllm-project/vllm 6adad087)
 # ================================================================================================
 
 
@@ -205,7 +205,7 @@ KV_RESIDENCY_FAMILIES = [
 
 # Step 6: no model_name; labels = CacheConfig keys + engine. Replay knows no cache config, so the
 # family has no children and renders HELP and TYPE only (its label names never show).
-# With LoRA enabled, after the residency histograms (reference §2.5); labels below, no
+# With LoRA enabled, after the residency histograms (PrometheusStatLogger's order); labels below, no
 # model_name or engine; children on first record.
 LORA_REQUESTS_INFO = Family("vllm:lora_requests_info", GAUGE, "Running stats on lora requests.")
 LORA_LABELS = ["max_lora", "waiting_lora_adapters", "running_lora_adapters"]
@@ -224,8 +224,8 @@ KV_PAYLOADS = Family("vmetrics_kv_connector_payloads", COUNTER,
                      "connector class name and outcome (recorded, unknown_connector, malformed).")
 
 # ------------------------------------------------------------------------------------------------
-# Connector rows (python-kv-connector-metrics.md §6). One row per connector; a row's fields are in
-# the row's metric (= registration) order. How a field feeds its family:
+# Connector rows (the *PromMetrics classes of docs/design.md §3.7). One row per connector; a row's
+# fields are in the row's metric (= registration) order. How a field feeds its family:
 #   OBSERVE_EACH  histogram observes every list element
 #   ADD_EACH      counter is incremented by every list element
 #   ADD_SCALAR    counter is incremented by the scalar
@@ -345,7 +345,7 @@ def row_for_class(class_name):
 
 
 # ================================================================================================
-# The wire: msgspec emulation with python-msgpack (python-frontend-metrics.md §3.1, §4.1-4.2)
+# The wire: msgspec emulation with python-msgpack (docs/design.md §4.1, docs/wire_format.md)
 # ================================================================================================
 # Dataclasses (SchedulerStats and every nested stats type) are maps with EVERY field in definition
 # order; array_like Structs (EngineCoreOutputs, EngineCoreOutput, UtilityOutput) are arrays with
@@ -443,7 +443,7 @@ def connector_message(engine_index, timestamp, kv_connector_stats, **stats_field
                          **stats_fields)
 
 
-# ---- KV-connector payloads (python-kv-connector-metrics.md §3) ---------------------------------
+# ---- KV-connector payloads (the connectors' stats classes; docs/design.md §3) ------------------
 
 def nixl_payload(transfer_duration, post_duration, bytes_transferred, num_descriptors,
                  num_failed_transfers=(), num_failed_notifications=(), num_kv_expired_reqs=()):
@@ -771,7 +771,7 @@ def configured_connector_classes(kv_transfer_config):
 
 
 # ================================================================================================
-# Independent decoding of the input file (python-frontend-metrics.md §4.1-4.2, DESIGN.md §4)
+# Independent decoding of the input file (docs/design.md §4, docs/wire_format.md)
 # ================================================================================================
 
 
@@ -1008,7 +1008,8 @@ class Recorder:
 
     def record_message(self, obj, update_scheduler_stats=None):
         """`update_scheduler_stats`, when given, is the frontend's: it writes the LoRA adapters
-        into the decoded SchedulerStats before they are recorded (reference §3.5)."""
+        into the decoded SchedulerStats before they are recorded (OutputProcessor's
+        update_scheduler_stats)."""
         try:
             message = decode_engine_core_outputs(obj)
         except DecodeError:
@@ -1079,7 +1080,8 @@ class Recorder:
             self.child(family.name, engine).inc(value)
 
     def record_lora_info(self, stats):
-        """§2.3 A.11: the adapter names (dict keys, in order) comma-joined; set to time.time()."""
+        """docs/recording.md, scheduler_stats item 8: the adapter names (dict keys, in order)
+        comma-joined; set to time.time()."""
         if self.max_loras is None:
             return
         self.metrics[LORA_REQUESTS_INFO.name].labels(

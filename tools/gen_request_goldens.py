@@ -14,8 +14,10 @@ other line alone (run it after tools/gen_goldens.py, which rewrites that file).
 
 The scheduler-side recording (registration, SchedulerStats) is tools/gen_goldens.py's Recorder.
 The request side below -- per-request state, IterationStats, the per-output and per-finish
-algorithm, and how IterationStats feeds the families -- is written from
-reference/python-frontend-metrics.md §2.3 (C.1-C.9), §3.2-§3.4, never from src/.
+algorithm, and how IterationStats feeds the families -- is written from vLLM's Python code
+(vllm/v1/engine/output_processor.py, vllm/v1/metrics/stats.py and loggers.py at vllm-project/vllm
+6adad087) and docs/recording.md ("The per-output and per-finish algorithm", "Recording one
+IterationStats", C.1-C.9), never from src/.
 
 Run with Debian's interpreter: /usr/bin/python3 tools/gen_request_goldens.py
 """
@@ -36,7 +38,7 @@ FINISH_LABEL = {STOP: "stop", LENGTH: "length", ABORT: "abort", ERROR: "error",
                 REPETITION: "repetition"}
 
 # ================================================================================================
-# The frontend's request statistics (§3.2-§3.4)
+# The frontend's request statistics (RequestStateStats, IterationStats, FinishedRequestStats)
 # ================================================================================================
 
 
@@ -104,7 +106,7 @@ class Frontend:
     def __init__(self):
         self.states = {}
         self.parents = {}
-        # LoRARequestStates (§3.5): adapter name -> (waiting ids, running ids), first-seen order.
+        # LoRARequestStates: adapter name -> (waiting ids, running ids), first-seen order.
         self.lora = {}
 
     def lora_transition(self, state, to):
@@ -235,7 +237,7 @@ class Frontend:
 
 
 def record_iteration(recorder, engine, it):
-    """PrometheusStatLogger.record, part C (§2.3), in order."""
+    """PrometheusStatLogger.record, part C (docs/recording.md C.1-C.9), in order."""
     def child(name, *extra):
         return recorder.child(name, engine, *extra)
     child("vllm:num_preemptions").inc(it.num_preempted_reqs)                       # C.2
@@ -347,7 +349,7 @@ def at(number, iteration_timestamp, **extra):
 
 
 def scenario_plain():
-    """Two sequential requests streamed one token per step (§3.4's vLLM e2e check shape:
+    """Two sequential requests streamed one token per step (the shape of vLLM's e2e check:
     N=2, P=6, M=4), with SchedulerStats on every step."""
     messages, sidecar = [], []
     t0, mono = 1000.0, 50.0

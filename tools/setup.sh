@@ -3,14 +3,14 @@
 # Idempotent: does nothing (and needs no network) when everything is already installed.
 set -euo pipefail
 PACKAGES=(
-  build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
+  build-essential cmake pkg-config clang clang-format clang-tidy libclang-rt-14-dev
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libmicrohttpd-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-msgpack python3-zmq python3-prometheus-client
   python3-yaml  # tests/deploy/check_deploy.py reads the Prometheus rules
   prometheus curl
   systemd  # systemd-analyze: tests/deploy/systemd_verify.sh checks deploy/systemd/vmetrics.service
-  wrk  # make load: HTTP load on /metrics (tests/load/wrk_load.sh)
+  wrk  # make load: HTTP load on /metrics (tests/load/wrk_load.py)
   libgnutls28-dev libcrypt-dev  # server: TLS certificate checks, basic-auth cache HMAC, bcrypt
 )
 missing=()

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A stand-in vLLM EngineCore written in Python, for testing a frontend against Python encoding.
 
-It meets the frontend the way vLLM's EngineCoreProc does (reference
-python-frontend-metrics.md §4.5 and §4.6 A/B):
+It meets the frontend the way vLLM's EngineCoreProc does (vllm/v1/engine/core.py in
+vllm-project/vllm; docs/design.md §5.2-§5.5):
 
   frontend mode (--handshake-address): connect a DEALER whose identity is the 2-byte
   little-endian engine index, send HELLO, wait for INIT, connect a DEALER (same identity) to
@@ -14,7 +14,7 @@ python-frontend-metrics.md §4.5 and §4.6 A/B):
 Between steps it answers the UTILITY calls a Python API server makes at startup
 (reset_mm_cache -> None, get_supported_tasks -> ["generate"], is_sleeping -> False, anything
 else -> None), so it can also stand in behind a real `vllm serve --data-parallel-size-local 0`
-frontend (§4.6 A); --hold keeps it serving after the last step until SIGINT/SIGTERM.
+frontend (docs/design.md §5.5); --hold keeps it serving after the last step until SIGINT/SIGTERM.
 
 It sends --steps EngineCoreOutputs, each with a SchedulerStats (a dataclass, so a map of
 all 16 keys) and, for --connector, a kv_connector_stats payload taken from a small

@@ -83,7 +83,7 @@ struct MetricDef {
 // construction (`create_metric_per_engine`) and Mooncake-store children on first record.
 enum class ChildCreation : uint8_t { kEagerPerEngine, kOnFirstRecord };
 
-// How a payload is recognised when no connector is configured (DESIGN.md §3).
+// How a payload is recognised when no connector is configured (docs/design.md §3.2).
 enum class ShapeRule : uint8_t {
   kHasKey,            // the payload map has key `shape_key`
   kOperationRecords,  // every key is an operation and every value a list of record maps

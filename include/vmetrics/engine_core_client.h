@@ -4,8 +4,8 @@
 // sockets, meets the engines the way vLLM's Python frontend does, then runs an output loop on
 // its own thread that hands every received message to a callback, undecoded, in receive order.
 //
-// Two ways to meet engines (reference python-frontend-metrics.md §4.5-4.6,
-// rust-frontend-metrics.md §1.2):
+// Two ways to meet engines (docs/design.md §5.2 and §5.4; vllm/v1/engine/utils.py and the Rust
+// frontend's rust/src/engine-core-client/src/transport.rs at vllm-project/vllm 6adad087):
 //   * frontend mode: bind the handshake ROUTER, input ROUTER and output PULL; each headless
 //     engine says HELLO, gets INIT (the input/output addresses), registers on the input socket
 //     with its EngineCoreReadyResponse and says READY.

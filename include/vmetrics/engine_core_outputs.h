@@ -3,7 +3,7 @@
 // Typed model of what vLLM's EngineCore sends its frontend on the output socket, and the
 // decoder that fills it from msgpack frames. Layout and defaults mirror
 // vllm/v1/engine/__init__.py and vllm/v1/metrics/stats.py at vLLM commit 6adad087 (plus the
-// newer keys called out per field); see doc/wire_format.md for the byte layout.
+// newer keys called out per field); see docs/wire_format.md for the byte layout.
 //
 // Lifetime: every std::string_view in these structs points into the frames passed to the
 // decoder; the frames must outlive the decoded value.

@@ -1,10 +1,10 @@
 // File: engine_request.h
 //
-// What a frontend sends its engines (python-frontend-metrics.md §4.4): the msgpack body of an
-// ADD (an EngineCoreRequest, a 21-position array whose SamplingParams is a map holding only the
-// non-default keys, as msgspec's omit_defaults writes it) and of an ABORT (an array of request
-// ids), and EngineRouter, which picks the engine for a request and remembers where each live
-// request went. Sending the bodies is EngineCoreClient::Send's job (engine_core_client.h).
+// What a frontend sends its engines (docs/wire_format.md, "The input socket"): the msgpack body
+// of an ADD (an EngineCoreRequest, a 21-position array whose SamplingParams is a map holding only
+// the non-default keys, as msgspec's omit_defaults writes it) and of an ABORT (an array of
+// request ids), and EngineRouter, which picks the engine for a request and remembers where each
+// live request went. Sending the bodies is EngineCoreClient::Send's job (engine_core_client.h).
 //
 // Thread safety: the encoders are pure functions. EngineRouter is not synchronised; its owner
 // serialises calls.

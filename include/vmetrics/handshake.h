@@ -9,8 +9,8 @@
 // This header offers the frontend's side — decode HELLO/READY and the ready response, encode
 // INIT — plus DecodeHandshakeInit for stand-in engines and tests. Decoding is lenient in the
 // direction vLLM evolves: unknown keys are ignored, missing keys take defaults, and the older
-// variants (reference python-frontend-metrics.md §4.7: an empty registration frame, READY
-// carrying num_gpu_blocks/dp_stats_address) are understood. Every decoder reads through the
+// variants (docs/design.md §5.3: an empty registration frame, READY carrying
+// num_gpu_blocks/dp_stats_address) are understood. Every decoder reads through the
 // bounded MsgpackReader, so hostile input cannot make it allocate by a length field.
 //
 // Thread safety: plain values and pure functions; call from any thread.
@@ -105,7 +105,7 @@ Result<HandshakeInit> DecodeHandshakeInit(std::string_view frame);
 // EngineCoreReadyResponse
 //
 // The engine's first frame on each input socket (vllm/v1/engine/__init__.py, @dataclass, map).
-// Keys of reference python-frontend-metrics.md §4.5 and rust-frontend-metrics.md §1.11. Values
+// Keys as docs/design.md §5.2 lists them (Python's and the Rust frontend's sets). Values
 // that a frontend must treat as "not reported" when missing are optional; the rest take the
 // defaults shown. Strings are owned: a ready response outlives its frame.
 struct EngineCoreReadyResponse {

@@ -174,7 +174,7 @@ struct HttpServerOptions {
   // Address to bind: an IPv4 literal ("127.0.0.1", "0.0.0.0"), an IPv6 literal ("::1"; "::"
   // also accepts IPv4 on a dual-stack host) or a host name, resolved with getaddrinfo; the
   // first resolved address that binds wins. "" binds every interface. Default: loopback only
-  // (DESIGN.md §7), so nothing is exposed until asked; use "0.0.0.0" or "::" for a scraper
+  // (docs/design.md §8), so nothing is exposed until asked; use "0.0.0.0" or "::" for a scraper
   // on another host.
   std::string host = "127.0.0.1";
 

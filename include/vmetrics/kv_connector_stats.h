@@ -8,9 +8,9 @@
 // registered from a
 // `_metrics_descriptor` is walked exactly like a built-in row.
 //
-// Tolerance (DESIGN.md §3): extra keys are ignored, a missing key is an empty list, and a value
-// of the wrong type skips that field only, reported once through the context's Reporter. The
-// reserved keys `_metrics_descriptor` and `_n_steps` are never read as data.
+// Tolerance (docs/design.md §3.3): extra keys are ignored, a missing key is an empty list, and a
+// value of the wrong type skips that field only, reported once through the context's Reporter.
+// The reserved keys `_metrics_descriptor` and `_n_steps` are never read as data.
 //
 // Typed values (Offloading's `data.<name>`, any path that ends at a map whose keys are msgpack
 // arrays): the keys are label-value tuples (msgspec encodes Python tuples as arrays).

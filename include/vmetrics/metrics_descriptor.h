@@ -5,8 +5,8 @@
 // built-in connectors are written in, connector_catalog.h), and any row can be written back out
 // as descriptor JSON (`vmetrics describe-connectors`).
 //
-// The wire document (vLLM kv_connector/v1/metrics_descriptor.py; rust-frontend-metrics.md §1.10,
-// python-kv-connector-metrics.md §4.6), a msgpack map:
+// The wire document (vllm/distributed/kv_transfer/kv_connector/v1/metrics_descriptor.py in
+// vllm-project/vllm; docs/design.md §3.6, docs/recording.md "Descriptors"), a msgpack map:
 //   {"descriptor_version": 1, "connector_id": "HiSparseConnector",
 //    "metrics": [{"name": "vllm:hisparse_cache_hits", "type": "counter",
 //                 "documentation": "Number of HiSparse device hot-buffer hits.",

@@ -82,12 +82,13 @@ class StatsRecorder {
   // RecordIteration
   //
   // Records one IterationStats of engine `engine_index` into the request and iteration
-  // families, in the order of python-frontend-metrics.md §2.3 C.1-C.9: preemptions, prompt
-  // tokens (total, by source, cached), generation tokens, one vllm:iteration_tokens_total
-  // observation (computed + generation, even if 0), the per-iteration lists, then per finished
-  // request request_success{finished_reason} and its histograms (max_tokens only if truthy).
-  // Call it after Record() of the same message (Python records SchedulerStats first). An
-  // engine index that is not configured records nothing (Record() already counted it).
+  // families, in the order of docs/recording.md, "Recording one IterationStats" (C.1-C.9):
+  // preemptions, prompt tokens (total, by source, cached), generation tokens, one
+  // vllm:iteration_tokens_total observation (computed + generation, even if 0), the per-iteration
+  // lists, then per finished request request_success{finished_reason} and its histograms
+  // (max_tokens only if truthy). Call it after Record() of the same message (Python records
+  // SchedulerStats first). An engine index that is not configured records nothing (Record() already
+  // counted it).
   //
   // Example:
   //   IterationStats it;

@@ -4,8 +4,8 @@
 // requests to engines keeps, per live request, the state vLLM's Python frontend keeps
 // (RequestStateStats plus prompt_len, max_tokens, n/parent, LoRA name, is_prefilling,
 // num_cached_tokens), and turns every EngineCoreOutputs message with at least one output into
-// one IterationStats, exactly as ../shared/spec/reference/python-frontend-metrics.md §3.4
-// describes — Python's quirks included, on purpose:
+// one IterationStats, exactly as vLLM's OutputProcessor does (docs/recording.md, "The per-output
+// and per-finish algorithm") — Python's quirks included, on purpose:
 //   - a first output with no tokens (an abort/error before any token) still gives a TTFT sample;
 //   - no guards against zero timestamps: a request finished without a SCHEDULED event gets a
 //     prefill/inference time equal to a raw engine monotonic timestamp;
@@ -63,7 +63,8 @@ struct RequestInfo {
   std::string lora_name;  // "" = no LoRA
 };
 
-// RequestStateStats (§3.2) plus the request-level inputs the frontend keeps.
+// vLLM's RequestStateStats (vllm/v1/metrics/stats.py) plus the request-level inputs the frontend
+// keeps.
 struct RequestState {
   RequestInfo info;
   int64_t num_generation_tokens = 0;
@@ -106,7 +107,8 @@ class RequestTracker {
 
   // ProcessOutputs
   //
-  // Applies §3.4 to every output of `message`, in wire order. Returns nullopt when the message
+  // Applies the per-output and per-finish algorithm (docs/recording.md) to every output of
+  // `message`, in wire order. Returns nullopt when the message
   // has no outputs (no IterationStats, Python's `IterationStats() if outputs else None`),
   // otherwise the IterationStats (stamped `iteration_timestamp`) even if every output was for
   // an unknown id. Finished requests are forgotten; their ids are in `finished_requests`.
@@ -123,14 +125,15 @@ class RequestTracker {
   size_t num_live_requests() const { return ids_.size(); }
   size_t num_live_parents() const { return parents_.size(); }
 
-  // LoRA request states (§3.5): adapter name -> number of waiting / running requests, for every
-  // adapter with a live request, in first-seen order.
+  // LoRA request states (vLLM's LoRARequestStates): adapter name -> number of waiting / running
+  // requests, for every adapter with a live request, in first-seen order.
   std::vector<std::pair<std::string, int64_t>> WaitingLoraAdapters() const;
   std::vector<std::pair<std::string, int64_t>> RunningLoraAdapters() const;
 
   // UpdateSchedulerStats
   //
-  // Python's OutputProcessor.update_scheduler_stats (§3.5), called after ProcessOutputs of the
+  // Python's OutputProcessor.update_scheduler_stats (docs/recording.md, scheduler_stats item 8),
+  // called after ProcessOutputs of the
   // message that carried `stats`: for every adapter with a live request, in first-seen order,
   // sets waiting_lora_adapters[name] and running_lora_adapters[name] to its request counts. A
   // name the engine already sent keeps its place; a new one is added at the end. The names

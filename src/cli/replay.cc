@@ -1,4 +1,4 @@
-// vmetrics replay FILE: records a capture and prints the exposition (DESIGN.md §7).
+// vmetrics replay FILE: records a capture and prints the exposition (docs/design.md §8).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>

@@ -5,7 +5,8 @@
 // EngineCoreRequest (ADD on the input ROUTER, the engine chosen by EngineRouter), routes the
 // engines' outputs back to their requests by id, answers each HTTP exchange whole or streamed
 // (server-sent events), and turns every EngineCoreOutputs message with at least one output
-// into one IterationStats (RequestTracker, python-frontend-metrics.md §3.4) for the recorder.
+// into one IterationStats (RequestTracker, docs/recording.md's per-output algorithm) for the
+// recorder.
 //
 // Parallel sampling (n > 1) is sent as vLLM's frontend sends it: n child requests with n = 1
 // each, "<i>_<parent id>", grouped under the parent so the n and max-generation-tokens

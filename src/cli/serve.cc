@@ -1,4 +1,4 @@
-// vmetrics serve: the engine-core client plus /metrics and /health (DESIGN.md §5, §7).
+// vmetrics serve: the engine-core client plus /metrics and /health (docs/design.md §5, §8).
 #include <atomic>
 #include <csignal>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // File: buckets.h
 //
-// Histogram bucket lists of vLLM's Python frontend (vllm/v1/metrics/loggers.py at 6adad087;
-// ../shared/spec/reference/python-frontend-metrics.md §2.4). +Inf is implied.
+// Histogram bucket lists of vLLM's Python frontend (vllm/v1/metrics/loggers.py at vllm-project/vllm
+// 6adad087; docs/metrics.md lists them per family). +Inf is implied.
 #ifndef VMETRICS_METRICS_BUCKETS_H_
 #define VMETRICS_METRICS_BUCKETS_H_
 

@@ -3,8 +3,8 @@
 // The table of every family vLLM's Python PrometheusStatLogger registers (other than the
 // connector families, which come from the connector catalog): name, type, HELP, extra label
 // and its values, buckets, and when it is registered. Each `vllm:` name and HELP string appears
-// once, here. Table order is registration order (= render order), which
-// ../shared/spec/reference/python-frontend-metrics.md §2.5 lists.
+// once, here. Table order is registration order (= render order): PrometheusStatLogger's
+// (docs/design.md §2.4; docs/recording.md "Family order").
 #ifndef VMETRICS_METRICS_FRONTEND_FAMILIES_H_
 #define VMETRICS_METRICS_FRONTEND_FAMILIES_H_
 

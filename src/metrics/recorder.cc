@@ -353,9 +353,10 @@ struct StatsRecorder::Impl {
     if (lora_family != nullptr) RecordLoraInfo(s);
   }
 
-  // §2.3 A.11: one child per (max_lora, waiting names, running names), the names comma-joined
-  // in the order the SchedulerStats holds them, set to the current Unix time. A child is never
-  // removed; names come from requests and engines, so the guard bounds how many there are.
+  // docs/recording.md, scheduler_stats item 8: one child per (max_lora, waiting names, running
+  // names), the names comma-joined in the order the SchedulerStats holds them, set to the current
+  // Unix time. A child is never removed; names come from requests and engines, so the guard bounds
+  // how many there are.
   void RecordLoraInfo(const SchedulerStats& s) {
     const auto join = [](std::span<const std::pair<std::string_view, int64_t>> adapters) {
       std::string names;
@@ -376,7 +377,7 @@ struct StatsRecorder::Impl {
     child->Set(registry->clock().UnixSeconds());
   }
 
-  // §2.3 C.1-C.9, in that order.
+  // docs/recording.md "Recording one IterationStats": C.1-C.9, in that order.
   void RecordIteration(const IterationStats& it, size_t slot) {
     EngineHandles& h = handles[slot];
     const auto d = [](int64_t v) { return static_cast<double>(v); };

@@ -1,5 +1,5 @@
-// HELP strings and buckets are Python's, byte for byte
-// (../shared/spec/reference/python-frontend-metrics.md §2.3-§2.4).
+// HELP strings and buckets are Python's, byte for byte (vllm/v1/metrics/loggers.py at
+// vllm-project/vllm 6adad087; docs/design.md §2.1).
 #include "metrics/frontend_families.h"
 
 namespace vmetrics::internal {

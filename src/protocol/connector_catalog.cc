@@ -1,7 +1,6 @@
 // The built-in connector rows. Each row mirrors one Python `*PromMetrics` class; its HELP
-// strings, bucket lists and family order are copied from the reference notes
-// (../shared/spec/reference/python-kv-connector-metrics.md §6), which quote vLLM main of
-// September 2026.
+// strings, bucket lists and family order are upstream's, byte for byte (the Python files of
+// docs/design.md §3.7, vLLM main of September 2026).
 #include "vmetrics/connector_catalog.h"
 
 #include <algorithm>
@@ -12,7 +11,8 @@
 namespace vmetrics {
 namespace {
 
-// Bucket lists shared by several rows (python-kv-connector-metrics.md §6.1, §6.3, §6.5, §6.7).
+// Bucket lists of the rows below, as the Python classes of docs/design.md §3.7 declare them
+// (the transfer lists are shared by NIXL, Mooncake P2P and MoRIIO).
 const std::vector<double> kXferTimeBuckets = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1,
                                               0.2,   0.3,  0.5,   0.75, 1.0,   5.0};
 const std::vector<double> kPostTimeBuckets = {0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1,

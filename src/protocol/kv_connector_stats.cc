@@ -1,4 +1,4 @@
-// kv_connector_stats: identify each connector payload (DESIGN.md §3), then walk it with its
+// kv_connector_stats: identify each connector payload (docs/design.md §3.2), then walk it with its
 // row. Identification never fails the message: a payload that is not a map is marked malformed,
 // a class name without a row is an unknown connector, and both are accounted for by the caller.
 #include "vmetrics/kv_connector_stats.h"

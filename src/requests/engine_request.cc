@@ -1,4 +1,5 @@
-// EngineCoreRequest / ABORT encoding and engine choice (python-frontend-metrics.md §4.1, §4.4).
+// EngineCoreRequest / ABORT encoding and engine choice (docs/wire_format.md "The input socket";
+// msgspec's rules: docs/design.md §4.1).
 #include "vmetrics/engine_request.h"
 
 #include <cstring>

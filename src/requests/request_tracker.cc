@@ -1,5 +1,5 @@
-// RequestTracker: ../shared/spec/reference/python-frontend-metrics.md §3.2-§3.5, step by step.
-// The step numbers in the comments are §3.4's.
+// RequestTracker: vLLM's OutputProcessor statistics, step by step. The step numbers in the
+// comments are those of docs/recording.md, "The per-output and per-finish algorithm".
 #include <algorithm>
 #include <chrono>
 

@@ -98,7 +98,7 @@ double EngineModel::StepTime() const {
   return Now();
 }
 
-double EngineModel::Now() const {
+double EngineModel::Now() {
   // steady_clock is CLOCK_MONOTONIC on Linux, the clock of Python's time.monotonic().
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }

@@ -154,11 +154,11 @@ class EngineModel {
   void Step(SimMessage* message);
 
   // The engine's monotonic timestamp "now" (for utility replies between steps).
-  double Now() const;
+  static double Now();
 
   // A request from the frontend (an ADD), waiting from now on. Returns false (and counts it in
   // requests_rejected) when its id is already live.
-  bool AddServedRequest(const EngineCoreRequestSpec& request);
+  bool AddServedRequest(const EngineCoreRequestSpec& spec);
   // An ABORT: drops every listed request that is still live; unknown ids are ignored.
   void AbortServedRequests(std::span<const std::string> request_ids);
 

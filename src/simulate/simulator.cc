@@ -63,7 +63,7 @@ EngineCoreReadyResponse MakeReadyResponse(const SimulatorOptions& o, int index) 
 }
 
 // The UTILITY methods a frontend calls at startup, with the answers vLLM's engine gives
-// (reference python-frontend-metrics.md §4.6 A); anything else gets nil.
+// (docs/design.md §5.5); anything else gets nil.
 std::string UtilityResult(std::string_view method) {
   if (method == "get_supported_tasks") return std::string("\x91\xa8generate", 10);  // ["generate"]
   if (method == "is_sleeping") return std::string("\xc2", 1);                       // False
@@ -211,7 +211,6 @@ void Simulator::Impl::Fail(TransportStatus status) {
 }
 
 void Simulator::Impl::ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t slot) {
-  internal::EngineModel& model = *models[slot];  // Now() and engine_index are read-only
   std::vector<zmq::message_t> frames;
   size_t n = 0;
   while (internal::RecvMultipart(in.handle(), &frames, &n, ZMQ_DONTWAIT) == 1) {
@@ -255,8 +254,8 @@ void Simulator::Impl::ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t s
       continue;
     }
     const int index = options.engine_start_index + static_cast<int>(slot);
-    const std::string reply =
-        internal::EncodeUtilityReply(index, call_id, model.Now(), UtilityResult(method));
+    const std::string reply = internal::EncodeUtilityReply(
+        index, call_id, internal::EngineModel::Now(), UtilityResult(method));
     out.send(zmq::buffer(reply), zmq::send_flags::none);
     WithModel(slot, [](internal::EngineModel& m) { m.mutable_totals().utility_replies += 1; });
   }

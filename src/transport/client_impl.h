@@ -60,7 +60,7 @@ struct EngineCoreClient::Impl {
   void HandleOutput(size_t frame_count);
   // Records a death; reports it now when the loop runs, at loop start otherwise.
   void MarkDead(const internal::EngineLiveness::Death& death);
-  void Emit(const EngineEvent& event);
+  void Emit(const EngineEvent& event) const;
 
   EngineCoreClientOptions options;
   std::atomic<Phase> phase{Phase::kNew};

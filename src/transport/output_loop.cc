@@ -18,7 +18,7 @@ constexpr int kBatch = 64;
 
 }  // namespace
 
-void EngineCoreClient::Impl::Emit(const EngineEvent& event) {
+void EngineCoreClient::Impl::Emit(const EngineEvent& event) const {
   if (callbacks.on_engine_event) callbacks.on_engine_event(event);
 }
 
@@ -95,7 +95,7 @@ void EngineCoreClient::Impl::HandleOutput(size_t frame_count) {
   // Decoding happens in the callback, and a message it cannot make sense of — malformed bytes,
   // a newer shape, even an exception — is that message's problem only: the next message is
   // independent and the engines keep sending, so the loop goes on. (The Rust frontend treats a
-  // decode error as fatal; DESIGN.md §4 chose to count and skip.)
+  // decode error as fatal; vmetrics counts and skips: docs/design.md §4.2.)
   try {
     callbacks.on_message(std::span<const std::string_view>(views.data(), frame_count), number);
   } catch (...) {

@@ -1,6 +1,7 @@
 // Startup: binding, the HELLO/INIT/READY handshake (frontend mode) and the input registrations
-// (both modes), as vLLM's wait_for_engine_startup and the Rust frontend's connect_handshake do
-// them (reference python-frontend-metrics.md §4.5, rust-frontend-metrics.md §1.2).
+// (both modes), as vLLM's wait_for_engine_startup (vllm/v1/engine/utils.py) and the Rust
+// frontend's connect_handshake (rust/src/engine-core-client/src/transport.rs) do them at
+// vllm-project/vllm 6adad087; docs/design.md §5.2-§5.4.
 #include <algorithm>
 #include <cerrno>
 #include <string>
@@ -208,8 +209,8 @@ TransportStatus EngineCoreClient::Impl::RunHandshake() {
       return TransportStatus::Ok();
     }
     if (msg->status == kHandshakeReady) {
-      // A READY during the HELLO stage is the "overlapping READY" (rust §1.2.1): this engine
-      // finished while others have not said HELLO yet. Fine, as long as it said HELLO.
+      // A READY during the HELLO stage is the "overlapping READY" (docs/design.md §5.2): this
+      // engine finished while others have not said HELLO yet. Fine, as long as it said HELLO.
       if (state[slot] == State::kNew) {
         return TransportStatus::Protocol(st, "READY from " + who + " before its HELLO");
       }

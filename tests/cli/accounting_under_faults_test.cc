@@ -1,5 +1,5 @@
-// Exact accounting under faults (issue 8): a real Frontend (engine-core client over real
-// ZeroMQ, recorder, HTTP endpoint) takes a stream of stats-only messages from four simulated
+// Exact accounting under faults (docs/reliability.md §4): a real Frontend (engine-core client over
+// real ZeroMQ, recorder, HTTP endpoint) takes a stream of stats-only messages from four simulated
 // engines while /metrics is scraped over HTTP, with
 //   * malformed frames (strict prefixes of a message) injected at random positions,
 //   * truncated multipart messages (frame 0 refers to an aux frame that never comes),

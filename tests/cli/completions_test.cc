@@ -115,8 +115,8 @@ class CompletionsTest : public ::testing::Test {
   HttpUrl url_;
 };
 
-// vLLM's own check (tests/entrypoints/serve/instrumentator/test_metrics.py): N sequential
-// requests of P prompt tokens and max_tokens M give these counts and sums.
+// vLLM's own check (vllm-project/vllm tests/entrypoints/serve/instrumentator/test_metrics.py):
+// N sequential requests of P prompt tokens and max_tokens M give these counts and sums.
 TEST_F(CompletionsTest, NonStreamedRequestsFeedEveryRequestFamily) {
   Start();
   constexpr int kN = 3, kP = 7, kM = 4;

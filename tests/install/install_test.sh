@@ -5,10 +5,11 @@
 #   1. `cmake --install BUILD_DIR --prefix TMP` (BUILD_DIR given: a built tree is reused;
 #      none given: the project is configured and built in TMP first, tests off);
 #   2. the prefix holds the headers, the six static libraries, bin/vmetrics, the CMake package
-#      and vmetrics.pc, the Prometheus rules and Grafana dashboard, and the systemd unit and
+#      and vmetrics.pc, the Prometheus rules and Grafana dashboard, the systemd unit and
 #      defaults file as copies under share/vmetrics/systemd (only a /usr prefix puts them in
-#      /lib/systemd/system and /etc/default: tests/install/deb_test.sh); the installed binary
-#      runs;
+#      /lib/systemd/system and /etc/default: tests/install/deb_test.sh), the licence
+#      (share/doc/vmetrics/copyright in Debian's machine-readable format, and LICENSE), and the
+#      installed binary runs;
 #   3. examples/embed is configured against the prefix alone (find_package(vmetrics) via
 #      CMAKE_PREFIX_PATH), built, and run: its exposition must hold vllm: families with the
 #      values of the message it embeds;
@@ -89,6 +90,16 @@ if grep -rn '#include "\(metrics\|protocol\|exposition\|transport\|server\|cli\)
      "$prefix/include/vmetrics" >"$log"; then
   fail "an installed header includes a private header"
 fi
+# The licence, where Debian policy wants it: share/doc/vmetrics/copyright, machine-readable.
+copyright=$prefix/share/doc/vmetrics/copyright
+[[ -f $copyright ]] || fail "missing after install: share/doc/vmetrics/copyright"
+head -n 1 "$copyright" | grep -qx \
+  'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' || \
+  fail "share/doc/vmetrics/copyright is not in Debian's copyright format 1.0"
+grep -qx 'License: Apache-2.0' "$copyright" || \
+  fail "share/doc/vmetrics/copyright names no Apache-2.0"
+[[ -f $prefix/share/doc/vmetrics/LICENSE ]] || \
+  fail "missing after install: share/doc/vmetrics/LICENSE"
 step "installed bin/vmetrics --version" "$prefix/bin/vmetrics" --version
 version=$(tr -d '[:space:]' <"$log")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Load: `wrk` (Debian package) scrapes /metrics of `vmetrics serve` with 64 connections while
 8 simulated engines (`vmetrics simulate`, MultiConnector of NIXL, Mooncake store and Mooncake
-P2P) each push 1,000 steps a second. Checks (issue 8, item 4):
+P2P) each push 1,000 steps a second. Checks (docs/reliability.md §5):
 
 - every response is a 200: wrk reports no non-2xx/3xx response and no socket error;
 - the recorded totals are exact: after the engines finish, every counter checked on /metrics

@@ -5,7 +5,7 @@
 namespace vmetrics::internal {
 namespace {
 
-// Worked values of build_1_2_5_buckets (python-frontend-metrics.md §2.4).
+// Worked values of vLLM's build_1_2_5_buckets (vllm/v1/metrics/loggers.py; docs/design.md §6).
 TEST(Build125Buckets, MatchesPythonWorkedValues) {
   EXPECT_EQ(Build125Buckets(1), (std::vector<double>{1}));
   EXPECT_EQ(Build125Buckets(4), (std::vector<double>{1, 2}));

@@ -1,6 +1,6 @@
-// Named tests for the behaviour that motivated vmetrics (vLLM PRs #52755 and the Mooncake P2P
-// follow-up in ../shared/spec/origin/): Python-shaped Mooncake P2P payloads must record, bare
-// and as MultiConnector children, without disturbing NIXL and Mooncake store.
+// Named tests for the behaviour that motivated vmetrics (vLLM PR #52755 and its Mooncake P2P
+// follow-up, PR #56939; docs/design.md §1.2): Python-shaped Mooncake P2P payloads must record,
+// bare and as MultiConnector children, without disturbing NIXL and Mooncake store.
 #include "vmetrics/recorder.h"
 
 #include <gtest/gtest.h>
@@ -276,9 +276,9 @@ TEST(StatsRecorder, LoraRequestsInfoIsNotRegisteredWithoutLora) {
   EXPECT_LACKS(Render(reg), "lora");
 }
 
-// §2.3 A.11: labels max_lora, waiting and running adapter names (comma-joined in dict order),
-// no model_name or engine; the child is set to the current time, and a new combination of
-// names is a new child (old ones stay).
+// docs/recording.md, scheduler_stats item 8: labels max_lora, waiting and running adapter names
+// (comma-joined in dict order), no model_name or engine; the child is set to the current time, and
+// a new combination of names is a new child (old ones stay).
 TEST(StatsRecorder, LoraRequestsInfoNamesTheAdaptersAndHoldsTheTimeOfTheLastRecord) {
   ManualClock clock;
   Registry reg(&clock);

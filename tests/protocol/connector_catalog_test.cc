@@ -13,7 +13,7 @@ namespace {
 
 using ::testing::ElementsAre;
 
-// DESIGN.md §3: with no connector configured a bare payload is matched in this order. The
+// docs/design.md §3.2: with no connector configured a bare payload is matched in this order. The
 // order is written down once in connector_catalog.cc; this test fails if it changes.
 TEST(ConnectorCatalog, BuiltInShapeRulesAreInInferenceOrder) {
   std::vector<std::string> order;

@@ -307,7 +307,7 @@ TEST(EngineCoreOutputs, EmptyEnvelopeTakesEveryDefault) {
   EXPECT_EQ(out.wire_bytes, 1u);
 }
 
-// python-frontend-metrics.md §4.2: the example message, 644 bytes.
+// docs/wire_format.md "Worked example": vLLM's example message, 644 bytes.
 TEST(EngineCoreOutputs, ReferenceExampleDecodes) {
   const std::string data = ReadFixture("reference_example");
   ASSERT_EQ(data.size(), 644u);

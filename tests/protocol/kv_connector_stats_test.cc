@@ -1,7 +1,7 @@
 // Tests of src/protocol/kv_connector_stats.cc: which connector each kv_connector_stats payload
 // is tied to (configured, MultiConnector child key, inferred shape, unknown, malformed), every
-// row of the Rust frontend's decision table (rust-frontend-metrics.md §1.8.2) with the outcome
-// OUR rules give (DESIGN.md §3, docs/recording.md), and ForEachConnectorSample's walk of each
+// row of the Rust frontend's decision table (docs/design.md §3.1) with the outcome OUR rules
+// give (docs/design.md §3.2, docs/recording.md), and ForEachConnectorSample's walk of each
 // built-in row's payload.
 #include "vmetrics/kv_connector_stats.h"
 
@@ -173,7 +173,7 @@ TEST(KvConnectorStats, BareHiSparsePayloadIsUnknownWithoutConfig) {
   EXPECT_FALSE(d->kv().multi) << "flat lists are not MultiConnector children";
 }
 
-// --- The Rust frontend's decision table (rust-frontend-metrics.md §1.8.2), row by row --------
+// --- The Rust frontend's decision table (docs/design.md §3.1), row by row --------------------
 
 // Row 1: "NIXL map with the 7 keys -> Nixl". Same here.
 TEST(KvConnectorStats, DecisionTableNixlWithSevenKeysIsNixlAsInRust) {
@@ -240,7 +240,7 @@ TEST(KvConnectorStats, DecisionTableMultiWithUnsupportedChildRecordsTheKnownChil
                   {"UnsupportedConnector", "", kNone}});
   EXPECT_THAT(MapKeys(Payload(*d, 2).payload), ElementsAre("sample_count"));
   EXPECT_THAT(MapKeys(Payload(*d, 1).payload), ElementsAre("load_get"));
-  // DESIGN.md §3: the unknown connector is logged with its name.
+  // docs/design.md §3.4: the unknown connector is logged with its name.
   bool reported = false;
   for (const auto& problem : d->reporter.problems) {
     reported |= problem.connector == "UnsupportedConnector" && problem.message_number == 1;
@@ -321,7 +321,7 @@ TEST(KvConnectorStats, ARowAddedAtRunTimeIdentifiesItsChild) {
                   {"AcmeConnector", "AcmeConnector", kChildKey}});
 }
 
-// rust-frontend-metrics.md §1.10: a flat payload's connector is the descriptor's connector_id.
+// docs/design.md §3.2: a flat payload's connector is the descriptor's connector_id.
 TEST(KvConnectorStats, BarePayloadWithADescriptorIsNamedByItsConnectorId) {
   auto d = DecodeFixture("kv_hisparse_descriptor");
   ASSERT_EQ(d->kv().payloads.size(), 1u);

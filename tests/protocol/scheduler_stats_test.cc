@@ -31,8 +31,9 @@ std::vector<std::pair<std::string, int64_t>> Owned(
   return out;
 }
 
-// SchedulerStats keys in dataclass definition order (python-frontend-metrics.md §3.1 plus the
-// two sleep keys); message i of scheduler_stats_wrong_type_each_field breaks key i.
+// SchedulerStats keys in dataclass definition order (vllm/v1/metrics/stats.py, as
+// docs/wire_format.md lists them, plus the two sleep keys); message i of
+// scheduler_stats_wrong_type_each_field breaks key i.
 const char* const kSchedulerStatsKeys[] = {
     "num_running_reqs",
     "num_waiting_reqs",

@@ -1,5 +1,6 @@
 // Tests of EncodeEngineCoreRequest / EncodeAbort (byte-exact against python-msgpack encodings of
-// the §4.4 layout, hex computed with /usr/bin/python3 msgpack.packb) and EngineRouter.
+// the layout of docs/wire_format.md "The input socket", hex computed with /usr/bin/python3
+// msgpack.packb) and EngineRouter.
 #include "vmetrics/engine_request.h"
 
 #include <gtest/gtest.h>

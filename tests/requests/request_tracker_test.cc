@@ -1,5 +1,6 @@
 // Tests of RequestTracker (src/requests/request_tracker.cc) against
-// python-frontend-metrics.md §3.4, and of StatsRecorder::RecordIteration (§2.3 C.1-C.9).
+// docs/recording.md's per-output and per-finish algorithm, and of StatsRecorder::RecordIteration
+// (docs/recording.md C.1-C.9).
 // Every Python quirk the reference calls out has a test named after it.
 #include <gtest/gtest.h>
 

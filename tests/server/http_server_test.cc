@@ -34,7 +34,7 @@ using http_test::Gunzip;
 using http_test::HttpResponse;
 using http_test::Request;
 
-// What Prometheus 2.42 sends on every scrape (reference/cpp-ecosystem.md §1.6).
+// What Prometheus 2.42 sends on every scrape (docs/design.md §2.3).
 constexpr char kPrometheusAccept[] =
     "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
     "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";

@@ -64,7 +64,7 @@ SimulatorOptions Busy(SimConnector connector, uint64_t seed) {
 }
 
 TEST(SimulatorEncoding, ReferenceExampleIsByteForByteTheFixture) {
-  // reference python-frontend-metrics.md §4.2, generated with the msgspec mirror types by
+  // vLLM's worked example (docs/wire_format.md), generated with the msgspec mirror types by
   // tools/gen_fixtures.py.
   const std::string fixture =
       ReadFile(std::string(VMETRICS_SOURCE_DIR) + "/tests/fixtures/reference_example.msgpack");

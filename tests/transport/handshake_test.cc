@@ -22,7 +22,7 @@ std::string Unhex(std::string_view hex) {
   return out;
 }
 
-// reference python-frontend-metrics.md §4.5: HELLO of a headless remote engine.
+// docs/design.md §5.2: HELLO of a headless remote engine.
 constexpr std::string_view kHelloHex =
     "83a6737461747573a548454c4c4fa56c6f63616cc2a8686561646c657373c3";
 
