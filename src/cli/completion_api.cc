@@ -3,8 +3,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vmetrics/http_server.h"
-
 namespace vmetrics::cli {
 namespace {
 
@@ -144,7 +142,18 @@ ParsedCompletion ParseCompletionRequest(std::string_view body, const CompletionL
 }
 
 std::string ErrorJson(const ApiError& error) {
-  return OpenAiErrorJson(error.status, error.type, error.message);
+  const json doc = {{"error",
+                     {{"message", error.message},
+                      {"type", error.type},
+                      {"param", nullptr},
+                      {"code", error.status}}}};
+  return doc.dump();
+}
+
+std::string ErrorType(unsigned status) {
+  if (status == 503) return "ServiceUnavailableError";
+  if (status >= 500) return "InternalServerError";
+  return "BadRequestError";
 }
 
 namespace {

@@ -77,8 +77,17 @@ struct ParsedCompletion {
 // module's name is 404, as from vLLM. Unknown fields are ignored.
 ParsedCompletion ParseCompletionRequest(std::string_view body, const CompletionLimits& limits);
 
-// The OpenAI error body: {"error":{"message","type","param":null,"code"}}.
+// The OpenAI error body, as vLLM's ErrorResponse writes it:
+// {"error":{"code","message","param":null,"type"}}.
+//
+// Example:
+//   EXPECT_EQ(ErrorJson({400, "BadRequestError", "bad n"}),
+//             R"({"error":{"code":400,"message":"bad n","param":null,"type":"BadRequestError"}})");
 std::string ErrorJson(const ApiError& error);
+
+// The OpenAI error type vLLM gives an HTTP status it answers on its own (413 and other 4xx:
+// "BadRequestError", 500: "InternalServerError", 503: "ServiceUnavailableError").
+std::string ErrorType(unsigned status);
 
 // One finished choice, in index order (prompt p, sample i has index p * n + i).
 struct CompletionChoice {

@@ -393,9 +393,17 @@ bool Frontend::Start(std::string* error) {
     return out;
   };
   handlers.health = [this] { return impl_->Health(); };
-  handlers.completions = [this](std::string body, std::shared_ptr<HttpExchange> exchange) {
-    impl_->requests->HandleCompletion(std::move(body), std::move(exchange));
+  HttpRoute completions;
+  completions.method = "POST";
+  completions.path = "/v1/completions";
+  completions.handler = [this](HttpRequest request, std::shared_ptr<HttpExchange> exchange) {
+    impl_->requests->HandleCompletion(std::move(request.body), std::move(exchange));
   };
+  completions.error_reply = [](unsigned status, std::string_view message) {
+    return HttpReply{status, "application/json",
+                     ErrorJson(ApiError{status, ErrorType(status), std::string(message)})};
+  };
+  handlers.routes.push_back(std::move(completions));
   handlers.log = [](std::string_view line) {
     LogWarning(std::string("http: ") + std::string(line));
   };
