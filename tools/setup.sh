@@ -10,6 +10,7 @@ PACKAGES=(
   prometheus curl
   wrk  # make load: HTTP load on /metrics (tests/load/wrk_load.sh)
   libgnutls28-dev libcrypt-dev  # server: TLS certificate checks, basic-auth cache HMAC, bcrypt
+  libcurl4-gnutls-dev  # tools/loadgen: the HTTP client of bench-serve and the demo
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,31 +1,25 @@
-// vmetrics demo: stand-in engines and the server in one process on loopback, for a first look.
-// The engines serve the frontend's requests, and a load generator sends completions through
-// the HTTP endpoint, so the request families (TTFT, ITL, latencies, tokens by source, finish
-// reasons, request histograms) move along with the scheduler and connector ones. LoRA is on,
-// with two adapters the load generator names in turn with the base model, so
-// vllm:lora_requests_info shows them.
+// RunDemo: stand-in engines, a Frontend and a load generator in one process; see demo.h.
+#include "demo/demo.h"
+
+#include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
-#include "cli/commands.h"
-#include "cli/frontend.h"
-#include "cli/load_generator.h"
-#include "cli/log.h"
+#include "frontend/log.h"
+#include "frontend/stop_signals.h"
+#include "tools/loadgen/load_generator.h"
+#include "vmetrics/frontend.h"
 #include "vmetrics/simulator.h"
 
-namespace vmetrics::cli {
-namespace {
+namespace vmetrics::demo {
 
-struct DemoArgs {
-  FrontendArgs frontend;
-  int engines = 2;
-  std::string connector = "multi";
-  double rate_hz = 20;
-  double duration_s = 0;
-  uint64_t seed = 1;
-  double request_rate = 8;  // completions per second through /v1/completions; 0 = none
-};
+using frontend::BlockStopSignals;
+using frontend::WaitForStopSignal;
+
+namespace {
 
 // The lines of the exposition worth showing first: request and connector families with data.
 std::string Excerpt(const std::string& text) {
@@ -73,15 +67,19 @@ std::string Excerpt(const std::string& text) {
   return out;
 }
 
-int RunDemo(DemoArgs args) {
+}  // namespace
+
+Status RunDemo(const DemoOptions& args) {
   BlockStopSignals();
-  FrontendArgs& f = args.frontend;
+  FrontendOptions f;
   f.handshake_address = "tcp://127.0.0.1:0";
   f.data_parallel_size = args.engines;
-  if (f.served_model_name.empty()) f.served_model_name = "demo-model";
+  f.served_model_name = args.served_model_name.empty() ? "demo-model" : args.served_model_name;
+  f.http.port = args.port;
+  f.log_format = args.log_format;
   f.enable_lora = true;
   f.max_loras = 2;
-  f.lora_modules = {"sql-adapter=/adapters/sql", "chat-adapter=/adapters/chat"};
+  f.lora_modules = {{"sql-adapter", "/adapters/sql"}, {"chat-adapter", "/adapters/chat"}};
   SimulatorOptions so;
   so.engines = args.engines;
   so.steps = 0;  // until stopped
@@ -90,15 +88,10 @@ int RunDemo(DemoArgs args) {
   // The engines serve the demo's completions; without traffic they make up their own load.
   so.serve_requests = true;
   so.synthetic_requests = args.request_rate <= 0;
-  std::optional<SimConnector> c = ParseSimConnector(args.connector);
-  if (!c) {
-    LogError("unknown --connector " + args.connector);
-    return 2;
-  }
-  so.connector = *c;
+  so.connector = args.connector;
   // Configure the frontend as vLLM's would be for this connector setup, so the connector
   // families are registered at startup with zero children (Python semantics).
-  switch (*c) {
+  switch (args.connector) {
     case SimConnector::kNixl:
       f.kv_transfer_config = R"({"kv_connector":"NixlConnector"})";
       break;
@@ -118,40 +111,32 @@ int RunDemo(DemoArgs args) {
       break;
   }
   Frontend frontend(f);
-  std::string error;
-  if (!frontend.Bind(&error)) {
-    LogError("cannot bind: " + error);
-    return 1;
-  }
+  if (Status s = frontend.Bind(); !s.ok())
+    return Status::Unavailable("cannot bind: " + s.message());
   so.handshake_address = frontend.handshake_endpoint();
   Simulator simulator(so);
   if (TransportStatus s = simulator.Start(); !s.ok()) {
-    LogError("stand-in engine: " + s.ToString());
-    return 1;
+    return Status::Unavailable("stand-in engine: " + s.ToString());
   }
-  if (!frontend.Start(&error)) {
-    if (f.port != 0 && error.find("HTTP") != std::string::npos) {
-      LogError(error + " (try --port 0)");
-    } else {
-      LogError(error);
-    }
+  if (Status s = frontend.Start(); !s.ok()) {
     simulator.RequestStop();
     (void)simulator.Wait();
-    return 1;
+    if (f.http.port != 0 && s.message().rfind("HTTP", 0) == 0) {
+      return Status::Unavailable(s.message() + " (try --port 0)");
+    }
+    return s;
   }
   const std::string url = "http://127.0.0.1:" + std::to_string(frontend.http_port()) + "/metrics";
   std::printf("vmetrics demo: %d stand-in engine(s) (%s) -> %s\n", args.engines,
-              args.connector.c_str(), url.c_str());
+              SimConnectorName(args.connector), url.c_str());
   std::fflush(stdout);
   // Completions through the HTTP endpoint, as clients would send them: prompts of 16 to 1024
   // tokens, 4 to 48 output tokens, EOS allowed (so both "stop" and "length" finishes).
-  std::unique_ptr<LoadGenerator> load;
+  std::unique_ptr<loadgen::LoadGenerator> load;
   std::thread load_thread;
   if (args.request_rate > 0) {
-    LoadOptions lo;
-    lo.url.host = "127.0.0.1";
-    lo.url.port = frontend.http_port();
-    lo.url.path = "/v1/completions";
+    loadgen::LoadOptions lo;
+    lo.url = "http://127.0.0.1:" + std::to_string(frontend.http_port()) + "/v1/completions";
     lo.requests = 0;  // until stopped
     lo.rate = args.request_rate;
     lo.concurrency = 32;
@@ -162,7 +147,7 @@ int RunDemo(DemoArgs args) {
     lo.ignore_eos = false;
     lo.seed = args.seed;
     lo.models = {f.served_model_name, "sql-adapter", "chat-adapter"};
-    load = std::make_unique<LoadGenerator>(lo);
+    load = std::make_unique<loadgen::LoadGenerator>(lo);
     load_thread = std::thread([&load] { (void)load->Run(); });
   }
   // Let requests finish, then show what /metrics holds.
@@ -187,34 +172,7 @@ int RunDemo(DemoArgs args) {
   frontend.Stop();
   std::printf("vmetrics demo: stopped after %llu messages\n",
               static_cast<unsigned long long>(frontend.messages_recorded()));
-  return 0;
+  return Status::Ok();
 }
 
-}  // namespace
-
-void AddDemoCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<DemoArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "demo", "Run stand-in engines and the server on loopback and show /metrics");
-  cmd->footer(
-      "Examples:\n  vmetrics demo\n  vmetrics demo --connector nixl --duration 10 --port 0");
-  cmd->add_option("--engines", args->engines, "Stand-in engines")->check(CLI::Range(1, 64));
-  cmd->add_option("--connector", args->connector,
-                  "nixl, mooncake-p2p, mooncake-store, multi, none");
-  cmd->add_option("--rate", args->rate_hz, "Steps per second per engine")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--duration", args->duration_s, "Seconds to run (0 = until Ctrl-C)");
-  cmd->add_option("--seed", args->seed, "Simulator seed");
-  cmd->add_option("--request-rate", args->request_rate,
-                  "Completions per second sent to /v1/completions (0 = none; the engines then "
-                  "make up their own requests)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--port", args->frontend.port, "HTTP port (0 = ephemeral)")
-      ->check(CLI::Range(0, 65535));
-  cmd->add_option("--served-model-name", args->frontend.served_model_name, "model_name label");
-  cmd->add_option("--log-format", args->frontend.log_format, "text or json")
-      ->check(CLI::IsMember({"text", "json"}));
-  cmd->callback([args, exit_code] { *exit_code = RunDemo(*args); });
-}
-
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::demo

@@ -1,30 +1,28 @@
-#include "cli/stream.h"
+// Reading captures; see capture.h.
+#include "frontend/capture.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include "protocol/msgpack_reader.h"
 
-namespace vmetrics::cli {
+namespace vmetrics::frontend {
 
-bool ReadInput(const std::string& path, std::string* data, std::string* error) {
+Result<std::string> ReadCaptureFile(const std::string& path) {
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
-    *error = "cannot open " + path + ": " + std::strerror(errno);
-    return false;
+    return Status::InvalidArgument("cannot open " + path + ": " + std::strerror(errno));
   }
+  std::string data;
   char buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) data->append(buf, n);
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) data.append(buf, n);
   const bool failed = std::ferror(f) != 0;
   if (f != stdin) std::fclose(f);
-  if (failed) {
-    *error = "error reading " + path;
-    return false;
-  }
-  return true;
+  if (failed) return Status::Unavailable("error reading " + path);
+  return data;
 }
 
 Status ForEachMessage(std::string_view data,
@@ -38,9 +36,8 @@ Status ForEachMessage(std::string_view data,
     if (!s.ok()) {
       *messages_seen = number;
       const int64_t at = static_cast<int64_t>(offset) + std::max<int64_t>(s.offset(), 0);
-      return Status(s.code() == StatusCode::kUnsupported
-                        ? Status::Unsupported(s.message(), at)
-                        : Status::Malformed(s.message(), at));
+      return Status(s.code() == StatusCode::kUnsupported ? Status::Unsupported(s.message(), at)
+                                                         : Status::Malformed(s.message(), at));
     }
     ++number;
     fn(number, offset, data.substr(offset, length));
@@ -50,11 +47,11 @@ Status ForEachMessage(std::string_view data,
   return Status::Ok();
 }
 
-uint64_t DecodeStream(std::string_view data, const char* who,
+uint64_t DecodeStream(std::string_view data,
                       const std::function<DecodeContext(uint64_t)>& context_for,
                       const std::function<void(EngineCoreOutputs&, uint64_t, size_t,
                                                const DecodeContext&)>& on_message,
-                      const std::function<void()>& on_error) {
+                      const std::function<void(const std::string&)>& on_error) {
   uint64_t failed = 0;
   uint64_t seen = 0;
   EngineCoreOutputs message;  // reused: its vectors keep their capacity
@@ -66,11 +63,12 @@ uint64_t DecodeStream(std::string_view data, const char* who,
         Status s = DecodeEngineCoreOutputs(frames, ctx, &message);
         if (!s.ok()) {
           ++failed;
-          if (on_error) on_error();
-          std::fprintf(stderr, "%s: message %llu at byte %zu: %s; skipped\n", who,
-                       static_cast<unsigned long long>(number),
-                       offset + static_cast<size_t>(std::max<int64_t>(s.offset(), 0)),
-                       s.ToString().c_str());
+          if (on_error) {
+            on_error(
+                "message " + std::to_string(number) + " at byte " +
+                std::to_string(offset + static_cast<size_t>(std::max<int64_t>(s.offset(), 0))) +
+                ": " + s.ToString() + "; skipped");
+          }
           return;
         }
         on_message(message, number, offset, ctx);
@@ -78,19 +76,12 @@ uint64_t DecodeStream(std::string_view data, const char* who,
       &seen);
   if (!stream.ok()) {
     ++failed;
-    if (on_error) on_error();
-    std::fprintf(stderr, "%s: message %llu: %s; the next message cannot be found, stopping\n",
-                 who, static_cast<unsigned long long>(seen + 1), stream.ToString().c_str());
+    if (on_error) {
+      on_error("message " + std::to_string(seen + 1) + ": " + stream.ToString() +
+               "; the next message cannot be found, stopping");
+    }
   }
   return failed;
 }
 
-bool CreatedDisabledByEnvironment() {
-  const char* v = std::getenv("PROMETHEUS_DISABLE_CREATED_SERIES");
-  if (v == nullptr) return false;
-  std::string s(v);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s == "true" || s == "1" || s == "t";
-}
-
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::frontend

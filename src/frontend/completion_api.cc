@@ -1,9 +1,9 @@
 // Parsing and writing the completions API; see completion_api.h.
-#include "cli/completion_api.h"
+#include "frontend/completion_api.h"
 
 #include <nlohmann/json.hpp>
 
-namespace vmetrics::cli {
+namespace vmetrics::frontend {
 namespace {
 
 using nlohmann::json;
@@ -217,4 +217,4 @@ std::string UsageChunkEvent(const CompletionIdentity& identity, int64_t prompt_t
 
 std::string ErrorEvent(const ApiError& error) { return "data: " + ErrorJson(error) + "\n\n"; }
 
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::frontend

@@ -13,8 +13,8 @@
 //   ParsedCompletion p = ParseCompletionRequest(R"({"prompt":[1,2,3],"max_tokens":4})", limits);
 //   ASSERT_TRUE(p.ok());
 //   EXPECT_EQ(p.request.prompts[0].size(), 3u);
-#ifndef VMETRICS_CLI_COMPLETION_API_H_
-#define VMETRICS_CLI_COMPLETION_API_H_
+#ifndef VMETRICS_FRONTEND_COMPLETION_API_H_
+#define VMETRICS_FRONTEND_COMPLETION_API_H_
 
 #include <cstdint>
 #include <optional>
@@ -22,15 +22,9 @@
 #include <string_view>
 #include <vector>
 
-namespace vmetrics::cli {
+#include "vmetrics/frontend.h"  // LoraModule
 
-// A LoRA adapter the server offers (vLLM's --lora-modules name=path): a request whose `model`
-// is `name` runs with it. vLLM numbers the modules 1, 2, ... in the order given.
-struct LoraModule {
-  std::string name;
-  std::string path;
-  int64_t lora_int_id = 0;
-};
+namespace vmetrics::frontend {
 
 // What the server allows.
 struct CompletionLimits {
@@ -124,6 +118,6 @@ std::string ErrorEvent(const ApiError& error);
 // The last event of every stream.
 inline constexpr std::string_view kDoneEvent = "data: [DONE]\n\n";
 
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::frontend
 
-#endif  // VMETRICS_CLI_COMPLETION_API_H_
+#endif  // VMETRICS_FRONTEND_COMPLETION_API_H_

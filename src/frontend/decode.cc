@@ -1,19 +1,17 @@
-// vmetrics decode FILE: one JSON line per EngineCoreOutputs message, showing every decoded
-// field and, for kv_connector_stats, which connector each payload was recognised as and what
-// recording would do with it.
-#include <cstdio>
+// DecodeCapture: each message of a capture as one JSON line; see decode.h.
+#include "frontend/decode.h"
+
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "cli/commands.h"
-#include "cli/stream.h"
+#include "frontend/capture.h"
 #include "protocol/json_from_msgpack.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/kv_connector_stats.h"
 #include "vmetrics/recorder.h"
 
-namespace vmetrics::cli {
+namespace vmetrics::frontend {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -269,12 +267,10 @@ Json MessageJson(const EngineCoreOutputs& m, uint64_t number, size_t offset,
   return j;
 }
 
-struct DecodeArgs {
-  std::string input;
-  std::string kv_transfer_config;
-};
+}  // namespace
 
-int RunDecode(const DecodeArgs& args) {
+Result<uint64_t> DecodeCapture(const DecodeCaptureOptions& args,
+                               const std::function<void(std::string_view)>& out) {
   // Payloads are decoded and resolved as recording does it: a row that a third-party connector
   // describes with `_metrics_descriptor` is adopted (or refused, as `replay` would refuse it),
   // so its payloads show their samples, this one and those after it. The recorder's registry is
@@ -282,25 +278,20 @@ int RunDecode(const DecodeArgs& args) {
   RecorderOptions options;
   if (!args.kv_transfer_config.empty()) {
     Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(args.kv_transfer_config);
-    if (!c.ok()) {
-      std::fprintf(stderr, "vmetrics decode: %s\n", c.status().message().c_str());
-      return 2;
-    }
+    if (!c.ok()) return c.status();
     options.connectors = *c;
   }
-  std::string data, error;
-  if (!ReadInput(args.input, &data, &error)) {
-    std::fprintf(stderr, "vmetrics decode: %s\n", error.c_str());
-    return 2;
-  }
-  options.log = [](const std::string& line) {
-    std::fprintf(stderr, "vmetrics decode: %s\n", line.c_str());
+  Result<std::string> data = ReadCaptureFile(args.input);
+  if (!data.ok()) return data.status();
+  auto log = [&args](std::string_view line) {
+    if (args.log) args.log(line);
   };
+  options.log = [&log](const std::string& line) { log(line); };
   Registry registry;
   StatsRecorder recorder(&registry, options);
   Resolutions resolved;
-  const uint64_t failed = DecodeStream(
-      data, "vmetrics decode", [&](uint64_t number) { return recorder.decode_context(number); },
+  return DecodeStream(
+      *data, [&](uint64_t number) { return recorder.decode_context(number); },
       [&](EngineCoreOutputs& m, uint64_t number, size_t offset, const DecodeContext& ctx) {
         resolved.clear();
         if (m.scheduler_stats && m.scheduler_stats->kv_connector_stats) {
@@ -318,28 +309,9 @@ int RunDecode(const DecodeArgs& args) {
         }
         std::string line = MessageJson(m, number, offset, ctx, resolved).dump();
         line.push_back('\n');
-        std::fwrite(line.data(), 1, line.size(), stdout);
+        out(line);
       },
-      nullptr);
-  const int exit_code = failed > 0 ? 1 : 0;
-  return exit_code;
+      [&](const std::string& what) { log(what); });
 }
 
-}  // namespace
-
-void AddDecodeCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<DecodeArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "decode", "Print each EngineCoreOutputs message of a capture as one JSON line");
-  cmd->footer(
-      "Examples:\n"
-      "  vmetrics decode tests/fixtures/nixl_stats.msgpack\n"
-      "  vmetrics decode - --kv-transfer-config '{\"kv_connector\":\"MooncakeConnector\"}' < cap");
-  cmd->add_option("file", args->input, "Concatenated msgpack EngineCoreOutputs ('-' = stdin)")
-      ->required();
-  cmd->add_option("--kv-transfer-config", args->kv_transfer_config,
-                  "vLLM's KVTransferConfig JSON (configured connector)");
-  cmd->callback([args, exit_code] { *exit_code = RunDecode(*args); });
-}
-
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::frontend

@@ -1,4 +1,5 @@
-#include "cli/log.h"
+// Process logging to stderr; see log.h.
+#include "frontend/log.h"
 
 #include <atomic>
 #include <chrono>
@@ -6,7 +7,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-namespace vmetrics::cli {
+namespace vmetrics::frontend {
 namespace {
 
 std::atomic<LogFormat> g_format{LogFormat::kText};
@@ -53,4 +54,4 @@ void LogInfo(std::string_view message) { Write("info", message); }
 void LogWarning(std::string_view message) { Write("warning", message); }
 void LogError(std::string_view message) { Write("error", message); }
 
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::frontend

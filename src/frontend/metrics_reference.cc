@@ -1,26 +1,24 @@
-// vmetrics metrics-reference: prints the Markdown reference of every family vmetrics can
-// register. docs/metrics.md is this output, and tests/install/metrics_reference_current.sh
-// fails when the two differ, so the reference cannot drift from the code.
+// MetricsReference: the Markdown reference of every family; see metrics_reference.h.
 //
 // Nothing here names a family. The list is what a StatsRecorder registers with every option
 // on (speculative decoding, --kv-cache-metrics, every catalog row configured), read back from
 // the Registry in render order; the family tables (metrics/frontend_families.h) and the
 // connector catalog add what the registry does not know: when a family is registered and
 // which payload field feeds it.
-#include <cstdio>
+#include "frontend/metrics_reference.h"
+
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "cli/commands.h"
 #include "metrics/frontend_families.h"
 #include "vmetrics/connector_catalog.h"
 #include "vmetrics/exposition.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/registry.h"
 
-namespace vmetrics::cli {
+namespace vmetrics::frontend {
 namespace {
 
 using internal::BucketSet;
@@ -177,7 +175,9 @@ void TableRow(std::string* out, const Family& f, const std::string& labels,
           " | " + Buckets(f) + " | " + Cell(f.spec().help) + " | " + source + " |\n";
 }
 
-std::string Render() {
+}  // namespace
+
+std::string MetricsReference() {
   const ConnectorCatalog& catalog = ConnectorCatalog::BuiltIn();
 
   // Every option on: spec-decode families (k = 1), residency histograms, LoRA, engine
@@ -325,23 +325,4 @@ std::string Render() {
   return out;
 }
 
-}  // namespace
-
-void AddMetricsReferenceCommand(CLI::App& app, int* exit_code) {
-  CLI::App* cmd = app.add_subcommand(
-      "metrics-reference",
-      "Print the Markdown reference of every metric family vmetrics can register");
-  cmd->footer(
-      "The output is docs/metrics.md; regenerate it after changing a family table or the\n"
-      "connector catalog.\n"
-      "\n"
-      "Examples:\n"
-      "  vmetrics metrics-reference > docs/metrics.md\n"
-      "  vmetrics metrics-reference | diff docs/metrics.md -");
-  cmd->callback([exit_code] {
-    const std::string text = Render();
-    *exit_code = std::fwrite(text.data(), 1, text.size(), stdout) == text.size() ? 0 : 1;
-  });
-}
-
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::frontend

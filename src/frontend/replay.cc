@@ -1,37 +1,19 @@
-// vmetrics replay FILE: records a capture and prints the exposition (DESIGN.md §7).
-#include <cstdio>
-#include <cstdlib>
+// Replay: a capture recorded as a frontend would record it; see replay.h.
+#include "frontend/replay.h"
+
 #include <filesystem>
-#include <optional>
-#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
-#include "cli/commands.h"
-#include "cli/requests_sidecar.h"
-#include "cli/stream.h"
-#include "vmetrics/exposition.h"
+#include "frontend/capture.h"
+#include "frontend/environment.h"
+#include "frontend/requests_sidecar.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/requests.h"
 
-namespace vmetrics::cli {
+namespace vmetrics::frontend {
 namespace {
-
-struct ReplayArgs {
-  std::string input;
-  std::string served_model_name = "model";
-  int64_t data_parallel_size = 1;
-  std::string kv_transfer_config;
-  int64_t max_model_len = 8192;
-  std::string speculative_config;
-  bool kv_cache_metrics = false;
-  bool enable_lora = false;
-  int64_t max_loras = 1;
-  std::string format = "text";
-  bool disable_created_series = false;
-  double created_timestamp = -1;
-  std::string requests;  // --requests: the frontend-side sidecar (cli/requests_sidecar.h)
-};
 
 std::string ResolveBesideInput(const std::string& path, const std::string& input) {
   if (path.empty() || path[0] == '/' || std::filesystem::exists(path) || input == "-") return path;
@@ -39,7 +21,9 @@ std::string ResolveBesideInput(const std::string& path, const std::string& input
   return std::filesystem::exists(beside) ? beside.string() : path;
 }
 
-int RunReplay(const ReplayArgs& args) {
+}  // namespace
+
+Result<ReplayOutput> Replay(const ReplayOptions& args) {
   RecorderOptions options;
   options.served_model_name = args.served_model_name;
   options.engine_indexes.clear();
@@ -49,22 +33,22 @@ int RunReplay(const ReplayArgs& args) {
   if (args.enable_lora) options.max_loras = args.max_loras;
   if (!args.kv_transfer_config.empty()) {
     Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(args.kv_transfer_config);
-    if (!c.ok()) {
-      std::fprintf(stderr, "vmetrics replay: %s\n", c.status().message().c_str());
-      return 2;
-    }
+    if (!c.ok()) return c.status();
     options.connectors = *c;
   }
   if (!args.speculative_config.empty()) {
     auto doc = nlohmann::json::parse(args.speculative_config, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
-      std::fprintf(stderr, "vmetrics replay: --speculative-config must be a JSON object\n");
-      return 2;
+      return Status::InvalidArgument("--speculative-config must be a JSON object");
     }
     auto k = doc.find("num_speculative_tokens");
-    if (k != doc.end() && k->is_number_integer()) options.num_speculative_tokens = k->get<int64_t>();
+    if (k != doc.end() && k->is_number_integer())
+      options.num_speculative_tokens = k->get<int64_t>();
   }
-  options.log = [](const std::string& line) { std::fprintf(stderr, "vmetrics: %s\n", line.c_str()); };
+  auto log = [&args](std::string_view line) {
+    if (args.log) args.log(line);
+  };
+  options.log = [&log](const std::string& line) { log(line); };
 
   std::unique_ptr<Clock> clock;
   if (args.created_timestamp >= 0) clock = std::make_unique<FixedClock>(args.created_timestamp);
@@ -81,20 +65,15 @@ int RunReplay(const ReplayArgs& args) {
   if (!args.requests.empty()) {
     Result<RequestSidecar> loaded =
         RequestSidecar::Load(ResolveBesideInput(args.requests, args.input));
-    if (!loaded.ok()) {
-      std::fprintf(stderr, "vmetrics replay: %s\n", loaded.status().message().c_str());
-      return 2;
-    }
+    if (!loaded.ok()) return loaded.status();
     sidecar = std::move(*loaded);
   }
 
-  std::string data, error;
-  if (!ReadInput(args.input, &data, &error)) {
-    std::fprintf(stderr, "vmetrics replay: %s\n", error.c_str());
-    return 2;
-  }
-  const uint64_t failed = DecodeStream(
-      data, "vmetrics replay", [&](uint64_t n) { return recorder.decode_context(n); },
+  Result<std::string> data = ReadCaptureFile(args.input);
+  if (!data.ok()) return data.status();
+  ReplayOutput out;
+  out.failed_messages = DecodeStream(
+      *data, [&](uint64_t n) { return recorder.decode_context(n); },
       [&](EngineCoreOutputs& m, uint64_t number, size_t, const DecodeContext&) {
         if (!sidecar) {
           recorder.Record(m);
@@ -109,61 +88,19 @@ int RunReplay(const ReplayArgs& args) {
         recorder.Record(m);
         if (it) recorder.RecordIteration(*it, m.engine_index);
       },
-      [&] { recorder.CountDecodeError(); });
+      [&](const std::string& what) {
+        recorder.CountDecodeError();
+        log(what);
+      });
   if (sidecar) sidecar->Finish(&tracker);
-  const int exit_code = failed > 0 ? 1 : 0;
   ExpositionOptions expo;
   expo.created_series = !(args.disable_created_series || CreatedDisabledByEnvironment());
-  std::string out;
-  if (args.format == "openmetrics") {
-    WriteOpenMetrics(registry, expo, &out);
+  if (args.format == ExpositionFormat::kOpenMetrics) {
+    WriteOpenMetrics(registry, expo, &out.exposition);
   } else {
-    WriteText(registry, expo, &out);
+    WriteText(registry, expo, &out.exposition);
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return exit_code;
+  return out;
 }
 
-}  // namespace
-
-void AddReplayCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<ReplayArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "replay", "Record a capture of EngineCoreOutputs messages and print the exposition");
-  cmd->footer(
-      "Examples:\n"
-      "  vmetrics replay capture.msgpack\n"
-      "  vmetrics replay - --kv-transfer-config '{\"kv_connector\":\"NixlConnector\"}' "
-      "--data-parallel-size 2 < capture.msgpack");
-  cmd->add_option("file", args->input, "Concatenated msgpack EngineCoreOutputs ('-' = stdin)")
-      ->required();
-  cmd->add_option("--served-model-name", args->served_model_name, "model_name label value");
-  cmd->add_option("--data-parallel-size", args->data_parallel_size,
-                  "Engines 0..N-1 get eager children")
-      ->check(CLI::Range(1, 65535));
-  cmd->add_option("--kv-transfer-config", args->kv_transfer_config,
-                  "vLLM's KVTransferConfig JSON (configured connector)");
-  cmd->add_option("--max-model-len", args->max_model_len, "Max model length (1-2-5 token buckets)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  cmd->add_option("--speculative-config", args->speculative_config,
-                  "vLLM's speculative config JSON (num_speculative_tokens adds spec-decode families)");
-  cmd->add_flag("--kv-cache-metrics", args->kv_cache_metrics,
-                "Register the KV block residency histograms");
-  cmd->add_flag("--enable-lora", args->enable_lora,
-                "LoRA is enabled: register vllm:lora_requests_info");
-  cmd->add_option("--max-loras", args->max_loras,
-                  "Max LoRA adapters per batch (the max_lora label; vLLM's default 1)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  cmd->add_option("--format", args->format, "Exposition format")
-      ->check(CLI::IsMember({"text", "openmetrics"}));
-  cmd->add_flag("--disable-created-series", args->disable_created_series,
-                "Omit _created samples (also PROMETHEUS_DISABLE_CREATED_SERIES=True)");
-  cmd->add_option("--created-timestamp", args->created_timestamp,
-                  "Pin every _created value to this Unix time (for reproducible output)");
-  cmd->add_option("--requests", args->requests,
-                  "JSON-lines sidecar of the frontend side (requests, aborts, per-message clocks): "
-                  "feeds the request and iteration families");
-  cmd->callback([args, exit_code] { *exit_code = RunReplay(*args); });
-}
-
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::frontend

@@ -1,12 +1,12 @@
 // RequestService: completions in, EngineCoreRequests out, outputs back; see request_service.h.
-#include "cli/request_service.h"
+#include "frontend/request_service.h"
 
 #include <chrono>
 #include <cstdio>
 #include <random>
 #include <utility>
 
-namespace vmetrics::cli {
+namespace vmetrics::frontend {
 
 namespace {
 
@@ -314,4 +314,4 @@ void RequestService::Shutdown() {
   }
 }
 
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::frontend

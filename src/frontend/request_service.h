@@ -23,8 +23,8 @@
 // client-gone callbacks run on HTTP threads; OnOutputs and OnEngineDead on the engine client's
 // output thread. HttpExchange calls happen under the mutex (the exchange never calls back
 // into the service while holding its own lock), ZeroMQ sends outside it.
-#ifndef VMETRICS_CLI_REQUEST_SERVICE_H_
-#define VMETRICS_CLI_REQUEST_SERVICE_H_
+#ifndef VMETRICS_FRONTEND_REQUEST_SERVICE_H_
+#define VMETRICS_FRONTEND_REQUEST_SERVICE_H_
 
 #include <cstdint>
 #include <functional>
@@ -36,7 +36,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/completion_api.h"
+#include "frontend/completion_api.h"
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/engine_request.h"
@@ -44,7 +44,7 @@
 #include "vmetrics/iteration_stats.h"
 #include "vmetrics/requests.h"
 
-namespace vmetrics::cli {
+namespace vmetrics::frontend {
 
 class RequestService {
  public:
@@ -67,9 +67,9 @@ class RequestService {
 
   // HandleCompletion
   //
-  // The HttpHandlers::completions handler: parses `body`, answers refusals at once (400/404),
-  // otherwise sends the requests and answers `exchange` when they finish (streamed: from the
-  // first token on). Returns at once.
+  // The handler of POST /v1/completions (openai_routes.h): parses `body`, answers refusals at
+  // once (400/404), otherwise sends the requests and answers `exchange` when they finish
+  // (streamed: from the first token on). Returns at once.
   void HandleCompletion(std::string body, std::shared_ptr<HttpExchange> exchange);
 
   // OnOutputs
@@ -128,6 +128,6 @@ class RequestService {
   bool shut_down_ = false;
 };
 
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::frontend
 
-#endif  // VMETRICS_CLI_REQUEST_SERVICE_H_
+#endif  // VMETRICS_FRONTEND_REQUEST_SERVICE_H_

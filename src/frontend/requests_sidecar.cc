@@ -1,9 +1,9 @@
-#include "cli/requests_sidecar.h"
+#include "frontend/requests_sidecar.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-namespace vmetrics::cli {
+namespace vmetrics::frontend {
 namespace {
 
 using nlohmann::json;
@@ -147,4 +147,4 @@ void RequestSidecar::Finish(RequestTracker* tracker) {
   while (next_ < lines_.size()) Apply(lines_[next_++], tracker);
 }
 
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::frontend

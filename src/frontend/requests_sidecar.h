@@ -27,8 +27,8 @@
 //   Result<RequestSidecar> sidecar = RequestSidecar::Load("capture.requests.jsonl");
 //   RequestTracker tracker;
 //   RequestSidecar::Clocks clocks = sidecar->Advance(/*message_number=*/1, &tracker);
-#ifndef VMETRICS_CLI_REQUESTS_SIDECAR_H_
-#define VMETRICS_CLI_REQUESTS_SIDECAR_H_
+#ifndef VMETRICS_FRONTEND_REQUESTS_SIDECAR_H_
+#define VMETRICS_FRONTEND_REQUESTS_SIDECAR_H_
 
 #include <cstdint>
 #include <string>
@@ -37,7 +37,7 @@
 #include "vmetrics/requests.h"
 #include "vmetrics/status.h"
 
-namespace vmetrics::cli {
+namespace vmetrics::frontend {
 
 class RequestSidecar {
  public:
@@ -75,6 +75,6 @@ class RequestSidecar {
   Clocks clocks_;
 };
 
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::frontend
 
-#endif  // VMETRICS_CLI_REQUESTS_SIDECAR_H_
+#endif  // VMETRICS_FRONTEND_REQUESTS_SIDECAR_H_

@@ -25,10 +25,10 @@
 #include <thread>
 #include <vector>
 
-#include "cli/frontend.h"
 #include "http_test_client.h"
 #include "test_support.h"
 #include "vmetrics/connector_catalog.h"
+#include "vmetrics/frontend.h"
 #include "vmetrics/simulator.h"
 
 namespace vmetrics {
@@ -221,19 +221,19 @@ TEST(AccountingUnderFaults, EveryValidMessageCountsAndEveryBadFrameIsADecodeErro
   const auto t0 = std::chrono::steady_clock::now();
 
   TempDir dir;
-  cli::FrontendArgs args;
-  args.handshake_address = dir.Ipc("handshake");
-  args.input_address = dir.Ipc("input");
-  args.output_address = dir.Ipc("output");
-  args.data_parallel_size = 4;
-  args.served_model_name = "m";
-  args.speculative_config = R"({"num_speculative_tokens": 2})";
-  args.engine_ready_timeout_s = 60;
-  args.port = 0;
-  args.log_format = "text";
-  cli::Frontend frontend(args);
-  std::string error;
-  ASSERT_TRUE(frontend.Bind(&error)) << error;
+  FrontendOptions options;
+  options.handshake_address = dir.Ipc("handshake");
+  options.input_address = dir.Ipc("input");
+  options.output_address = dir.Ipc("output");
+  options.data_parallel_size = 4;
+  options.served_model_name = "m";
+  options.speculative_config = R"({"num_speculative_tokens": 2})";
+  options.engine_ready_timeout_s = 60;
+  options.http.port = 0;
+  options.log_format = LogFormat::kText;
+  Frontend frontend(options);
+  Status bound = frontend.Bind();
+  ASSERT_TRUE(bound.ok()) << bound.ToString();
 
   // Engines 0 and 1: the bulk of the stream, with bad frames injected at random positions;
   // they stay connected after their last step, so they stay alive.
@@ -256,7 +256,8 @@ TEST(AccountingUnderFaults, EveryValidMessageCountsAndEveryBadFrameIsADecodeErro
   ASSERT_TRUE(sim_dying.Start().ok());
   ASSERT_TRUE(sim_silent.Start().ok());
   testing::internal::CaptureStderr();  // the log: each kind of bad frame said once
-  ASSERT_TRUE(frontend.Start(&error)) << error;
+  Status started = frontend.Start();
+  ASSERT_TRUE(started.ok()) << started.ToString();
   const uint16_t port = frontend.http_port();
   Scraper scraper(port);
 

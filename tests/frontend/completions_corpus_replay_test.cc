@@ -24,7 +24,7 @@ TEST(CompletionsCorpusReplay, CorpusHoldsAcceptedAndRefusedBodies) {
   size_t accepted = 0, refused = 0;
   for (const std::string& path : fuzz::CorpusFiles(VMETRICS_COMPLETIONS_CORPUS_DIR)) {
     const auto parsed =
-        cli::ParseCompletionRequest(fuzz::ReadCorpusFile(path), fuzz::FuzzCompletionLimits());
+        frontend::ParseCompletionRequest(fuzz::ReadCorpusFile(path), fuzz::FuzzCompletionLimits());
     (parsed.ok() ? accepted : refused) += 1;
   }
   EXPECT_GE(accepted, 2u) << "fuzz/corpus/completions/ lost its seeds";

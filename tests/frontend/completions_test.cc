@@ -18,13 +18,16 @@
 #include <thread>
 #include <vector>
 
-#include "cli/frontend.h"
-#include "cli/http_client.h"
+#include "tools/loadgen/http_client.h"
+#include "vmetrics/frontend.h"
 #include "vmetrics/simulator.h"
 
-namespace vmetrics::cli {
+namespace vmetrics {
 namespace {
 
+using loadgen::HttpClientResponse;
+using loadgen::HttpGet;
+using loadgen::HttpPost;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
@@ -60,16 +63,16 @@ std::string Series(const std::string& name, const std::string& extra_labels = ""
 class CompletionsTest : public ::testing::Test {
  protected:
   void Start(const std::function<void(SimulatorOptions*)>& tweak = nullptr,
-             const std::function<void(FrontendArgs*)>& tweak_frontend = nullptr) {
-    FrontendArgs args;
-    args.handshake_address = "tcp://127.0.0.1:0";
-    args.port = 0;
-    args.engine_ready_timeout_s = 30;
-    args.max_model_len = 0;  // from the engine: 8192
-    if (tweak_frontend) tweak_frontend(&args);
-    frontend_ = std::make_unique<Frontend>(args);
-    std::string error;
-    ASSERT_TRUE(frontend_->Bind(&error)) << error;
+             const std::function<void(FrontendOptions*)>& tweak_frontend = nullptr) {
+    FrontendOptions options;
+    options.handshake_address = "tcp://127.0.0.1:0";
+    options.http.port = 0;
+    options.engine_ready_timeout_s = 30;
+    options.max_model_len = 0;  // from the engine: 8192
+    if (tweak_frontend) tweak_frontend(&options);
+    frontend_ = std::make_unique<Frontend>(options);
+    Status bound = frontend_->Bind();
+    ASSERT_TRUE(bound.ok()) << bound.ToString();
     SimulatorOptions so;
     so.handshake_address = frontend_->handshake_endpoint();
     so.steps = 0;
@@ -79,10 +82,9 @@ class CompletionsTest : public ::testing::Test {
     if (tweak) tweak(&so);
     simulator_ = std::make_unique<Simulator>(so);
     ASSERT_TRUE(simulator_->Start().ok());
-    ASSERT_TRUE(frontend_->Start(&error)) << error;
-    url_.host = "127.0.0.1";
-    url_.port = frontend_->http_port();
-    url_.path = "/v1/completions";
+    Status started = frontend_->Start();
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    url_ = "http://127.0.0.1:" + std::to_string(frontend_->http_port()) + "/v1/completions";
   }
 
   void TearDown() override {
@@ -112,7 +114,7 @@ class CompletionsTest : public ::testing::Test {
 
   std::unique_ptr<Frontend> frontend_;
   std::unique_ptr<Simulator> simulator_;
-  HttpUrl url_;
+  std::string url_;
 };
 
 // vLLM's own check (tests/entrypoints/serve/instrumentator/test_metrics.py): N sequential
@@ -263,7 +265,7 @@ TEST_F(CompletionsTest, ClientHangingUpOnANonStreamedRequestAbortsIt) {
   ASSERT_GE(fd, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
-  address.sin_port = htons(url_.port);
+  address.sin_port = htons(frontend_->http_port());
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
   const std::string body = R"({"prompt":[1,2,3],"max_tokens":5000,"ignore_eos":true})";
@@ -339,10 +341,13 @@ TEST_F(CompletionsTest, StreamedRequestOnADyingEngineEndsWithAnErrorEvent) {
 // adapter, and vllm:lora_requests_info shows it while the request was in flight (the message
 // with its first token carries SchedulerStats and leaves it running), then without it.
 TEST_F(CompletionsTest, LoraModuleRequestsShowInLoraRequestsInfo) {
-  Start(nullptr, [](FrontendArgs* a) {
-    a->enable_lora = true;
-    a->max_loras = 2;
-    a->lora_modules = {"sql=/adapters/sql", R"({"name":"chat","path":"/adapters/chat"})"};
+  Start(nullptr, [](FrontendOptions* o) {
+    o->enable_lora = true;
+    o->max_loras = 2;
+    Result<std::vector<LoraModule>> modules =
+        ParseLoraModules({"sql=/adapters/sql", R"({"name":"chat","path":"/adapters/chat"})"});
+    ASSERT_TRUE(modules.ok()) << modules.status().ToString();
+    o->lora_modules = *modules;
   });
   HttpClientResponse r =
       Post(R"({"prompt":[1,2,3],"max_tokens":4,"ignore_eos":true,"model":"sql"})");
@@ -361,29 +366,35 @@ TEST_F(CompletionsTest, LoraModuleRequestsShowInLoraRequestsInfo) {
   EXPECT_EQ(m.find("chat"), std::string::npos) << m;
 }
 
-// --lora-modules is checked before any engine is waited for.
-TEST(FrontendFlags, LoraModulesRequireLoraAndNameEqualsPath) {
+// --lora-modules is read as vLLM reads it, and checked (it needs --enable-lora) before any
+// engine is waited for.
+TEST(FrontendOptionsCheck, LoraModulesRequireLoraAndNameEqualsPath) {
   struct Case {
-    bool enable_lora;
     std::string module;
     std::string error_part;
   };
   const Case cases[] = {
-      {false, "sql=/a", "requires --enable-lora"},
-      {true, "nopath", "is not name=path"},
-      {true, "=/a", "is not name=path"},
-      {true, R"({"name":"x"})", "not a JSON object with string name and path"},
+      {"nopath", "is not name=path"},
+      {"=/a", "is not name=path"},
+      {"a=", "is not name=path"},
+      {R"({"name":"x"})", "is not a JSON object with string name and path"},
   };
   for (const Case& c : cases) {
-    FrontendArgs args;
-    args.handshake_address = "tcp://127.0.0.1:0";
-    args.enable_lora = c.enable_lora;
-    args.lora_modules = {c.module};
-    Frontend frontend(args);
-    std::string error;
-    EXPECT_FALSE(frontend.Bind(&error)) << c.module;
-    EXPECT_NE(error.find(c.error_part), std::string::npos) << c.module << ": " << error;
+    Result<std::vector<LoraModule>> modules = ParseLoraModules({c.module});
+    ASSERT_FALSE(modules.ok()) << c.module;
+    EXPECT_EQ(modules.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(modules.status().message().find("--lora-modules: " + c.module + " " + c.error_part),
+              std::string::npos)
+        << modules.status().message();
   }
+  FrontendOptions options;
+  options.handshake_address = "tcp://127.0.0.1:0";
+  options.lora_modules = {{"sql", "/a"}};
+  Frontend frontend(options);
+  Status s = frontend.Bind();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("--lora-modules requires --enable-lora"), std::string::npos)
+      << s.ToString();
 }
 
 // Bad requests: 4xx with a JSON error naming the problem; nothing reaches the engine.
@@ -429,12 +440,11 @@ TEST_F(CompletionsTest, BadRequestsAreRefusedWithClearMessages) {
     EXPECT_NE(doc["error"]["message"].get<std::string>().find(c.message_part), std::string::npos)
         << what << ": " << r.body;
   }
-  HttpUrl get = url_;
-  HttpClientResponse wrong_method = HttpGet(get);
+  HttpClientResponse wrong_method = HttpGet(url_);
   EXPECT_EQ(wrong_method.status, 405);
   EXPECT_EQ(frontend_->live_requests(), 0u);
   EXPECT_EQ(Engine0().requests_served, 0u);
 }
 
 }  // namespace
-}  // namespace vmetrics::cli
+}  // namespace vmetrics

@@ -1,38 +1,48 @@
 // File: http_client.h
 //
-// A small blocking HTTP/1.1 client over POSIX sockets, enough to drive POST /v1/completions:
-// one request per connection, the response body handed over as it arrives (Content-Length,
-// chunked or until close; chunked framing removed), so a caller can time the first token of a
-// server-sent-event stream or hang up in the middle of one. Used by `vmetrics bench-serve`,
-// by `vmetrics demo` to send its traffic, and by the tests.
+// HttpClient: a small blocking HTTP client on libcurl, enough to drive a frontend's JSON API:
+// POST a body and GET, over http:// or https:// (the server verified against the system's CAs
+// or a CA file), with basic authentication when a user is given, the response body handed over
+// as it arrives, so a caller can time the first token of a server-sent-event stream or hang up
+// in the middle of one. Used by `vmetrics bench-serve`, by `vmetrics demo` to send its traffic,
+// and by the tests.
 //
-// Thread safety: every call uses its own socket; call from any number of threads.
+// Not part of the product libraries: only the tools and the tests link libcurl.
+//
+// Thread safety: an HttpClient is used by one thread at a time (it keeps its connection for
+// the next request, as a benchmark client should); use one per thread. The free functions make
+// a client per call and may be called from any thread.
 //
 // Example:
-//   HttpUrl url;
-//   ASSERT_TRUE(ParseHttpUrl("http://127.0.0.1:8000/v1/completions", &url));
-//   HttpClientResponse r = HttpPost(url, R"({"prompt":[1,2],"max_tokens":4})");
-//   EXPECT_EQ(r.status, 200);
-#ifndef VMETRICS_CLI_HTTP_CLIENT_H_
-#define VMETRICS_CLI_HTTP_CLIENT_H_
+//   HttpClient client({.ca_file = "ca.pem", .user = "prometheus", .password = "secret"});
+//   HttpClientResponse r =
+//       client.Post("https://127.0.0.1:8000/v1/completions", R"({"prompt":[1,2],"max_tokens":4})");
+//   EXPECT_EQ(r.status, 200) << r.error;
+#ifndef VMETRICS_TOOLS_LOADGEN_HTTP_CLIENT_H_
+#define VMETRICS_TOOLS_LOADGEN_HTTP_CLIENT_H_
 
 #include <chrono>
-#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
 
-namespace vmetrics::cli {
+#include "vmetrics/status.h"
 
-struct HttpUrl {
-  std::string host;  // a name or an IPv4/IPv6 literal (without brackets)
-  uint16_t port = 80;
-  std::string path = "/";
+namespace vmetrics::loadgen {
+
+struct HttpClientOptions {
+  // A PEM file of the certificates that may sign an https:// server's certificate; "" = the
+  // system's CA store. The host name is always verified.
+  std::string ca_file;
+
+  // Basic authentication (a web config's basic_auth_users) when `user` is not empty.
+  std::string user;
+  std::string password;
+
+  // Bounds connecting, and any stretch of the response without a byte; a stream may last as
+  // long as it keeps sending.
+  std::chrono::milliseconds timeout = std::chrono::seconds(60);
 };
-
-// ParseHttpUrl: "http://host[:port][/path]" ("[::1]" for IPv6). false for anything else
-// (https included: this client speaks plain HTTP only).
-bool ParseHttpUrl(std::string_view text, HttpUrl* url);
 
 struct HttpClientResponse {
   int status = 0;  // 0 when no complete response head arrived
@@ -42,20 +52,45 @@ struct HttpClientResponse {
   bool hung_up = false;  // on_body asked to stop and the connection was closed
 };
 
-// HttpPost
+// CheckHttpUrl
 //
-// POSTs `body` (Content-Type: application/json) and reads the response. With `on_body`, each
-// piece of body is passed to it as it arrives instead of being kept; returning false closes the
-// connection at once (hung_up = true). Every socket operation is bounded by `timeout`; the
-// whole exchange is not (a stream may last as long as it keeps sending).
-HttpClientResponse HttpPost(const HttpUrl& url, std::string_view body,
+// Ok for an absolute http:// or https:// URL with a host ("http://[::1]:8000/v1/completions");
+// kInvalidArgument saying what is wrong otherwise.
+Status CheckHttpUrl(std::string_view url);
+
+class HttpClient {
+ public:
+  explicit HttpClient(HttpClientOptions options = {});
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Post
+  //
+  // POSTs `body` (Content-Type: application/json) and reads the response. With `on_body`, each
+  // piece of body is passed to it as it arrives instead of being kept; returning false closes
+  // the connection at once (hung_up = true). The body is sent as it is, without
+  // `Expect: 100-continue`.
+  HttpClientResponse Post(const std::string& url, std::string_view body,
+                          const std::function<bool(std::string_view)>& on_body = nullptr);
+
+  // Get: GET `url` and return the whole response.
+  HttpClientResponse Get(const std::string& url);
+
+ private:
+  HttpClientResponse Perform(const std::string& url, const std::string_view* post_body,
+                             const std::function<bool(std::string_view)>& on_body);
+
+  HttpClientOptions options_;
+  void* curl_;  // CURL*, kept across requests so the connection is reused
+};
+
+// One request with a client of its own (a new connection).
+HttpClientResponse HttpPost(const std::string& url, std::string_view body,
                             const std::function<bool(std::string_view)>& on_body = nullptr,
-                            std::chrono::milliseconds timeout = std::chrono::seconds(60));
+                            const HttpClientOptions& options = {});
+HttpClientResponse HttpGet(const std::string& url, const HttpClientOptions& options = {});
 
-// HttpGet: GET `url` and return the whole response.
-HttpClientResponse HttpGet(const HttpUrl& url,
-                           std::chrono::milliseconds timeout = std::chrono::seconds(60));
+}  // namespace vmetrics::loadgen
 
-}  // namespace vmetrics::cli
-
-#endif  // VMETRICS_CLI_HTTP_CLIENT_H_
+#endif  // VMETRICS_TOOLS_LOADGEN_HTTP_CLIENT_H_

@@ -1,5 +1,5 @@
 // LoadGenerator: Poisson arrivals, a concurrency cap, streamed completions; see load_generator.h.
-#include "cli/load_generator.h"
+#include "tools/loadgen/load_generator.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace vmetrics::cli {
+namespace vmetrics::loadgen {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -44,8 +44,8 @@ struct Sample {
 
 // Sends one streamed completion and times it: the first event carrying tokens is the first
 // token; [DONE] ends it.
-Sample SendOne(const LoadOptions& o, const std::vector<int64_t>& prompt, int64_t max_tokens,
-               const std::string* model) {
+Sample SendOne(HttpClient& client, const LoadOptions& o, const std::vector<int64_t>& prompt,
+               int64_t max_tokens, const std::string* model) {
   nlohmann::json body = {{"prompt", prompt},
                          {"max_tokens", max_tokens},
                          {"n", o.n},
@@ -57,7 +57,7 @@ Sample SendOne(const LoadOptions& o, const std::vector<int64_t>& prompt, int64_t
   const Clock::time_point start = Clock::now();
   std::string pending;
   bool done = false;
-  HttpClientResponse r = HttpPost(o.url, body.dump(), [&](std::string_view piece) {
+  HttpClientResponse r = client.Post(o.url, body.dump(), [&](std::string_view piece) {
     pending.append(piece);
     for (size_t end; (end = pending.find("\n\n")) != std::string::npos;) {
       const std::string event = pending.substr(0, end);
@@ -105,6 +105,7 @@ LoadReport LoadGenerator::Run() {
   std::vector<Sample> samples;
 
   auto worker = [&] {
+    HttpClient client(o.client);
     for (;;) {
       Clock::time_point at;
       std::vector<int64_t> prompt;
@@ -134,7 +135,7 @@ LoadReport LoadGenerator::Run() {
       // Pacing the arrivals is the point of a load generator: wait for this one's turn.
       std::this_thread::sleep_until(at);
       if (stop_.load()) return;
-      Sample s = SendOne(o, prompt, max_tokens, model);
+      Sample s = SendOne(client, o, prompt, max_tokens, model);
       std::lock_guard<std::mutex> lock(mu);
       samples.push_back(std::move(s));
     }
@@ -193,4 +194,4 @@ std::string FormatLoadReport(const LoadReport& r) {
   return out;
 }
 
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::loadgen

@@ -6,29 +6,36 @@
 // `vmetrics bench-serve` prints its report; `vmetrics demo` runs it in the background so every
 // request family moves.
 //
+// Each of the `concurrency` workers keeps one connection (HttpClient, http_client.h) and sends
+// its requests on it one after the other, as benchmark clients with a connection pool do.
+//
 // Thread safety: Run blocks the calling thread (and uses `concurrency` threads of its own);
 // RequestStop may be called from any thread.
 //
 // Example:
 //   LoadOptions o;
-//   ParseHttpUrl("http://127.0.0.1:8000/v1/completions", &o.url);
+//   o.url = "http://127.0.0.1:8000/v1/completions";
 //   o.requests = 100;
 //   o.rate = 20;
 //   LoadReport r = LoadGenerator(o).Run();
 //   std::printf("%s", FormatLoadReport(r).c_str());
-#ifndef VMETRICS_CLI_LOAD_GENERATOR_H_
-#define VMETRICS_CLI_LOAD_GENERATOR_H_
+#ifndef VMETRICS_TOOLS_LOADGEN_LOAD_GENERATOR_H_
+#define VMETRICS_TOOLS_LOADGEN_LOAD_GENERATOR_H_
 
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
-#include "cli/http_client.h"
+#include "tools/loadgen/http_client.h"
 
-namespace vmetrics::cli {
+namespace vmetrics::loadgen {
 
 struct LoadOptions {
-  HttpUrl url;
+  // The completions endpoint (http:// or https://), and how to reach it: a CA file for
+  // https, basic-auth credentials, the timeout (http_client.h).
+  std::string url = "http://127.0.0.1:8000/v1/completions";
+  HttpClientOptions client;
   uint64_t requests = 100;  // requests to send; 0 = until duration_s or RequestStop
   double duration_s = 0;    // stop sending after this long; 0 = no limit
   double rate = 0;          // requests per second (Poisson); 0 = as fast as concurrency allows
@@ -75,6 +82,6 @@ class LoadGenerator {
 // The report as text: counts, throughput and the percentiles, one per line.
 std::string FormatLoadReport(const LoadReport& report);
 
-}  // namespace vmetrics::cli
+}  // namespace vmetrics::loadgen
 
-#endif  // VMETRICS_CLI_LOAD_GENERATOR_H_
+#endif  // VMETRICS_TOOLS_LOADGEN_LOAD_GENERATOR_H_
