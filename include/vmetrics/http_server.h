@@ -259,11 +259,12 @@ struct HealthReport {
   std::string body;
 };
 
-// HttpRequest: what a route's handler gets. The method and path are the route's (they
-// matched exactly); the body is the whole request body, moved in.
+// HttpRequest: what a route's handler gets. The method and path are views of the route's own
+// (they matched exactly), valid for as long as the server; the body is the whole request
+// body, moved in.
 struct HttpRequest {
-  std::string method;
-  std::string path;
+  std::string_view method;
+  std::string_view path;
   std::string body;
 };
 

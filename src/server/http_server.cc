@@ -261,15 +261,15 @@ MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const 
           RouteError(route, MHD_HTTP_SERVICE_UNAVAILABLE, "the server is stopping"));
     } else {
       posted->exchange->SuspendUntilAnswered();
-      const std::string name = route.method + " " + route.path;
       try {
         route.handler(HttpRequest{route.method, route.path, std::move(posted->body)},
                       posted->exchange);
       } catch (const std::exception& e) {
-        LogHandlerFailure(state, "handler for " + name + " threw: " + e.what());
+        LogHandlerFailure(state,
+                          "handler for " + route.method + " " + route.path + " threw: " + e.what());
         posted->exchange->Reply(RouteError(route, MHD_HTTP_INTERNAL_SERVER_ERROR, e.what()));
       } catch (...) {
-        LogHandlerFailure(state, "handler for " + name + " threw");
+        LogHandlerFailure(state, "handler for " + route.method + " " + route.path + " threw");
         posted->exchange->Reply(
             RouteError(route, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error"));
       }
