@@ -1,14 +1,20 @@
 # The two commands a new user types (see README.md):
-#   make demo   - set up, build, run a stand-in engine and the server, show /metrics
-#   make test   - set up, build, run every test
+#   make demo   - install the build dependencies of the binary, build only the binary (in
+#                 build-demo, tests off), run stand-in engines and the server, show /metrics
+#   make test   - install the whole toolchain, build everything, run every test
 BUILD ?= build
+DEMO_BUILD ?= build-demo
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup build test demo asan tsan fuzz load bench format regen package clean
+.PHONY: setup setup-runtime build test demo asan tsan fuzz load bench format regen package clean
 
 setup:
 	@./tools/setup.sh
+
+# Only what building the vmetrics binary needs (no clang, GoogleTest, Prometheus, Python peers).
+setup-runtime:
+	@./tools/setup.sh --runtime
 
 build: setup
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
@@ -17,8 +23,12 @@ build: setup
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-demo: build
-	$(BUILD)/src/cli/vmetrics demo $(DEMO_ARGS)
+# The binary alone, with tests off, in a build directory of its own: a first look should not
+# wait for the test suite.
+demo: setup-runtime
+	cmake -S . -B $(DEMO_BUILD) -DCMAKE_BUILD_TYPE=Release -DVMETRICS_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(DEMO_BUILD) -j $(JOBS) --target vmetrics_cli
+	$(DEMO_BUILD)/src/cli/vmetrics demo $(DEMO_ARGS)
 
 # Every test under ASan+UBSan, built at -O1 with line tables only (-g1), as ASan's authors
 # advise: reports keep file and line, and the build takes about half the CPU of RelWithDebInfo.
@@ -31,7 +41,7 @@ asan: setup
 # binaries are built, at -O1 with line tables only (-g1): TSan's reports keep file and line,
 # and the build takes about half the CPU time of RelWithDebInfo.
 TSAN_TARGETS = metrics_test server_test transport_test simulate_test accounting_test \
-               completions_test
+               frontend_test loadgen_test
 tsan: setup
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" -DVMETRICS_TSAN=ON -DVMETRICS_WERROR=ON >/dev/null
 	cmake --build build-tsan -j $(JOBS) --target $(TSAN_TARGETS)
@@ -60,4 +70,4 @@ package: build
 	cd $(BUILD) && cpack -G DEB
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz
+	rm -rf build build-demo build-asan build-tsan build-fuzz

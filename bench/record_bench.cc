@@ -1,5 +1,5 @@
 // record_bench: decode + record, the work the output loop of `vmetrics serve` does for every
-// message (cli/frontend.cc: DecodeEngineCoreOutputs into a reused EngineCoreOutputs, then
+// message (src/frontend/frontend.cc: DecodeEngineCoreOutputs into a reused EngineCoreOutputs, then
 // StatsRecorder::Record), over the W1 and W2 captures on one core. Also: recording alone
 // (messages decoded beforehand), one realistic NIXL/MultiConnector message over and over, and
 // the per-child primitives with a

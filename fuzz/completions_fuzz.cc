@@ -7,7 +7,7 @@
 //
 // Build and run (clang only): tools/run_fuzzers.sh [SECONDS]
 // Corpus: fuzz/corpus/completions/ (hand-written seeds; keep every minimized crash input there
-// too: completions_test replays the directory without libFuzzer).
+// too: frontend_test replays the directory without libFuzzer).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 //
 // The invariants of a POST /v1/completions body through ParseCompletionRequest, shared by the
 // libFuzzer target (fuzz/completions_fuzz.cc) and the ctest replay of its corpus
-// (tests/cli/completions_corpus_replay_test.cc). Returns "" when they hold, else what broke:
+// (tests/frontend/completions_corpus_replay_test.cc). Returns "" when they hold, else what broke:
 //   - two parses give the same answer (the parser keeps no state);
 //   - a refusal is a 400 (or 404 for another model) with a message, and its ErrorJson is a JSON
 //     object whose error.message is that message;
@@ -17,12 +17,12 @@
 #include <string>
 #include <string_view>
 
-#include "cli/completion_api.h"
+#include "frontend/completion_api.h"
 
 namespace vmetrics::fuzz {
 
-inline cli::CompletionLimits FuzzCompletionLimits() {
-  cli::CompletionLimits limits;
+inline frontend::CompletionLimits FuzzCompletionLimits() {
+  frontend::CompletionLimits limits;
   limits.max_model_len = 512;
   limits.served_model_name = "fuzz-model";
   limits.max_n = 8;
@@ -32,27 +32,27 @@ inline cli::CompletionLimits FuzzCompletionLimits() {
 }
 
 inline std::string CheckCompletionInvariants(std::string_view body) {
-  const cli::CompletionLimits limits = FuzzCompletionLimits();
-  const cli::ParsedCompletion a = cli::ParseCompletionRequest(body, limits);
-  const cli::ParsedCompletion b = cli::ParseCompletionRequest(body, limits);
+  const frontend::CompletionLimits limits = FuzzCompletionLimits();
+  const frontend::ParsedCompletion a = frontend::ParseCompletionRequest(body, limits);
+  const frontend::ParsedCompletion b = frontend::ParseCompletionRequest(body, limits);
   if (a.ok() != b.ok()) return "two parses disagree on acceptance";
   if (!a.ok()) {
-    const cli::ApiError& e = *a.error;
+    const frontend::ApiError& e = *a.error;
     if (e.status != b.error->status || e.message != b.error->message) {
       return "two parses give different errors";
     }
     if (e.status != 400 && e.status != 404)
       return "refusal with status " + std::to_string(e.status);
     if (e.message.empty()) return "refusal without a message";
-    const nlohmann::json doc = nlohmann::json::parse(cli::ErrorJson(e), nullptr, false);
+    const nlohmann::json doc = nlohmann::json::parse(frontend::ErrorJson(e), nullptr, false);
     if (!doc.is_object() || !doc.contains("error") || !doc["error"].is_object() ||
         doc["error"].value("message", std::string()) != e.message) {
       return "ErrorJson is not {\"error\":{\"message\":...}} with the message";
     }
     return "";
   }
-  const cli::CompletionRequest& r = a.request;
-  const cli::CompletionRequest& s = b.request;
+  const frontend::CompletionRequest& r = a.request;
+  const frontend::CompletionRequest& s = b.request;
   if (r.prompts != s.prompts || r.max_tokens != s.max_tokens || r.n != s.n ||
       r.stream != s.stream || r.ignore_eos != s.ignore_eos || r.seed != s.seed ||
       r.lora.has_value() != s.lora.has_value()) {

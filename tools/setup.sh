@@ -1,18 +1,32 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package vmetrics needs to build, test, fuzz and benchmark.
+# tools/setup.sh [--runtime]
+#
+# Installs the Debian 12 packages vmetrics needs. By default everything needed to build, test,
+# fuzz and benchmark (`make test`); with --runtime only what building the `vmetrics` binary
+# needs (`make demo`: compiler, CMake and the libraries it links).
 # Idempotent: does nothing (and needs no network) when everything is already installed.
 set -euo pipefail
-PACKAGES=(
-  build-essential cmake pkg-config clang clang-format clang-tidy libclang-rt-14-dev
+RUNTIME=(
+  build-essential cmake pkg-config
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libmicrohttpd-dev zlib1g-dev
-  libcli11-dev nlohmann-json3-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev
+  libgnutls28-dev libcrypt-dev  # server: TLS certificate checks, basic-auth cache HMAC, bcrypt
+  libcurl4-gnutls-dev  # tools/loadgen: the HTTP client of bench-serve and the demo
+)
+DEVELOPMENT=(
+  clang clang-format clang-tidy libclang-rt-14-dev
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-msgpack python3-zmq python3-prometheus-client
   python3-yaml  # tests/deploy/check_deploy.py reads the Prometheus rules
   prometheus curl
   systemd  # systemd-analyze: tests/deploy/systemd_verify.sh checks deploy/systemd/vmetrics.service
   wrk  # make load: HTTP load on /metrics (tests/load/wrk_load.py)
-  libgnutls28-dev libcrypt-dev  # server: TLS certificate checks, basic-auth cache HMAC, bcrypt
 )
+case "${1:-}" in
+  --runtime) PACKAGES=("${RUNTIME[@]}") ;;
+  "") PACKAGES=("${RUNTIME[@]}" "${DEVELOPMENT[@]}") ;;
+  *) echo "usage: tools/setup.sh [--runtime]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

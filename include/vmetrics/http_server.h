@@ -1,20 +1,23 @@
 // File: http_server.h
 //
-// HttpServer: the HTTP endpoint of a vmetrics frontend, serving `/metrics` and `/health` the
-// way vLLM's Python frontend does, on libmicrohttpd; over TLS and behind basic authentication
-// when HttpServerOptions::web_config asks for them (web_config.h).
+// HttpServer: the HTTP endpoint of a vmetrics frontend on libmicrohttpd. It serves `/metrics`
+// and `/health` the way vLLM's Python frontend does, and the application's own routes
+// (HttpRoute: a method, a path and a handler that answers on an HttpExchange, whole or
+// streamed); over TLS and behind basic authentication when HttpServerOptions::web_config asks
+// for them (web_config.h). The server knows HTTP, not the API behind the routes: the OpenAI
+// completions API of `vmetrics serve` is a route its frontend registers (frontend.h).
 //
 //   GET|HEAD /metrics   200, the exposition chosen by Negotiate(Accept, Accept-Encoding):
 //                       text 0.0.4 or OpenMetrics 1.0.0, gzip-compressed when accepted.
 //                       Repeated Accept headers are joined with "," (prometheus_client does).
 //                       `/metrics/` and any query string (`/metrics?x=1`) are the same route.
 //   GET|HEAD /health    200 when HttpHandlers::health reports healthy, 503 otherwise.
-//   POST /v1/completions
-//                       only when HttpHandlers::completions is set (404 otherwise): the body
-//                       (at most max_body_bytes, else 413) goes to the handler, which answers
-//                       on an HttpExchange, at once or later, whole or streamed; other methods
-//                       405 with `Allow: POST`.
-//   other methods       405 with `Allow: GET, HEAD` on the two paths above (404 elsewhere);
+//   a route             the method and path of an HttpHandlers::routes entry (the query string
+//                       does not count): the body (at most the route's max_body_bytes, else a
+//                       413 the route words) goes to the route's handler, which answers on an
+//                       HttpExchange, at once or later, whole or streamed. Another method on a
+//                       route's path is 405 with `Allow:` the methods its routes have.
+//   other methods       405 with `Allow: GET, HEAD` on /metrics and /health;
 //                       bodies of 404 and 405 are FastAPI's JSON, as from vLLM.
 //   other paths         404.
 //   malformed requests  400 for a request line without an HTTP/1.x version or a header line
@@ -27,14 +30,14 @@
 //                       credentials. Checked after 400 and 431. 429 with `Retry-After: 1`
 //                       when max_pending_auth_checks checks already wait for bcrypt; 503 for
 //                       a check cancelled by Stop.
-//   handler throws      500; the server keeps serving.
+//   handler throws      500 (a route's worded by its error_reply); the server keeps serving.
 //
 // Every reply the server builds (not libmicrohttpd's own, such as 505) carries the web
 // config's http_server_config.headers.
 //
 // Connections are kept alive between requests (Prometheus reuses its scrape connection),
-// except after a refusal above or a GET that carries a body, which close the connection so
-// the server never reads a body.
+// except after a refusal above or a GET of /metrics or /health that carries a body, which close
+// the connection so the server never reads a body nobody wants.
 //
 // The server owns no metrics: it calls the handlers it is given, on its own worker threads,
 // once per request. Rendering therefore happens on a worker thread, and a slow scrape holds up
@@ -49,6 +52,10 @@
 //   HttpHandlers handlers;
 //   handlers.render_metrics = [&](ExpositionFormat f) { return Render(registry, f); };
 //   handlers.health = [] { return HealthReport{true, ""}; };
+//   handlers.routes.push_back({.method = "GET", .path = "/ping",
+//                              .handler = [](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+//                                ex->Reply(200, "application/json", "{}");
+//                              }});
 //   HttpServerOptions options;
 //   options.port = 0;  // ephemeral
 //   Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(options, handlers);
@@ -69,6 +76,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vmetrics/exposition.h"
 #include "vmetrics/status.h"
@@ -82,13 +90,20 @@ namespace internal {
 struct HttpServerState;  // defined in src/server/http_server.cc
 }  // namespace internal
 
+// HttpReply: one whole answer: status, Content-Type ("" = none) and body.
+struct HttpReply {
+  unsigned status = 200;
+  std::string content_type;
+  std::string body;
+};
+
 // HttpExchange
 //
-// The answer to one asynchronous request (POST /v1/completions), given from any thread, at
-// once or later: either one whole reply (Reply) or a 200 whose body is streamed (StartStream,
-// Write..., End; sent chunked, as server-sent events need). The connection waits suspended
-// meanwhile, costing the server no thread. Calls after the client went away, after the stream
-// ended or after the server stopped do nothing (Write returns false).
+// The answer to one request of a route (HttpRoute), given from any thread, at once or later: either
+// one whole reply (Reply) or a 200 whose body is streamed (StartStream, Write..., End; sent
+// chunked, as server-sent events need). The connection waits suspended meanwhile, costing the
+// server no thread. Calls after the client went away, after the stream ended or after the server
+// stopped do nothing (Write returns false).
 //
 // The client going away is noticed while the answer waits (the server watches the socket of a
 // waiting exchange for the client's hang-up) and, once streaming, when the server next writes
@@ -98,8 +113,8 @@ struct HttpServerState;  // defined in src/server/http_server.cc
 // Thread safety: every method may be called from any thread.
 //
 // Example:
-//   handlers.completions = [](std::string body, std::shared_ptr<HttpExchange> ex) {
-//     if (body.empty()) return ex->Reply(400, "application/json", R"({"error":"empty"})");
+//   route.handler = [](HttpRequest request, std::shared_ptr<HttpExchange> ex) {
+//     if (request.body.empty()) return ex->Reply(400, "application/json", R"({"error":"empty"})");
 //     ex->StartStream("text/event-stream");
 //     ex->Write("data: {}\n\n");
 //     ex->End();
@@ -112,6 +127,7 @@ class HttpExchange {
 
   // The whole answer. Only the first Reply or StartStream counts.
   void Reply(unsigned status, std::string_view content_type, std::string body);
+  void Reply(HttpReply reply) { Reply(reply.status, reply.content_type, std::move(reply.body)); }
   // Starts a 200 with this Content-Type whose body follows through Write.
   void StartStream(std::string_view content_type);
   // Appends to the stream. Returns false once the client is gone or the stream ended.
@@ -139,8 +155,9 @@ class HttpExchange {
   // suspends the connection and returns 0 when nothing is ready yet; -1 at the end
   // (MHD_CONTENT_READER_END_OF_STREAM).
   ssize_t ReadStream(char* buf, size_t max);
-  // The server stops: a waiting exchange is answered 503, a stream is cut short.
-  void Cancel();
+  // The server stops: a waiting exchange is answered `stopping` (the route's 503), a stream is
+  // cut short.
+  void Cancel(HttpReply stopping);
   // The request is over (completed or connection closed): forgets the connection and runs
   // the client-gone callback if the answer was not complete.
   void Detach();
@@ -214,8 +231,10 @@ struct HttpServerOptions {
   // At bcrypt cost 10 (about 0.1 s) the default is about two seconds of work. Must be >= 1.
   size_t max_pending_auth_checks = 16;
 
-  // Bytes of request body a POST /v1/completions may carry; a larger body is answered 413
-  // without reaching the handler. 1 MiB holds a prompt of well over 100k token ids.
+  // Bytes of request body a route's request may carry, unless the route sets its own
+  // (HttpRoute::max_body_bytes); a larger body is answered 413 without reaching the handler,
+  // and is not kept: the server holds at most this much per connection. 1 MiB holds a
+  // completion prompt of well over 100k token ids.
   size_t max_body_bytes = 1 << 20;
 
   // ---- Security ----
@@ -240,11 +259,67 @@ struct HealthReport {
   std::string body;
 };
 
+// HttpRequest: what a route's handler gets. The method and path are views of the route's own
+// (they matched exactly), valid for as long as the server; the body is the whole request
+// body, moved in.
+struct HttpRequest {
+  std::string_view method;
+  std::string_view path;
+  std::string body;
+};
+
+// HttpRoute
+//
+// One request the application serves: `method` on `path`, answered by `handler`. The server
+// reads the whole body first (at most max_body_bytes), then calls the handler on a worker
+// thread with the exchange to answer on; the handler must return promptly (no waiting for an
+// engine) and may answer at once or later, from any thread, whole (HttpExchange::Reply) or
+// streamed (StartStream, Write, End: server-sent events). A client that hangs up before the
+// answer is complete is noticed (HttpExchange::SetOnClientGone). GET routes work the same way,
+// with an empty body; HEAD is not added for them.
+//
+// The errors the server answers on the route's behalf — 413 for a body over the limit, 500
+// for a handler that threw, 503 for a request waiting when the server stops — are worded by
+// `error_reply`, so a JSON API answers them in its own error format.
+//
+// Example:
+//   HttpRoute route;
+//   route.method = "POST";
+//   route.path = "/v1/completions";
+//   route.handler = [&service](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
+//     service.Handle(std::move(r.body), std::move(ex));
+//   };
+//   route.error_reply = [](unsigned status, std::string_view message) {
+//     return HttpReply{status, "application/json", MyErrorJson(status, message)};
+//   };
+//   handlers.routes.push_back(std::move(route));
+struct HttpRoute {
+  // The request method, compared case-sensitively ("POST", "GET").
+  std::string method;
+
+  // The path, compared exactly, without the query string: it starts with '/' and holds no
+  // '?'. Not /metrics, /metrics/ or /health, which the server serves itself. One path may
+  // have several routes with different methods.
+  std::string path;
+
+  // Required. Called once per request, with the request and the exchange to answer on.
+  std::function<void(HttpRequest request, std::shared_ptr<HttpExchange> exchange)> handler;
+
+  // Bytes of body this route accepts; 0 = HttpServerOptions::max_body_bytes.
+  size_t max_body_bytes = 0;
+
+  // Optional. The reply for an error the server answers for this route: `status` 413, 500 or
+  // 503, and what happened in words ("request body larger than 1048576 bytes", the handler's
+  // exception text, "the server is stopping"). Unset: a text/plain reply with the message.
+  // Called on a server thread; must not throw.
+  std::function<HttpReply(unsigned status, std::string_view message)> error_reply;
+};
+
 // HttpHandlers
 //
 // What the server calls. All are called on worker threads, possibly concurrently (see the
-// thread-safety contract above). An exception escaping render_metrics or health is caught
-// and answered with 500; one escaping log is dropped.
+// thread-safety contract above). An exception escaping render_metrics, health or a route's
+// handler is caught and answered with 500; one escaping log is dropped.
 struct HttpHandlers {
   // Required. Returns the complete exposition in `format` (WriteText or WriteOpenMetrics
   // output). Called once per GET or HEAD of /metrics (HEAD needs its Content-Length); the
@@ -254,11 +329,9 @@ struct HttpHandlers {
   // Optional. Unset means always healthy with an empty body.
   std::function<HealthReport()> health;
 
-  // Optional. Serves POST /v1/completions (the path is 404 while unset). Called on a worker
-  // thread once the whole body is in, with the exchange to answer on; it must return
-  // promptly (no waiting for engines) and may answer at once or later, from any thread. An
-  // exception escaping it is answered 500.
-  std::function<void(std::string body, std::shared_ptr<HttpExchange> exchange)> completions;
+  // Optional. The application's routes (see HttpRoute), checked by Start. An exception
+  // escaping a route's handler is answered 500 (worded by its error_reply).
+  std::vector<HttpRoute> routes;
 
   // Optional. Receives libmicrohttpd's own error messages (failed binds and accepts, protocol
   // errors of clients), handler exceptions and gzip failures, one message per call without a
@@ -266,15 +339,6 @@ struct HttpHandlers {
   // included in its error status.
   std::function<void(std::string_view)> log;
 };
-
-// OpenAiErrorJson
-//
-// The JSON error body of the OpenAI API, as vLLM's ErrorResponse writes it.
-//
-// Example:
-//   EXPECT_EQ(OpenAiErrorJson(400, "BadRequestError", "bad n"),
-//             R"({"error":{"code":400,"message":"bad n","param":null,"type":"BadRequestError"}})");
-std::string OpenAiErrorJson(unsigned status, std::string_view type, std::string_view message);
 
 // HttpServer
 //
@@ -289,11 +353,13 @@ class HttpServer {
   // from that moment connections are accepted and answered.
   //
   // Failure: kInvalidArgument, with the reason in the message, for an unset render_metrics,
-  // an option out of range, a web_config that ValidateWebConfig refuses (or that asks for TLS
-  // from a libmicrohttpd built without it), a host that does not resolve, or when
-  // libmicrohttpd cannot start on any resolved address (port in use, permission denied,
-  // address not local; its own messages are included). No thread or socket is left behind on
-  // failure.
+  // an option out of range, a bad route (without a handler, with a method that is not an HTTP
+  // token, a path that does not start with '/' or holds '?', '#' or a blank, a path the server
+  // serves itself, a method and path another route has), a web_config that ValidateWebConfig
+  // refuses (or that asks for TLS from a libmicrohttpd built without it), a host that does
+  // not resolve, or when libmicrohttpd cannot start on any resolved address (port in use,
+  // permission denied, address not local; its own messages are included). No thread or
+  // socket is left behind on failure.
   //
   // Ownership: the returned server owns the handlers (moved in) and its threads.
   //

@@ -28,6 +28,7 @@ enum class StatusCode : uint8_t {
   kUnsupported,    // well-formed but refused on purpose (pickle ext types, unknown ext codes)
   kLimitExceeded,  // a length, depth or count above the configured limit
   kInvalidArgument,
+  kUnavailable,  // a peer or resource did not come: a socket would not bind, engines timed out
 };
 
 class [[nodiscard]] Status {
@@ -45,6 +46,9 @@ class [[nodiscard]] Status {
   }
   static Status InvalidArgument(std::string msg) {
     return Status(StatusCode::kInvalidArgument, std::move(msg), -1);
+  }
+  static Status Unavailable(std::string msg) {
+    return Status(StatusCode::kUnavailable, std::move(msg), -1);
   }
 
   Status(const Status& other) : state_(other.state_ ? new State(*other.state_) : nullptr) {}
@@ -106,6 +110,7 @@ inline const char* StatusCodeName(StatusCode code) {
     case StatusCode::kUnsupported: return "unsupported";
     case StatusCode::kLimitExceeded: return "limit exceeded";
     case StatusCode::kInvalidArgument: return "invalid argument";
+    case StatusCode::kUnavailable: return "unavailable";
   }
   return "unknown";
 }

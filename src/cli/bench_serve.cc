@@ -1,74 +1,66 @@
-// vmetrics bench-serve: the frontend's own benchmark. Sends token-id completions to a running
-// `vmetrics serve` (or any OpenAI-compatible server that takes token-id prompts) at a given
-// rate and concurrency, and prints throughput and TTFT / end-to-end latency percentiles.
+// vmetrics bench-serve: the flags of loadgen::BenchServe (tools/loadgen/bench_serve.h), the
+// frontend's own benchmark. Exit 0 when every request completed, 1 when one failed, 2 for
+// options that cannot be used.
+#include "tools/loadgen/bench_serve.h"
+
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "cli/commands.h"
-#include "cli/load_generator.h"
 
 namespace vmetrics::cli {
 namespace {
 
-struct BenchServeArgs {
-  std::string url = "http://127.0.0.1:8000/v1/completions";
-  LoadOptions load;
-  int64_t prompt_len = 128;
-  int64_t max_tokens = 64;
-};
-
-int RunBenchServe(BenchServeArgs& args) {
-  LoadOptions& o = args.load;
-  if (!ParseHttpUrl(args.url, &o.url)) {
-    std::fprintf(stderr, "vmetrics bench-serve: --url must be http://host[:port]/path\n");
+int RunBenchServe(const loadgen::BenchServeOptions& options) {
+  Result<loadgen::LoadReport> report = loadgen::BenchServe(options, [](std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  });
+  if (!report.ok()) {
+    std::fprintf(stderr, "vmetrics bench-serve: %s\n", report.status().message().c_str());
     return 2;
   }
-  if (o.requests == 0 && o.duration_s <= 0) {
-    std::fprintf(stderr, "vmetrics bench-serve: give --requests N or --duration S\n");
-    return 2;
-  }
-  o.prompt_len_min = o.prompt_len_max = args.prompt_len;
-  o.max_tokens_min = o.max_tokens_max = args.max_tokens;
-  char rate[32] = "unlimited";
-  if (o.rate > 0) std::snprintf(rate, sizeof rate, "%g req/s", o.rate);
-  std::printf("bench-serve: %s, rate %s, concurrency %d, prompt %lld tokens, max_tokens %lld\n",
-              args.url.c_str(), rate, o.concurrency, static_cast<long long>(args.prompt_len),
-              static_cast<long long>(args.max_tokens));
-  std::fflush(stdout);
-  LoadReport report = LoadGenerator(o).Run();
-  std::printf("%s", FormatLoadReport(report).c_str());
-  return report.failed > 0 ? 1 : 0;
+  return report->failed > 0 ? 1 : 0;
 }
 
 }  // namespace
 
 void AddBenchServeCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<BenchServeArgs>();
+  auto options = std::make_shared<loadgen::BenchServeOptions>();
+  loadgen::LoadOptions& load = options->load;
   CLI::App* cmd = app.add_subcommand(
       "bench-serve", "Send token-id completions at a rate and report throughput and latency");
   cmd->footer(
       "Examples:\n"
       "  vmetrics bench-serve --url http://127.0.0.1:8000/v1/completions --requests 200 "
       "--rate 20 --concurrency 16\n"
-      "  vmetrics bench-serve --duration 30 --rate 0 --concurrency 64");
-  cmd->add_option("--url", args->url, "Completions endpoint (plain HTTP)");
-  cmd->add_option("--requests", args->load.requests, "Requests to send (0 = until --duration)");
-  cmd->add_option("--duration", args->load.duration_s, "Seconds to send for (0 = no limit)")
+      "  vmetrics bench-serve --duration 30 --rate 0 --concurrency 64\n"
+      "  vmetrics bench-serve --url https://10.0.0.5:8000/v1/completions --ca-file ca.pem "
+      "--user prometheus --password secret --requests 100");
+  cmd->add_option("--url", load.url, "Completions endpoint (http:// or https://)");
+  cmd->add_option("--ca-file", load.client.ca_file,
+                  "PEM certificates that may sign an https:// server's (default: the system's)");
+  cmd->add_option("--user", load.client.user, "Basic authentication user");
+  cmd->add_option("--password", load.client.password,
+                  "Basic authentication password (visible to other local users in the process "
+                  "list)");
+  cmd->add_option("--requests", load.requests, "Requests to send (0 = until --duration)");
+  cmd->add_option("--duration", load.duration_s, "Seconds to send for (0 = no limit)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--rate", args->load.rate, "Requests per second, Poisson (0 = no pacing)")
+  cmd->add_option("--rate", load.rate, "Requests per second, Poisson (0 = no pacing)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--concurrency", args->load.concurrency, "Requests in flight at most")
+  cmd->add_option("--concurrency", load.concurrency, "Requests in flight at most")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--prompt-len", args->prompt_len, "Prompt tokens per request")
+  cmd->add_option("--prompt-len", options->prompt_len, "Prompt tokens per request")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd->add_option("--max-tokens", args->max_tokens, "max_tokens per request (ignore_eos is set)")
+  cmd->add_option("--max-tokens", options->max_tokens, "max_tokens per request (ignore_eos is set)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd->add_option("--n", args->load.n, "Samples per prompt")
-      ->check(CLI::Range(int64_t{1}, int64_t{128}));
-  cmd->add_option("--model", args->load.models,
+  cmd->add_option("--n", load.n, "Samples per prompt")->check(CLI::Range(int64_t{1}, int64_t{128}));
+  cmd->add_option("--model", load.models,
                   "model field to send; several are sent in turn (default: none)");
-  cmd->add_option("--seed", args->load.seed, "Seed of prompts and arrival times");
-  cmd->callback([args, exit_code] { *exit_code = RunBenchServe(*args); });
+  cmd->add_option("--seed", load.seed, "Seed of prompts and arrival times");
+  cmd->callback([options, exit_code] { *exit_code = RunBenchServe(*options); });
 }
 
 }  // namespace vmetrics::cli

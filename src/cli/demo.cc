@@ -1,220 +1,65 @@
-// vmetrics demo: stand-in engines and the server in one process on loopback, for a first look.
-// The engines serve the frontend's requests, and a load generator sends completions through
-// the HTTP endpoint, so the request families (TTFT, ITL, latencies, tokens by source, finish
-// reasons, request histograms) move along with the scheduler and connector ones. LoRA is on,
-// with two adapters the load generator names in turn with the base model, so
-// vllm:lora_requests_info shows them.
-#include <cstdio>
-#include <sstream>
-#include <thread>
+// vmetrics demo: the flags of demo::RunDemo (src/demo/demo.h): stand-in engines, the server
+// and a load generator on loopback, and an excerpt of /metrics.
+#include "demo/demo.h"
+
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "cli/commands.h"
-#include "cli/frontend.h"
-#include "cli/load_generator.h"
-#include "cli/log.h"
-#include "vmetrics/simulator.h"
+#include "frontend/log.h"
 
 namespace vmetrics::cli {
 namespace {
 
-struct DemoArgs {
-  FrontendArgs frontend;
-  int engines = 2;
+struct DemoFlags {
+  demo::DemoOptions options;
   std::string connector = "multi";
-  double rate_hz = 20;
-  double duration_s = 0;
-  uint64_t seed = 1;
-  double request_rate = 8;  // completions per second through /v1/completions; 0 = none
+  int port = 8000;
+  std::string log_format = "text";
 };
 
-// The lines of the exposition worth showing first: request and connector families with data.
-std::string Excerpt(const std::string& text) {
-  static const char* const kShown[] = {
-      "vllm:num_requests_running{",
-      "vllm:kv_cache_usage_perc{",
-      "vllm:prompt_tokens_by_source_total{",
-      "vllm:generation_tokens_total{",
-      "vllm:request_success_total{",
-      "vllm:time_to_first_token_seconds_count{",
-      "vllm:inter_token_latency_seconds_count{",
-      "vllm:e2e_request_latency_seconds_sum{",
-      "vllm:request_queue_time_seconds_sum{",
-      "vllm:request_prefill_time_seconds_sum{",
-      "vllm:request_decode_time_seconds_sum{",
-      "vllm:request_inference_time_seconds_sum{",
-      "vllm:request_prompt_tokens_sum{",
-      "vllm:request_generation_tokens_sum{",
-      "vllm:request_params_max_tokens_sum{",
-      "vllm:request_params_n_count{",
-      "vllm:iteration_tokens_total_sum{",
-      "vllm:lora_requests_info{",
-      "vllm:nixl_xfer_time_seconds_count{",
-      "vllm:mooncake_xfer_time_seconds_count{",
-      "vllm:mooncake_store_operation_total{",
-      "vmetrics_kv_connector_payloads_total{",
-  };
-  std::istringstream in(text);
-  std::string out;
-  int shown = 0;
-  for (std::string line; std::getline(in, line) && shown < 72;) {
-    bool interesting = false;
-    for (const char* prefix : kShown) interesting = interesting || line.rfind(prefix, 0) == 0;
-    // Finish reasons and connector outcomes that never happened are noise here.
-    if (interesting && line.size() > 4 && line.compare(line.size() - 4, 4, " 0.0") == 0 &&
-        (line.rfind("vllm:request_success_total", 0) == 0 ||
-         line.rfind("vmetrics_kv_connector_payloads_total", 0) == 0)) {
-      interesting = false;
-    }
-    if (interesting) {
-      out += "  " + line + "\n";
-      ++shown;
-    }
-  }
-  return out;
-}
-
-int RunDemo(DemoArgs args) {
-  BlockStopSignals();
-  FrontendArgs& f = args.frontend;
-  f.handshake_address = "tcp://127.0.0.1:0";
-  f.data_parallel_size = args.engines;
-  if (f.served_model_name.empty()) f.served_model_name = "demo-model";
-  f.enable_lora = true;
-  f.max_loras = 2;
-  f.lora_modules = {"sql-adapter=/adapters/sql", "chat-adapter=/adapters/chat"};
-  SimulatorOptions so;
-  so.engines = args.engines;
-  so.steps = 0;  // until stopped
-  so.rate_hz = args.rate_hz;
-  so.seed = args.seed;
-  // The engines serve the demo's completions; without traffic they make up their own load.
-  so.serve_requests = true;
-  so.synthetic_requests = args.request_rate <= 0;
-  std::optional<SimConnector> c = ParseSimConnector(args.connector);
-  if (!c) {
-    LogError("unknown --connector " + args.connector);
+int RunDemo(const DemoFlags& flags) {
+  demo::DemoOptions options = flags.options;
+  const std::optional<SimConnector> connector = ParseSimConnector(flags.connector);
+  if (!connector) {
+    frontend::LogError("unknown --connector " + flags.connector);
     return 2;
   }
-  so.connector = *c;
-  // Configure the frontend as vLLM's would be for this connector setup, so the connector
-  // families are registered at startup with zero children (Python semantics).
-  switch (*c) {
-    case SimConnector::kNixl:
-      f.kv_transfer_config = R"({"kv_connector":"NixlConnector"})";
-      break;
-    case SimConnector::kMooncakeP2p:
-      f.kv_transfer_config = R"({"kv_connector":"MooncakeConnector"})";
-      break;
-    case SimConnector::kMooncakeStore:
-      f.kv_transfer_config = R"({"kv_connector":"MooncakeStoreConnector"})";
-      break;
-    case SimConnector::kMulti:
-      f.kv_transfer_config =
-          R"({"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":[)"
-          R"({"kv_connector":"NixlConnector"},{"kv_connector":"MooncakeStoreConnector"},)"
-          R"({"kv_connector":"MooncakeConnector"}]}})";
-      break;
-    case SimConnector::kNone:
-      break;
-  }
-  Frontend frontend(f);
-  std::string error;
-  if (!frontend.Bind(&error)) {
-    LogError("cannot bind: " + error);
+  options.connector = *connector;
+  options.port = static_cast<uint16_t>(flags.port);
+  (void)frontend::ParseLogFormat(flags.log_format, &options.log_format);  // checked by CLI11
+  if (Status s = demo::RunDemo(options); !s.ok()) {
+    frontend::LogError(s.message());
     return 1;
   }
-  so.handshake_address = frontend.handshake_endpoint();
-  Simulator simulator(so);
-  if (TransportStatus s = simulator.Start(); !s.ok()) {
-    LogError("stand-in engine: " + s.ToString());
-    return 1;
-  }
-  if (!frontend.Start(&error)) {
-    if (f.port != 0 && error.find("HTTP") != std::string::npos) {
-      LogError(error + " (try --port 0)");
-    } else {
-      LogError(error);
-    }
-    simulator.RequestStop();
-    (void)simulator.Wait();
-    return 1;
-  }
-  const std::string url = "http://127.0.0.1:" + std::to_string(frontend.http_port()) + "/metrics";
-  std::printf("vmetrics demo: %d stand-in engine(s) (%s) -> %s\n", args.engines,
-              args.connector.c_str(), url.c_str());
-  std::fflush(stdout);
-  // Completions through the HTTP endpoint, as clients would send them: prompts of 16 to 1024
-  // tokens, 4 to 48 output tokens, EOS allowed (so both "stop" and "length" finishes).
-  std::unique_ptr<LoadGenerator> load;
-  std::thread load_thread;
-  if (args.request_rate > 0) {
-    LoadOptions lo;
-    lo.url.host = "127.0.0.1";
-    lo.url.port = frontend.http_port();
-    lo.url.path = "/v1/completions";
-    lo.requests = 0;  // until stopped
-    lo.rate = args.request_rate;
-    lo.concurrency = 32;
-    lo.prompt_len_min = 16;
-    lo.prompt_len_max = 1024;
-    lo.max_tokens_min = 4;
-    lo.max_tokens_max = 48;
-    lo.ignore_eos = false;
-    lo.seed = args.seed;
-    lo.models = {f.served_model_name, "sql-adapter", "chat-adapter"};
-    load = std::make_unique<LoadGenerator>(lo);
-    load_thread = std::thread([&load] { (void)load->Run(); });
-  }
-  // Let requests finish, then show what /metrics holds.
-  const double first_look = 4;
-  int sig = WaitForStopSignal(args.duration_s > 0 && args.duration_s < first_look ? args.duration_s
-                                                                                  : first_look);
-  std::printf("after %llu messages, %s shows (excerpt):\n%s",
-              static_cast<unsigned long long>(frontend.messages_recorded()), url.c_str(),
-              Excerpt(frontend.RenderText()).c_str());
-  std::printf("curl %s for everything; Ctrl-C to stop.\n", url.c_str());
-  std::fflush(stdout);
-  if (sig == 0) {
-    sig =
-        WaitForStopSignal(args.duration_s > 0 ? std::max(args.duration_s - first_look, 0.001) : 0);
-  }
-  if (load) {
-    load->RequestStop();
-    load_thread.join();  // requests in flight finish first: the engines are still up
-  }
-  simulator.RequestStop();
-  (void)simulator.Wait();
-  frontend.Stop();
-  std::printf("vmetrics demo: stopped after %llu messages\n",
-              static_cast<unsigned long long>(frontend.messages_recorded()));
   return 0;
 }
 
 }  // namespace
 
 void AddDemoCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<DemoArgs>();
+  auto flags = std::make_shared<DemoFlags>();
+  demo::DemoOptions& o = flags->options;
   CLI::App* cmd = app.add_subcommand(
       "demo", "Run stand-in engines and the server on loopback and show /metrics");
   cmd->footer(
       "Examples:\n  vmetrics demo\n  vmetrics demo --connector nixl --duration 10 --port 0");
-  cmd->add_option("--engines", args->engines, "Stand-in engines")->check(CLI::Range(1, 64));
-  cmd->add_option("--connector", args->connector,
+  cmd->add_option("--engines", o.engines, "Stand-in engines")->check(CLI::Range(1, 64));
+  cmd->add_option("--connector", flags->connector,
                   "nixl, mooncake-p2p, mooncake-store, multi, none");
-  cmd->add_option("--rate", args->rate_hz, "Steps per second per engine")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--duration", args->duration_s, "Seconds to run (0 = until Ctrl-C)");
-  cmd->add_option("--seed", args->seed, "Simulator seed");
-  cmd->add_option("--request-rate", args->request_rate,
+  cmd->add_option("--rate", o.rate_hz, "Steps per second per engine")->check(CLI::PositiveNumber);
+  cmd->add_option("--duration", o.duration_s, "Seconds to run (0 = until Ctrl-C)");
+  cmd->add_option("--seed", o.seed, "Simulator seed");
+  cmd->add_option("--request-rate", o.request_rate,
                   "Completions per second sent to /v1/completions (0 = none; the engines then "
                   "make up their own requests)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--port", args->frontend.port, "HTTP port (0 = ephemeral)")
-      ->check(CLI::Range(0, 65535));
-  cmd->add_option("--served-model-name", args->frontend.served_model_name, "model_name label");
-  cmd->add_option("--log-format", args->frontend.log_format, "text or json")
+  cmd->add_option("--port", flags->port, "HTTP port (0 = ephemeral)")->check(CLI::Range(0, 65535));
+  cmd->add_option("--served-model-name", o.served_model_name, "model_name label");
+  cmd->add_option("--log-format", flags->log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
-  cmd->callback([args, exit_code] { *exit_code = RunDemo(*args); });
+  cmd->callback([flags, exit_code] { *exit_code = RunDemo(*flags); });
 }
 
 }  // namespace vmetrics::cli

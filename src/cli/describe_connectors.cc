@@ -1,41 +1,24 @@
-// vmetrics describe-connectors: prints the connector catalog's built-in rows as
-// `_metrics_descriptor` JSON (one document: a list of descriptors). It is the documentation of
-// what vmetrics records for each KV connector, generated from the very rows that decode and
-// record: a third-party connector that sends such a descriptor is recorded the same way.
+// vmetrics describe-connectors: the flags of frontend::DescribeConnectors
+// (frontend/describe_connectors.h); the built-in connector rows as `_metrics_descriptor` JSON
+// on stdout.
+#include "frontend/describe_connectors.h"
+
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
-#include "vmetrics/connector_catalog.h"
-#include "vmetrics/metrics_descriptor.h"
 
 namespace vmetrics::cli {
 namespace {
 
-struct DescribeArgs {
-  bool compact = false;
-  std::string connector;  // "" = every built-in row
-};
-
-int RunDescribeConnectors(const DescribeArgs& args) {
-  const ConnectorCatalog& catalog = ConnectorCatalog::BuiltIn();
-  ConnectorCatalog::RowList rows;
-  if (args.connector.empty()) {
-    rows = catalog.rows();
-  } else {
-    // By class name, so subclasses (NixlPullConnector) find their row.
-    for (const auto& row : catalog.rows()) {
-      if (catalog.FindByClassName(args.connector) == row.get()) rows.push_back(row);
-    }
-    if (rows.empty()) {
-      std::fprintf(stderr, "vmetrics describe-connectors: no built-in row answers to %s\n",
-                   args.connector.c_str());
-      return 2;
-    }
+int RunDescribeConnectors(const frontend::DescribeConnectorsOptions& options) {
+  Result<std::string> json = frontend::DescribeConnectors(options);
+  if (!json.ok()) {
+    std::fprintf(stderr, "vmetrics describe-connectors: %s\n", json.status().message().c_str());
+    return 2;
   }
-  const std::string json = DescribeRowsAsDescriptorJson(rows, args.compact ? -1 : 2);
-  std::fwrite(json.data(), 1, json.size(), stdout);
+  std::fwrite(json->data(), 1, json->size(), stdout);
   std::fputc('\n', stdout);
   return 0;
 }
@@ -43,7 +26,7 @@ int RunDescribeConnectors(const DescribeArgs& args) {
 }  // namespace
 
 void AddDescribeConnectorsCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<DescribeArgs>();
+  auto options = std::make_shared<frontend::DescribeConnectorsOptions>();
   CLI::App* cmd = app.add_subcommand(
       "describe-connectors",
       "Print the built-in KV-connector rows as _metrics_descriptor JSON (what is recorded)");
@@ -51,10 +34,10 @@ void AddDescribeConnectorsCommand(CLI::App& app, int* exit_code) {
       "Examples:\n"
       "  vmetrics describe-connectors\n"
       "  vmetrics describe-connectors --connector NixlPullConnector --compact");
-  cmd->add_flag("--compact", args->compact, "One line instead of indented JSON");
-  cmd->add_option("--connector", args->connector,
+  cmd->add_flag("--compact", options->compact, "One line instead of indented JSON");
+  cmd->add_option("--connector", options->connector,
                   "Only the row that answers to this Python class name");
-  cmd->callback([args, exit_code] { *exit_code = RunDescribeConnectors(*args); });
+  cmd->callback([options, exit_code] { *exit_code = RunDescribeConnectors(*options); });
 }
 
 }  // namespace vmetrics::cli

@@ -1,64 +1,106 @@
-// vmetrics serve: the engine-core client plus /metrics and /health (docs/design.md §5, §8).
-#include <atomic>
-#include <csignal>
-#include <cstdio>
-#include <thread>
-#include <unistd.h>
+// vmetrics serve: the flags of a Frontend (include/vmetrics/frontend.h), then
+// frontend::Serve until SIGINT or SIGTERM.
+#include "frontend/serve.h"
+
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
-#include "cli/frontend.h"
-#include "cli/log.h"
+#include "frontend/log.h"
+#include "vmetrics/frontend.h"
 
 namespace vmetrics::cli {
 namespace {
 
-int RunServe(const FrontendArgs& args) {
-  BlockStopSignals();
-  Frontend frontend(args);
-  std::string error;
-  if (!frontend.Bind(&error)) {
-    LogError("cannot bind the engine sockets: " + error);
+// FrontendOptions, plus the flags whose values need converting first.
+struct ServeFlags {
+  FrontendOptions options;
+  int port = 8000;
+  std::vector<std::string> lora_modules;
+  std::string log_format = "text";
+};
+
+void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
+  FrontendOptions* a = &f->options;
+  cmd->add_option("--served-model-name", a->served_model_name, "model_name label (default: model)");
+  cmd->add_option("--kv-transfer-config", a->kv_transfer_config,
+                  "vLLM's KVTransferConfig JSON; default: the engines' kv_connector");
+  cmd->add_option("--data-parallel-size", a->data_parallel_size,
+                  "Engines to wait for in frontend mode")
+      ->check(CLI::Range(1, 65535));
+  cmd->add_option("--data-parallel-address", a->data_parallel_address,
+                  "Handshake address engines connect to (vLLM's flag)");
+  cmd->add_option("--data-parallel-rpc-port", a->data_parallel_rpc_port,
+                  "Handshake port engines connect to (vLLM's flag)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--handshake-address", a->handshake_address,
+                  "Full ZeroMQ handshake endpoint (overrides the two above), e.g. ipc:///tmp/hs");
+  cmd->add_option("--input-address", a->input_address, "Bootstrapped mode: input ROUTER address");
+  cmd->add_option("--output-address", a->output_address, "Bootstrapped mode: output PULL address");
+  cmd->add_option("--engine-start-index", a->engine_start_index, "Bootstrapped mode: first engine")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--engine-count", a->engine_count,
+                  "Bootstrapped mode: engines to wait for (selects bootstrapped mode)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--engine-ready-timeout", a->engine_ready_timeout_s,
+                  "Seconds to wait for each startup stage")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--speculative-config", a->speculative_config,
+                  "vLLM's speculative config JSON (num_speculative_tokens)");
+  cmd->add_flag("--kv-cache-metrics", a->kv_cache_metrics,
+                "Register KV block residency histograms");
+  cmd->add_option("--max-model-len", a->max_model_len,
+                  "Override the engines' max_model_len for the token buckets");
+  cmd->add_option("--cache-config-info", a->cache_config_info,
+                  "JSON object of CacheConfig labels for vllm:cache_config_info");
+  cmd->add_flag("--disable-created-series", a->disable_created_series, "Omit _created samples");
+  cmd->add_option("--max-label-values-per-family", a->max_label_values_per_family,
+                  "Children a family may grow from label values engines send (Mooncake store "
+                  "operation/status, connector names); past it samples are dropped and counted "
+                  "in vmetrics_label_values_dropped_total. 0 = no limit")
+      ->capture_default_str();
+  cmd->add_flag("--enable-lora", a->enable_lora,
+                "LoRA is enabled: register vllm:lora_requests_info (also on when the engines "
+                "report LoRA support)");
+  cmd->add_option("--max-loras", a->max_loras,
+                  "Max LoRA adapters per batch (the max_lora label; vLLM's default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--lora-modules", f->lora_modules,
+                  "LoRA adapters a request's `model` may name: name=path or "
+                  "'{\"name\":...,\"path\":...}' (requires --enable-lora)");
+  cmd->add_option("--host", a->http.host, "HTTP bind address (loopback by default)");
+  cmd->add_option("--port", f->port, "HTTP port (0 = ephemeral)")->check(CLI::Range(0, 65535));
+  cmd->add_option("--http-threads", a->http.threads, "HTTP worker threads")
+      ->check(CLI::Range(1u, 64u));
+  cmd->add_option("--web-config-file", a->web_config_file,
+                  "Prometheus exporter-toolkit web config (TLS, basic auth)");
+  cmd->add_option("--log-format", f->log_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+}
+
+int RunServe(const ServeFlags& flags) {
+  FrontendOptions options = flags.options;
+  options.http.port = static_cast<uint16_t>(flags.port);
+  (void)frontend::ParseLogFormat(flags.log_format, &options.log_format);  // checked by CLI11
+  frontend::SetLogFormat(options.log_format);
+  Result<std::vector<LoraModule>> lora = ParseLoraModules(flags.lora_modules);
+  if (!lora.ok()) {
+    frontend::LogError(lora.status().message());
     return 1;
   }
-  if (args.engine_count > 0) {
-    LogInfo("waiting for " + std::to_string(args.engine_count) + " engine(s) on " +
-            frontend.input_endpoint() + " (input) and " + frontend.output_endpoint() + " (output)");
-  } else {
-    LogInfo("waiting for " + std::to_string(args.data_parallel_size) +
-            " engine(s) to say HELLO on " + frontend.handshake_endpoint());
-  }
-  // Startup runs beside the signal wait so that Ctrl-C also ends a wait for engines.
-  std::atomic<int> startup{0};  // 0 running, 1 ok, 2 failed
-  std::thread starter([&] {
-    std::string err;
-    if (frontend.Start(&err)) {
-      LogInfo("serving http://" + args.host + ":" + std::to_string(frontend.http_port()) +
-              "/metrics and /health");
-      std::printf("listening on http://%s:%u\n", args.host.c_str(), frontend.http_port());
-      std::fflush(stdout);
-      startup = 1;
-    } else {
-      error = err;
-      startup = 2;
-      kill(getpid(), SIGTERM);
-    }
-  });
-  const int sig = WaitForStopSignal(0);
-  frontend.Stop();
-  starter.join();
-  if (startup == 2) {
-    LogError("startup failed: " + error);
+  options.lora_modules = std::move(*lora);
+  if (Status s = frontend::Serve(options); !s.ok()) {
+    frontend::LogError(s.message());
     return 1;
   }
-  LogInfo(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + " after " +
-          std::to_string(frontend.messages_recorded()) + " messages");
   return 0;
 }
 
 }  // namespace
 
 void AddServeCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<FrontendArgs>();
+  auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand(
       "serve", "Meet vLLM engines over ZeroMQ, record their statistics, serve /metrics");
   cmd->footer(
@@ -70,8 +112,8 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
       "  # addresses fixed by a supervisor:\n"
       "  vmetrics serve --input-address tcp://127.0.0.1:5555 --output-address "
       "tcp://127.0.0.1:5556 --engine-start-index 0 --engine-count 2");
-  AddFrontendFlags(cmd, args.get());
-  cmd->callback([args, exit_code] { *exit_code = RunServe(*args); });
+  AddFrontendFlags(cmd, flags.get());
+  cmd->callback([flags, exit_code] { *exit_code = RunServe(*flags); });
 }
 
 }  // namespace vmetrics::cli

@@ -1,17 +1,17 @@
-// `vmetrics simulate`: stand-in vLLM engines that meet a frontend (handshake or bootstrapped)
-// and send realistic EngineCoreOutputs, or write them to a capture file.
+// `vmetrics simulate`: the flags of RunSimulation (src/simulate/run_simulation.h), stand-in
+// vLLM engines that meet a frontend (handshake or bootstrapped) and send realistic
+// EngineCoreOutputs, or write them to a capture file.
 //
 //   vmetrics simulate --handshake-address tcp://127.0.0.1:29550 --engines 2 --connector nixl
 //   vmetrics simulate --input-address tcp://127.0.0.1:5001 --output-address tcp://127.0.0.1:5002
 //   vmetrics simulate --capture nixl.msgpack --steps 1000 --connector multi --seed 1
-#include <atomic>
-#include <csignal>
+#include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
+#include "simulate/run_simulation.h"
 #include "vmetrics/simulator.h"
 
 namespace vmetrics::cli {
@@ -47,16 +47,10 @@ struct SimulateFlags {
   CLI::Option* vanish_opt = nullptr;
 };
 
-// The simulator a signal should stop. RequestStop() only writes to a pipe, which a signal
-// handler may do.
-std::atomic<Simulator*> g_running{nullptr};
-
-extern "C" void StopOnSignal(int /*signo*/) {
-  if (Simulator* sim = g_running.load()) sim->RequestStop();
-}
-
 int RunSimulate(const SimulateFlags& f) {
-  SimulatorOptions o;
+  SimulationRunOptions run;
+  run.report_totals_path = f.report_totals;
+  SimulatorOptions& o = run.simulator;
   o.handshake_address = f.handshake_address;
   o.input_address = f.input_address;
   o.output_address = f.output_address;
@@ -81,44 +75,16 @@ int RunSimulate(const SimulateFlags& f) {
   o.hold_after_steps = f.hold;
   o.handshake_timeout = std::chrono::milliseconds(f.handshake_timeout_ms);
 
-  Simulator sim(o);
-  if (TransportStatus s = sim.Start(); !s.ok()) {
-    std::fprintf(stderr, "vmetrics simulate: %s\n", s.ToString().c_str());
-    return 1;
-  }
-  g_running.store(&sim);
-  struct sigaction action {};
-  action.sa_handler = StopOnSignal;
-  sigemptyset(&action.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
-
-  const TransportStatus result = sim.Wait();
-
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  g_running.store(nullptr);
-
-  const SimulatorTotals totals = sim.Totals();
-  if (!f.report_totals.empty()) {
-    std::ofstream out(f.report_totals, std::ios::binary | std::ios::trunc);
-    out << totals.ToJson();
-    if (!out) {
-      std::fprintf(stderr, "vmetrics simulate: cannot write '%s'\n", f.report_totals.c_str());
-      return 1;
-    }
-  }
-  if (!result.ok()) {
-    std::fprintf(stderr, "vmetrics simulate: %s\n", result.ToString().c_str());
+  Result<SimulatorTotals> totals = RunSimulation(run);
+  if (!totals.ok()) {
+    std::fprintf(stderr, "vmetrics simulate: %s\n", totals.status().message().c_str());
     return 1;
   }
   uint64_t messages = 0;
-  for (const EngineTotals& e : totals.engines) messages += e.messages;
+  for (const EngineTotals& e : totals->engines) messages += e.messages;
   std::fprintf(stderr, "vmetrics simulate: %d engine(s) sent %llu messages (seed %llu)\n",
-               static_cast<int>(totals.engines.size()), static_cast<unsigned long long>(messages),
-               static_cast<unsigned long long>(totals.seed));
+               static_cast<int>(totals->engines.size()), static_cast<unsigned long long>(messages),
+               static_cast<unsigned long long>(totals->seed));
   return 0;
 }
 

@@ -1,7 +1,7 @@
 // File: client_watcher.h (internal to src/server)
 //
-// ClientWatcher: notices that a client hung up while its POST /v1/completions waits for a
-// non-streamed answer.
+// ClientWatcher: notices that a client hung up while its request to a route (HttpRoute) waits
+// for a non-streamed answer.
 //
 // Why: such a connection is suspended (MHD_suspend_connection) until the answer is ready, and
 // libmicrohttpd does not poll suspended connections; a stream notices a vanished client at its

@@ -90,7 +90,7 @@ void HttpExchange::ClientHungUp(int socket) {
     // only lets libmicrohttpd find the connection closed (499: client closed request).
     phase_ = Phase::kReplied;
     status_ = 499;
-    content_type_ = "application/json";
+    content_type_.clear();
     body_.clear();
     gone = std::move(on_client_gone_);
     on_client_gone_ = nullptr;
@@ -134,14 +134,13 @@ ssize_t HttpExchange::ReadStream(char* buf, size_t max) {
   return 0;
 }
 
-void HttpExchange::Cancel() {
+void HttpExchange::Cancel(HttpReply stopping) {
   std::lock_guard<std::mutex> lock(mu_);
   if (phase_ == Phase::kWaiting) {
     phase_ = Phase::kReplied;
-    status_ = MHD_HTTP_SERVICE_UNAVAILABLE;
-    content_type_ = "application/json";
-    body_ = OpenAiErrorJson(MHD_HTTP_SERVICE_UNAVAILABLE, "ServiceUnavailableError",
-                            "the server is stopping");
+    status_ = stopping.status;
+    content_type_ = std::move(stopping.content_type);
+    body_ = std::move(stopping.body);
   } else if (phase_ == Phase::kStreaming && !ended_) {
     ended_ = true;
     cancelled_ = true;

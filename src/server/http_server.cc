@@ -20,6 +20,7 @@
 #include "server/basic_auth.h"
 #include "server/client_watcher.h"
 #include "server/request_handler.h"
+#include "server/route_table.h"
 #include "server/verification_queue.h"
 #include "vmetrics/web_config.h"
 
@@ -39,6 +40,8 @@ struct HttpServerState {
   // string for the TLS versions allowed ("" without TLS).
   std::unique_ptr<BasicAuthVerifier> basic_auth;
   std::unique_ptr<VerificationQueue> verifications;
+  // handlers.routes, indexed; `rules` points at it.
+  RouteTable routes;
   RequestRules rules;
   std::vector<std::pair<std::string, std::string>> extra_headers;
   std::string tls_priorities;
@@ -49,15 +52,15 @@ struct HttpServerState {
   bool starting = false;
   std::string start_log;
 
-  // The exchanges handed to HttpHandlers::completions, so Stop can answer or cut every one
-  // before libmicrohttpd stops (a suspended connection must be resumed first). Once
+  // The exchanges handed to route handlers, with their routes, so Stop can answer or cut every
+  // one before libmicrohttpd stops (a suspended connection must be resumed first). Once
   // `stopping`, a new exchange is answered 503 at once instead of being suspended.
   std::mutex exchanges_mu;
   bool stopping = false;
-  std::vector<std::weak_ptr<HttpExchange>> exchanges;
+  std::vector<std::pair<std::weak_ptr<HttpExchange>, const HttpRoute*>> exchanges;
   // Watches the sockets of exchanges waiting for a non-streamed answer for the client's
-  // hang-up (client_watcher.h); null without a completions handler, and once stopping.
-  // Guarded by exchanges_mu.
+  // hang-up (client_watcher.h); null without routes, and once stopping. Guarded by
+  // exchanges_mu.
   std::unique_ptr<ClientWatcher> client_watcher;
 };
 
@@ -118,6 +121,18 @@ void LogHandlerFailure(HttpServerState* state, const std::string& message) {
   }
 }
 
+// The reply the server gives on `route`'s behalf (413, 500, 503), worded by its error_reply.
+HttpReply RouteError(const HttpRoute& route, unsigned status, std::string_view message) {
+  if (route.error_reply) {
+    try {
+      return route.error_reply(status, message);
+    } catch (...) {
+      // Documented not to throw; if it does, the plain reply below still answers.
+    }
+  }
+  return HttpReply{status, "text/plain; charset=utf-8", std::string(message)};
+}
+
 // Stored in *req_cls once a request's head has been accepted; only its address matters.
 char head_accepted_tag;
 
@@ -126,11 +141,14 @@ struct RequestContext {
   virtual ~RequestContext() = default;
 };
 
-// A POST /v1/completions: its body as it arrives, then the exchange it is answered on.
+// A request of a route: its body as it arrives, then the exchange it is answered on.
 struct PostedRequest : RequestContext {
+  PostedRequest(const HttpRoute* r, size_t limit) : route(r), max_body_bytes(limit) {}
   ~PostedRequest() override {
     if (exchange) exchange->Detach();
   }
+  const HttpRoute* const route;
+  const size_t max_body_bytes;
   std::string body;
   bool too_large = false;
   bool answered = false;  // a reply or stream was queued
@@ -149,7 +167,7 @@ struct PendingCheck : RequestContext {
   // answered.
   bool admitted = false;
   bool answered = false;
-  // Set once a POST /v1/completions passed the check: the rest goes to PostedCall.
+  // Set once a route's request passed the check: the rest goes to PostedCall.
   std::unique_ptr<PostedRequest> posted;
 };
 
@@ -187,15 +205,22 @@ MHD_Result SuspendForVerification(const HttpServerState* state, MHD_Connection* 
   return MHD_YES;
 }
 
-// The calls of a POST /v1/completions after its checks passed: body chunks are gathered (up to
-// max_body_bytes; beyond, 413 on the last call); the last call hands the body to the
+// A route's request: a PostedRequest with the route's body limit.
+std::unique_ptr<PostedRequest> NewPostedRequest(const HttpServerState* state,
+                                                const HttpRoute* route) {
+  return std::make_unique<PostedRequest>(
+      route, route->max_body_bytes != 0 ? route->max_body_bytes : state->options.max_body_bytes);
+}
+
+// The calls of a route's request after its checks passed: body chunks are gathered (up to the
+// route's limit; beyond, 413 on the last call); the last call hands the body to the route's
 // handler with the connection suspended; the call after resumption queues the answer, whole
 // or streamed.
 MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const char* upload_data,
                       size_t* upload_data_size, PostedRequest* posted) {
   if (*upload_data_size != 0) {
     if (!posted->too_large) {
-      if (posted->body.size() + *upload_data_size > state->options.max_body_bytes) {
+      if (posted->body.size() + *upload_data_size > posted->max_body_bytes) {
         posted->too_large = true;
         posted->body.clear();
         posted->body.shrink_to_fit();
@@ -207,20 +232,17 @@ MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const 
     return MHD_YES;
   }
   if (posted->answered) return MHD_YES;
-  auto queue_json = [&](unsigned status, std::string body) {
-    posted->answered = true;
-    internal::Reply reply;
-    reply.status = status;
-    reply.body = std::move(body);
-    reply.content_type = "application/json";
-    return internal::QueueReply(connection, std::move(reply), state->extra_headers);
-  };
+  const HttpRoute& route = *posted->route;
   if (posted->too_large) {
-    return queue_json(
-        MHD_HTTP_CONTENT_TOO_LARGE,
-        OpenAiErrorJson(MHD_HTTP_CONTENT_TOO_LARGE, "BadRequestError",
-                        "request body larger than " +
-                            std::to_string(state->options.max_body_bytes) + " bytes"));
+    posted->answered = true;
+    HttpReply error =
+        RouteError(route, MHD_HTTP_CONTENT_TOO_LARGE,
+                   "request body larger than " + std::to_string(posted->max_body_bytes) + " bytes");
+    internal::Reply reply;
+    reply.status = error.status;
+    reply.body = std::move(error.body);
+    reply.content_type = error.content_type;  // copied by QueueReply before `error` goes
+    return internal::QueueReply(connection, std::move(reply), state->extra_headers);
   }
   if (posted->exchange == nullptr) {
     posted->exchange = std::make_shared<HttpExchange>(connection);
@@ -229,26 +251,27 @@ MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const 
       std::lock_guard<std::mutex> lock(state->exchanges_mu);
       stopping = state->stopping;
       if (!stopping) {
-        std::erase_if(state->exchanges, [](const auto& w) { return w.expired(); });
-        state->exchanges.push_back(posted->exchange);
+        std::erase_if(state->exchanges, [](const auto& e) { return e.first.expired(); });
+        state->exchanges.emplace_back(posted->exchange, &route);
       }
     }
     if (stopping) {
-      posted->exchange->Cancel();  // answers 503 without suspending
+      // Answered without suspending.
+      posted->exchange->Cancel(
+          RouteError(route, MHD_HTTP_SERVICE_UNAVAILABLE, "the server is stopping"));
     } else {
       posted->exchange->SuspendUntilAnswered();
       try {
-        state->handlers.completions(std::move(posted->body), posted->exchange);
+        route.handler(HttpRequest{route.method, route.path, std::move(posted->body)},
+                      posted->exchange);
       } catch (const std::exception& e) {
-        LogHandlerFailure(state, std::string("completions handler threw: ") + e.what());
-        posted->exchange->Reply(
-            MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json",
-            OpenAiErrorJson(MHD_HTTP_INTERNAL_SERVER_ERROR, "InternalServerError", e.what()));
+        LogHandlerFailure(state,
+                          "handler for " + route.method + " " + route.path + " threw: " + e.what());
+        posted->exchange->Reply(RouteError(route, MHD_HTTP_INTERNAL_SERVER_ERROR, e.what()));
       } catch (...) {
-        LogHandlerFailure(state, "completions handler threw");
-        posted->exchange->Reply(MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json",
-                                OpenAiErrorJson(MHD_HTTP_INTERNAL_SERVER_ERROR,
-                                                "InternalServerError", "internal error"));
+        LogHandlerFailure(state, "handler for " + route.method + " " + route.path + " threw");
+        posted->exchange->Reply(
+            RouteError(route, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error"));
       }
       // Still waiting (not answered at once): watch for the client hanging up meanwhile.
       if (posted->exchange->WaitingSocket() >= 0) {
@@ -314,9 +337,9 @@ MHD_Result ResumedCall(HttpServerState* state, MHD_Connection* connection,
   if (std::optional<internal::Reply> refusal = internal::RejectUnrouted(state->rules, head)) {
     return queue(std::move(*refusal));
   }
-  if (internal::RouteFor(head.path) == internal::Endpoint::kCompletions) {
+  if (const HttpRoute* route = internal::FindRoute(state->rules, head)) {
     // This is the repeated first call: the body (if any) comes in the calls after.
-    pending->posted = std::make_unique<PostedRequest>();
+    pending->posted = NewPostedRequest(state, route);
     return MHD_YES;
   }
   if (head.has_body) return queue(internal::HandlerReply(state->handlers, head));
@@ -366,9 +389,9 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
     if (refusal.has_value()) {
       return internal::QueueReply(connection, std::move(*refusal), state->extra_headers);
     }
-    if (internal::RouteFor(head.path) == internal::Endpoint::kCompletions) {
+    if (const HttpRoute* route = internal::FindRoute(state->rules, head)) {
       // The first call carries only the head; the body comes in the calls after.
-      *req_cls = new PostedRequest();
+      *req_cls = NewPostedRequest(state, route).release();
       return MHD_YES;
     }
     if (!head.has_body) {
@@ -401,6 +424,10 @@ Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handle
   }
   if (options.max_body_bytes == 0) {
     return Status::InvalidArgument("HttpServerOptions::max_body_bytes must be >= 1");
+  }
+  if (Result<internal::RouteTable> routes = internal::RouteTable::Build(handlers.routes);
+      !routes.ok()) {
+    return routes.status();
   }
   if (options.max_request_bytes < kMinRequestBytes) {
     return Status::InvalidArgument("HttpServerOptions::max_request_bytes must be >= " +
@@ -520,7 +547,7 @@ MHD_Daemon* StartDaemon(HttpServerState* state, const sockaddr_storage& address)
   // clang-format off
   return MHD_start_daemon(
       DaemonFlags(address, tls != nullptr,
-                  state->verifications != nullptr || state->rules.completions),
+                  state->verifications != nullptr || !state->routes.empty()),
       o.port,
       /*apc=*/nullptr, /*apc_cls=*/nullptr, &AccessHandler, state,
       // First, so no startup message goes to libmicrohttpd's own stderr logger.
@@ -555,7 +582,7 @@ void HttpServer::Stop() {
   if (state_->verifications != nullptr) state_->verifications->Stop();
   // Likewise every exchange still waiting or streaming: answered 503 or cut, and resumed.
   // No hang-up is acted on from here on: the watcher's thread is joined first.
-  std::vector<std::weak_ptr<HttpExchange>> exchanges;
+  std::vector<std::pair<std::weak_ptr<HttpExchange>, const HttpRoute*>> exchanges;
   std::unique_ptr<internal::ClientWatcher> watcher;
   {
     std::lock_guard<std::mutex> lock(state_->exchanges_mu);
@@ -564,8 +591,10 @@ void HttpServer::Stop() {
     watcher = std::move(state_->client_watcher);
   }
   watcher.reset();
-  for (const std::weak_ptr<HttpExchange>& weak : exchanges) {
-    if (std::shared_ptr<HttpExchange> exchange = weak.lock()) exchange->Cancel();
+  for (const auto& [weak, route] : exchanges) {
+    if (std::shared_ptr<HttpExchange> exchange = weak.lock()) {
+      exchange->Cancel(RouteError(*route, MHD_HTTP_SERVICE_UNAVAILABLE, "the server is stopping"));
+    }
   }
   MHD_stop_daemon(state_->daemon);
   state_->daemon = nullptr;
@@ -581,8 +610,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   state->options = std::move(options);
   state->handlers = std::move(handlers);
   state->rules.max_headers = state->options.max_headers;
-  state->rules.completions = static_cast<bool>(state->handlers.completions);
-  if (state->handlers.completions) {
+  // Indexed from the state's own copy of the routes, whose addresses stay put.
+  // CheckOptions built it once already, so this cannot fail.
+  Result<internal::RouteTable> routes = internal::RouteTable::Build(state->handlers.routes);
+  if (!routes.ok()) return routes.status();
+  state->routes = std::move(*routes);
+  if (!state->routes.empty()) {
+    state->rules.routes = &state->routes;
     state->client_watcher = std::make_unique<internal::ClientWatcher>();
   }
   if (const std::optional<WebConfig>& web = state->options.web_config; web.has_value()) {

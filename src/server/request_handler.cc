@@ -6,7 +6,6 @@
 #include <cstring>
 #include <exception>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "vmetrics/exposition.h"
@@ -17,7 +16,6 @@ namespace {
 constexpr std::string_view kContentTypePlain = "text/plain; charset=utf-8";
 constexpr std::string_view kContentTypeJson = "application/json";
 constexpr std::string_view kAllowGetHead = "GET, HEAD";
-constexpr std::string_view kAllowPost = "POST";
 
 // FastAPI's bodies for unknown paths and wrong methods, so a client that parses vLLM's errors
 // parses ours.
@@ -178,7 +176,6 @@ void AddHeader(std::string_view name, std::string_view value, RequestHead* head)
 Endpoint RouteFor(std::string_view path) {
   if (path == "/metrics" || path == "/metrics/") return Endpoint::kMetrics;
   if (path == "/health") return Endpoint::kHealth;
-  if (path == "/v1/completions") return Endpoint::kCompletions;
   return Endpoint::kNotFound;
 }
 
@@ -223,15 +220,13 @@ std::optional<Reply> RejectUnrouted(const RequestHead& head) {
 }
 
 std::optional<Reply> RejectUnrouted(const RequestRules& rules, const RequestHead& head) {
-  const Endpoint endpoint = RouteFor(head.path);
-  if (endpoint == Endpoint::kNotFound ||
-      (endpoint == Endpoint::kCompletions && !rules.completions)) {
-    return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
-  }
-  if (endpoint == Endpoint::kCompletions) {
-    if (head.method == MHD_HTTP_METHOD_POST) return std::nullopt;
+  if (RouteFor(head.path) == Endpoint::kNotFound) {
+    const RouteTable::Match match =
+        rules.routes != nullptr ? rules.routes->Find(head.method, head.path) : RouteTable::Match{};
+    if (match.route != nullptr) return std::nullopt;
+    if (match.allow.empty()) return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
     Reply reply = JsonReply(MHD_HTTP_METHOD_NOT_ALLOWED, kMethodNotAllowedBody);
-    reply.allow = kAllowPost;
+    reply.allow = match.allow;
     return reply;
   }
   if (head.method != MHD_HTTP_METHOD_GET && head.method != MHD_HTTP_METHOD_HEAD) {
@@ -240,6 +235,11 @@ std::optional<Reply> RejectUnrouted(const RequestRules& rules, const RequestHead
     return reply;
   }
   return std::nullopt;
+}
+
+const HttpRoute* FindRoute(const RequestRules& rules, const RequestHead& head) {
+  if (rules.routes == nullptr || RouteFor(head.path) != Endpoint::kNotFound) return nullptr;
+  return rules.routes->Find(head.method, head.path).route;
 }
 
 std::optional<Reply> RejectReply(const RequestRules& rules, const RequestHead& head) {
@@ -261,10 +261,8 @@ Reply BuildReply(const HttpHandlers& handlers, const RequestRules& rules, const 
 
 Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head) {
   const Endpoint endpoint = RouteFor(head.path);
-  // Completions are answered on an HttpExchange (http_server.cc), never here.
-  if (endpoint == Endpoint::kNotFound || endpoint == Endpoint::kCompletions) {
-    return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
-  }
+  // Routes are answered on an HttpExchange (http_server.cc), never here.
+  if (endpoint == Endpoint::kNotFound) return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
   // The handlers are the caller's code running on a C library's thread; nothing may unwind
   // through libmicrohttpd.
   try {
@@ -316,18 +314,3 @@ MHD_Result QueueStream(MHD_Connection* connection, std::shared_ptr<HttpExchange>
 }
 
 }  // namespace vmetrics::internal
-
-namespace vmetrics {
-
-std::string OpenAiErrorJson(unsigned status, std::string_view type, std::string_view message) {
-  nlohmann::json doc = {{"error",
-                         {{"message", std::string(message)},
-                          {"type", std::string(type)},
-                          {"param", nullptr},
-                          {"code", status}}}};
-  return doc.dump();
-}
-
-}  // namespace vmetrics
-
-namespace vmetrics::internal {}  // namespace vmetrics::internal

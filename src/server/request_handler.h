@@ -24,18 +24,18 @@
 #include <vector>
 
 #include "server/basic_auth.h"
+#include "server/route_table.h"
 #include "vmetrics/http_server.h"
 
 namespace vmetrics::internal {
 
-// The paths the server knows.
-enum class Endpoint : uint8_t { kMetrics, kHealth, kCompletions, kNotFound };
+// The paths the server serves itself; kNotFound for any other (which a route may serve).
+enum class Endpoint : uint8_t { kMetrics, kHealth, kNotFound };
 
 // RouteFor
 //
 // "/metrics" and "/metrics/" (the path of vLLM's mounted metrics app) are kMetrics, "/health"
-// is kHealth, "/v1/completions" kCompletions (served only when RequestRules::completions is
-// set), anything else kNotFound. `path` carries no query string: libmicrohttpd splits it
+// is kHealth, anything else kNotFound. `path` carries no query string: libmicrohttpd splits it
 // off before the access handler runs.
 //
 // Example:
@@ -91,8 +91,8 @@ struct RequestRules {
   // nullptr: no credentials asked for. Otherwise every request, whatever its path, needs
   // exactly one Authorization header with Basic credentials the verifier accepts.
   const BasicAuthVerifier* basic_auth = nullptr;
-  // POST /v1/completions is served (HttpHandlers::completions is set); otherwise it is 404.
-  bool completions = false;
+  // The application's routes (HttpHandlers::routes); nullptr = none.
+  const RouteTable* routes = nullptr;
 };
 
 // RejectMalformed
@@ -124,12 +124,17 @@ CredentialsCheck CheckCredentialsQuickly(const RequestRules& rules, const Reques
 
 // RejectUnrouted
 //
-// The last checks of RejectReply: an unknown path (404; /v1/completions too unless
-// rules.completions), a method other than GET or HEAD on /metrics and /health, or other than
-// POST on /v1/completions (405). nullopt when both pass. The one-argument form has no
-// completions route.
+// The last checks of RejectReply: a path neither the server's own nor a route's (404), a method
+// other than GET or HEAD on /metrics and /health, or none of a route path's methods (405, with
+// Allow: the path's methods). nullopt when both pass. The one-argument form has no routes.
 std::optional<Reply> RejectUnrouted(const RequestRules& rules, const RequestHead& head);
 std::optional<Reply> RejectUnrouted(const RequestHead& head);
+
+// FindRoute
+//
+// The route an admitted request goes to (RejectUnrouted passed), or nullptr for /metrics and
+// /health, which HandlerReply answers.
+const HttpRoute* FindRoute(const RequestRules& rules, const RequestHead& head);
 
 // The fixed replies of refused credentials: 401 with the challenge; 429 with Retry-After when
 // the verification queue is full; 503 when the server stopped before the check ran.
@@ -142,7 +147,7 @@ Reply ServiceUnavailableReply();
 // The reply for a request refused before any handler runs, in this order: no HTTP/1.x version
 // or a header line without a name (400), more than `rules.max_headers` header lines (431),
 // missing or wrong credentials when rules.basic_auth is set (401, with WWW-Authenticate), an
-// unknown path (404), a method other than GET or HEAD (405). nullopt when a handler should
+// unknown path (404), a method the path does not have (405). nullopt when a handler should
 // answer. Credentials come before the path so that without them every path looks the same.
 // It is RejectMalformed, CheckCredentialsQuickly (plus Verify when needed), RejectUnrouted.
 // May run one bcrypt (see basic_auth.h) on the calling thread; the server uses the three
@@ -157,13 +162,15 @@ std::optional<Reply> RejectReply(const RequestRules& rules, const RequestHead& h
 //
 // The handler's reply for an admitted request: /metrics rendered in the negotiated format
 // (gzip-compressed when accepted), /health as HttpHandlers::health reports. Never throws: a
-// handler's exception becomes a 500 (reported through handlers.log when set).
+// handler's exception becomes a 500 (reported through handlers.log when set). A route's
+// request is answered on an HttpExchange instead (http_server.cc); here it gets a 404.
 // REQUIRES: RejectReply returned nullopt for `head`.
 Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head);
 
 // BuildReply
 //
-// RejectReply's reply if there is one, else HandlerReply's.
+// RejectReply's reply if there is one, else HandlerReply's (so a route's request, which has
+// no reply of its own here, gets 404).
 //
 // Example:
 //   Reply r = BuildReply(handlers, {}, {.path = "/nope", .method = "GET", .version = "HTTP/1.1"});

@@ -4,7 +4,7 @@
 # Installs vmetrics into a temporary prefix and uses it the way a fresh consumer would:
 #   1. `cmake --install BUILD_DIR --prefix TMP` (BUILD_DIR given: a built tree is reused;
 #      none given: the project is configured and built in TMP first, tests off);
-#   2. the prefix holds the headers, the six static libraries, bin/vmetrics, the CMake package
+#   2. the prefix holds the headers, the seven static libraries, bin/vmetrics, the CMake package
 #      and vmetrics.pc, the Prometheus rules and Grafana dashboard, the systemd unit and
 #      defaults file as copies under share/vmetrics/systemd (only a /usr prefix puts them in
 #      /lib/systemd/system and /etc/default: tests/install/deb_test.sh), the licence
@@ -68,7 +68,8 @@ for f in "$(dirname "$config")/vmetricsConfigVersion.cmake" \
          "$(dirname "$config")/vmetricsTargets.cmake" \
          "$prefix/include/vmetrics/recorder.h" "$prefix/include/vmetrics/registry.h" \
          "$prefix/include/vmetrics/exposition.h" \
-         "$prefix/include/vmetrics/engine_core_outputs.h" "$prefix/bin/vmetrics"; do
+         "$prefix/include/vmetrics/engine_core_outputs.h" "$prefix/include/vmetrics/frontend.h" \
+         "$prefix/bin/vmetrics"; do
   [[ -e $f ]] || fail "missing after install: ${f#"$prefix"/}"
 done
 datadir=$prefix/share/vmetrics
@@ -82,11 +83,11 @@ cmp -s "$source_dir/deploy/systemd/vmetrics.service" "$datadir/systemd/vmetrics.
 for f in "$prefix/etc" "$prefix/lib/systemd"; do
   [[ ! -e $f ]] || fail "an install into a prefix other than /usr wrote ${f#"$prefix"/}"
 done
-for lib in protocol metrics requests exposition transport server; do
+for lib in protocol metrics requests exposition transport server frontend; do
   [[ -f $libdir/libvmetrics_$lib.a ]] || fail "missing after install: libvmetrics_$lib.a in $libdir"
 done
 # The installed headers must not need anything from the source tree.
-if grep -rn '#include "\(metrics\|protocol\|exposition\|transport\|server\|cli\)/' \
+if grep -rn '#include "\(metrics\|protocol\|exposition\|transport\|server\|frontend\|cli\)/' \
      "$prefix/include/vmetrics" >"$log"; then
   fail "an installed header includes a private header"
 fi
@@ -130,15 +131,22 @@ step "pkg-config --modversion vmetrics" pkg-config --modversion vmetrics
 [[ $(tr -d '[:space:]' <"$log") == "$version" ]] || \
   fail "pkg-config says version $(cat "$log"), bin/vmetrics --version says $version"
 cat >"$tmp/consumer.cc" <<'CC'
-// Registers one counter and one connector row's family, records, renders.
+// Registers one counter and one connector row's family, records, renders; and checks the
+// options of a Frontend, which needs the frontend library and its dependencies.
 #include <cstdio>
 #include <string>
 
 #include <vmetrics/connector_catalog.h>
 #include <vmetrics/exposition.h>
+#include <vmetrics/frontend.h>
 #include <vmetrics/registry.h>
 
 int main() {
+  vmetrics::FrontendOptions options;
+  options.lora_modules = {{"sql", "/adapters/sql"}};  // without enable_lora: refused
+  if (vmetrics::Frontend(options).Bind().code() != vmetrics::StatusCode::kInvalidArgument) {
+    return 1;
+  }
   vmetrics::FixedClock clock(123.456);
   vmetrics::Registry registry(&clock);
   vmetrics::Family& f = registry.AddFamily(

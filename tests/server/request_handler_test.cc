@@ -79,17 +79,31 @@ TEST(BuildReply, UnknownPathIs404BeforeTheMethodIsLookedAt) {
   EXPECT_EQ(r.content_type, "application/json");
 }
 
-TEST(BuildReply, CompletionsRouteOnlyWhenServedAndOnlyForPost) {
+TEST(RejectReply, RoutesAreAdmittedOnlyForTheirMethods) {
+  const std::vector<HttpRoute> routes = {
+      {.method = "POST", .path = "/submit", .handler = [](HttpRequest, auto) {}},
+      {.method = "GET", .path = "/submit", .handler = [](HttpRequest, auto) {}},
+      {.method = "POST", .path = "/other", .handler = [](HttpRequest, auto) {}},
+  };
+  Result<RouteTable> table = RouteTable::Build(routes);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
   RequestRules rules = kRules;
-  rules.completions = true;
-  EXPECT_EQ(RouteFor("/v1/completions"), Endpoint::kCompletions);
-  EXPECT_FALSE(RejectReply(rules, Head("POST", "/v1/completions")).has_value());
-  std::optional<Reply> get = RejectReply(rules, Head("GET", "/v1/completions"));
-  ASSERT_TRUE(get.has_value());
-  EXPECT_EQ(get->status, 405u);
-  EXPECT_EQ(get->allow, "POST");
-  // Without a completions handler the path does not exist, whatever the method.
-  EXPECT_EQ(RejectReply(kRules, Head("POST", "/v1/completions"))->status, 404u);
+  rules.routes = &*table;
+  EXPECT_EQ(RouteFor("/submit"), Endpoint::kNotFound) << "a route is not the server's own path";
+  EXPECT_FALSE(RejectReply(rules, Head("POST", "/submit")).has_value());
+  EXPECT_EQ(FindRoute(rules, Head("POST", "/submit")), &routes[0]);
+  EXPECT_EQ(FindRoute(rules, Head("GET", "/submit")), &routes[1]);
+  EXPECT_EQ(FindRoute(rules, Head("GET", "/metrics")), nullptr);
+  std::optional<Reply> put = RejectReply(rules, Head("PUT", "/submit"));
+  ASSERT_TRUE(put.has_value());
+  EXPECT_EQ(put->status, 405u);
+  EXPECT_EQ(put->allow, "POST, GET");
+  EXPECT_EQ(RejectReply(rules, Head("GET", "/other"))->allow, "POST");
+  EXPECT_EQ(RejectReply(rules, Head("POST", "/nowhere"))->status, 404u);
+  // Without the table the paths do not exist, whatever the method.
+  EXPECT_EQ(RejectReply(kRules, Head("POST", "/submit"))->status, 404u);
+  // The server's own paths keep their rules beside the routes.
+  EXPECT_EQ(RejectReply(rules, Head("POST", "/metrics"))->allow, "GET, HEAD");
 }
 
 TEST(BuildReply, WrongMethodIs405WithAllow) {

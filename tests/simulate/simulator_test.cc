@@ -488,7 +488,7 @@ namespace vmetrics {
 namespace {
 
 // serve_requests: the frontend's requests go through the same engine model as the synthetic
-// ones (tests/cli/completions_test.cc drives them over real sockets).
+// ones (tests/frontend/completions_test.cc drives them over real sockets).
 // An engine model that serves only the frontend's requests (no synthetic ones), with
 // deterministic time.
 internal::EngineModel ServingModel() {

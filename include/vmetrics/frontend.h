@@ -1,0 +1,287 @@
+// File: frontend.h
+//
+// Frontend: a vLLM frontend's metrics path and token API as one object, the runtime of
+// `vmetrics serve`. It meets vLLM engines over ZeroMQ (the handshake of `vllm serve --headless`,
+// or addresses fixed by a supervisor), builds its recorder from what the engines report in
+// their ready responses (max_model_len for the 1-2-5 token buckets, kv_connector, cache
+// config, LoRA support), records every EngineCoreOutputs message the engines send, and serves
+// on HTTP:
+//
+//   GET /metrics          every vllm:* family, byte for byte as vLLM's Python frontend
+//                         renders it (text 0.0.4 or OpenMetrics, negotiated; http_server.h)
+//   GET /health           200, or 503 naming each dead engine
+//   POST /v1/completions  the OpenAI completions API with token ids in and out (vmetrics has
+//                         no tokenizer): prompts go to the engines as EngineCoreRequests, their
+//                         outputs come back whole or streamed (server-sent events), and the
+//                         request and iteration families are fed as vLLM's frontend feeds them
+//   FrontendOptions::extra_routes, when given.
+//
+// Why a library: an embedder (another C++ frontend, a test, a supervisor) gets the whole
+// service from a plain options struct, without the `vmetrics` binary or its flag parser;
+// failures come back as Status values (kInvalidArgument for bad options, naming the vLLM flag
+// the option mirrors; kUnavailable when a socket cannot be bound or the engines do not come).
+//
+// Lifecycle: construct, Bind (checks the options, binds the engine sockets: engines may
+// connect from here on), Start (waits for every engine, then records and serves), Stop (or
+// destroy). Bind and Start are separate so a caller can learn the bound endpoints (an
+// ephemeral port) before it starts engines that connect to them.
+//
+// Logging: one line per event on stderr (engines joining and dying, bad frames logged once,
+// HTTP errors), as text or JSON (FrontendOptions::log_format). The format is process-wide: the
+// last Frontend constructed sets it.
+//
+// Thread safety: Bind, Start and Stop are called from one thread at a time, except that Stop
+// may be called from another thread while Start waits for engines (Start then fails). The
+// accessors and the Wait* functions may be called from any thread once Start succeeded.
+//
+// Example:
+//   FrontendOptions options;
+//   options.handshake_address = "tcp://127.0.0.1:0";  // an ephemeral port
+//   options.http.port = 0;
+//   Frontend frontend(options);
+//   Status s = frontend.Bind();
+//   ASSERT_TRUE(s.ok()) << s.ToString();
+//   StartEngines(frontend.handshake_endpoint());      // e.g. vmetrics simulate
+//   s = frontend.Start();
+//   ASSERT_TRUE(s.ok()) << s.ToString();
+//   // http://127.0.0.1:<frontend.http_port()>/metrics is served from here on.
+//   frontend.Stop();
+#ifndef VMETRICS_FRONTEND_H_
+#define VMETRICS_FRONTEND_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vmetrics/http_server.h"
+#include "vmetrics/status.h"
+
+namespace vmetrics {
+
+// LoraModule: a LoRA adapter the frontend offers (vLLM's --lora-modules name=path). A
+// completion whose `model` is `name` runs with it; the engines load it from `path`.
+struct LoraModule {
+  std::string name;
+  std::string path;
+  // vLLM's lora_int_id. Bind numbers FrontendOptions::lora_modules 1, 2, ... in order, as
+  // vLLM does; a value set here is replaced.
+  int64_t lora_int_id = 0;
+};
+
+// How the frontend's log lines look on stderr.
+enum class LogFormat : uint8_t {
+  kText,  // vmetrics: engine 0 joined (max_model_len 8192)
+  kJson,  // {"ts":1700000000.123,"level":"info","msg":"engine 0 joined (max_model_len 8192)"}
+};
+
+// FrontendOptions
+//
+// Everything a Frontend needs, as plain values. The fields mirror the flags of
+// `vmetrics serve`, which are vLLM's own where vLLM has one (the flag is named with each
+// field); the defaults are vLLM's and the flags'. Bind checks them and fails with
+// kInvalidArgument naming the flag.
+struct FrontendOptions {
+  // ---- Engines, frontend mode (the default): the engines connect to a handshake socket ----
+
+  // --data-parallel-address, --data-parallel-rpc-port: the handshake ROUTER binds
+  // tcp://<address>:<port>, where `vllm serve --headless --data-parallel-address A
+  // --data-parallel-rpc-port P` engines say HELLO. The input and output sockets bind on the
+  // same host at ephemeral ports, and INIT hands their endpoints to the engines.
+  std::string data_parallel_address = "127.0.0.1";
+  int data_parallel_rpc_port = 29550;
+
+  // --handshake-address: the whole handshake endpoint ("tcp://0.0.0.0:29550",
+  // "ipc:///tmp/hs"), replacing the two above. With port 0 the kernel picks one:
+  // Frontend::handshake_endpoint() tells which. An ipc handshake needs input_address and
+  // output_address too.
+  std::string handshake_address;
+
+  // --data-parallel-size: engines to wait for (data-parallel ranks 0..N-1). 1..65535.
+  int data_parallel_size = 1;
+
+  // ---- Engines, bootstrapped mode: addresses fixed by a supervisor ----
+
+  // --input-address, --output-address: the input ROUTER and output PULL endpoints. In
+  // frontend mode they override the ephemeral ones.
+  std::string input_address;
+  std::string output_address;
+
+  // --engine-start-index, --engine-count: engine_count > 0 selects bootstrapped mode, with
+  // engines engine_start_index .. engine_start_index + engine_count - 1.
+  int engine_start_index = 0;
+  int engine_count = 0;
+
+  // --engine-ready-timeout: seconds each startup stage (HELLO, READY, registration) may take
+  // before Start fails. vLLM's VLLM_ENGINE_READY_TIMEOUT_S default: loading a model is slow.
+  double engine_ready_timeout_s = 600;
+
+  // ---- Metrics ----
+
+  // --served-model-name: the `model_name` label, and the `model` a completion may name.
+  // "" means "model".
+  std::string served_model_name = "model";
+
+  // --kv-transfer-config: vLLM's KVTransferConfig as JSON ({"kv_connector":"NixlConnector"},
+  // MultiConnector with its children). The connectors' families are registered at startup
+  // with their zero children, as Python does. "": the connector the engines' ready responses
+  // name, if any.
+  std::string kv_transfer_config;
+
+  // --speculative-config: vLLM's speculative config as JSON; num_speculative_tokens > 0
+  // registers the spec-decode families.
+  std::string speculative_config;
+
+  // --kv-cache-metrics: registers the KV block residency histograms (vllm:kv_block_*).
+  bool kv_cache_metrics = false;
+
+  // --max-model-len: the top of the 1-2-5 token buckets and the completions' context limit.
+  // 0: what the engines' ready responses say (8192 when they say nothing).
+  int64_t max_model_len = 0;
+
+  // --cache-config-info: a JSON object of extra vllm:cache_config_info labels, added to (and
+  // overriding) what the ready responses tell (block_size, num_gpu_blocks, ...).
+  std::string cache_config_info;
+
+  // --disable-created-series: omits the _created samples, as prometheus_client's
+  // PROMETHEUS_DISABLE_CREATED_SERIES=True does (the environment variable is honoured too).
+  bool disable_created_series = false;
+
+  // --max-label-values-per-family: children a family may grow from label values the engines
+  // send (Mooncake store operation/status, connector names); past it samples are dropped and
+  // counted in vmetrics_label_values_dropped_total. Bounds the memory a misbehaving engine can
+  // make the frontend spend; 0 = no limit.
+  size_t max_label_values_per_family = 1000;
+
+  // ---- LoRA ----
+
+  // --enable-lora, --max-loras: registers vllm:lora_requests_info with max_lora = max_loras
+  // (also when the engines' ready responses report LoRA support). max_loras >= 1.
+  bool enable_lora = false;
+  int64_t max_loras = 1;
+
+  // --lora-modules: the adapters a completion's `model` may name (ParseLoraModules reads
+  // vLLM's flag syntax). Requires enable_lora.
+  std::vector<LoraModule> lora_modules;
+
+  // ---- HTTP ----
+
+  // Where to listen and the per-client limits (--host, --port, --http-threads; the defaults
+  // are loopback port 8000 with two threads, so nothing is exposed until asked; see
+  // http_server.h for each field). http.port 0 picks an ephemeral port.
+  HttpServerOptions http;
+
+  // --web-config-file: a Prometheus exporter-toolkit web config (TLS, basic auth, extra
+  // headers), read by Bind; replaces http.web_config when set.
+  std::string web_config_file;
+
+  // Routes served beside /v1/completions (an embedder's own API); see HttpRoute. Their paths
+  // must differ from the frontend's.
+  std::vector<HttpRoute> extra_routes;
+
+  // ---- Logging ----
+
+  // --log-format. Process-wide: see the file comment.
+  LogFormat log_format = LogFormat::kText;
+};
+
+// ParseLoraModules
+//
+// Reads vLLM's --lora-modules values: "name=path" or a JSON object with string "name" and
+// "path". kInvalidArgument naming the flag and the value otherwise.
+//
+// Example:
+//   Result<std::vector<LoraModule>> m = ParseLoraModules({"sql=/a/sql",
+//                                                         R"({"name":"chat","path":"/a/c"})"});
+//   ASSERT_TRUE(m.ok());
+//   EXPECT_EQ((*m)[1].name, "chat");
+Result<std::vector<LoraModule>> ParseLoraModules(const std::vector<std::string>& values);
+
+// Frontend
+//
+// The running service (see the file comment). Not copyable or movable.
+class Frontend {
+ public:
+  explicit Frontend(FrontendOptions options);
+  // Stops (see Stop).
+  ~Frontend();
+  Frontend(const Frontend&) = delete;
+  Frontend& operator=(const Frontend&) = delete;
+
+  // Bind
+  //
+  // Checks every option that needs no engine, reads the web config file, and binds the engine
+  // sockets, so engines can connect from here on. Call once.
+  //
+  // Failure: kInvalidArgument naming the flag (lora_modules without enable_lora, JSON that is
+  // not an object, an unknown connector, a web config file that cannot be read or is wrong);
+  // kUnavailable when a socket cannot be bound (the address is in use or not local).
+  //
+  // Example:
+  //   FrontendOptions o;
+  //   o.lora_modules = {{"sql", "/a/sql"}};
+  //   EXPECT_EQ(Frontend(o).Bind().code(), StatusCode::kInvalidArgument);
+  Status Bind();
+
+  // The bound handshake endpoint (frontend mode) and the input and output endpoints, ports
+  // resolved ("tcp://127.0.0.1:40123"). REQUIRES: Bind succeeded.
+  std::string handshake_endpoint() const;
+  std::string input_endpoint() const;
+  std::string output_endpoint() const;
+
+  // Start
+  //
+  // Waits for every engine (HELLO, INIT, READY, or the bootstrapped registrations), builds
+  // the recorder from their ready responses, starts recording and serves HTTP. Blocks until
+  // then: up to engine_ready_timeout_s per stage. REQUIRES: Bind succeeded.
+  //
+  // Failure: kUnavailable when the engines do not come in time, break the handshake, or
+  // Stop is called meanwhile; kInvalidArgument when the HTTP server cannot start (its
+  // message begins "HTTP: ": the port is in use, the host does not resolve).
+  Status Start();
+
+  // The HTTP port: http.port, or the one the kernel chose for 0. 0 before Start succeeded.
+  uint16_t http_port() const;
+
+  // WaitForDeadEngines
+  //
+  // Blocks until every engine in `engine_indexes` has been reported dead (ENGINE_CORE_DEAD,
+  // or its connections closed, after its outputs were read to the end), or `timeout` passes.
+  // True if they all died in time. REQUIRES: Start succeeded.
+  bool WaitForDeadEngines(std::span<const int> engine_indexes, std::chrono::milliseconds timeout);
+
+  // WaitForRecorded
+  //
+  // Blocks until at least `n` messages were recorded (messages_recorded() >= n; messages that
+  // failed to decode are not counted), or `timeout` passes. True if they were. One waiter at a
+  // time. REQUIRES: Start succeeded.
+  bool WaitForRecorded(uint64_t n, std::chrono::milliseconds timeout);
+
+  // /metrics as text 0.0.4, as a scrape would get it; "" before Start succeeded.
+  std::string RenderText() const;
+
+  // Messages recorded so far.
+  uint64_t messages_recorded() const;
+
+  // Requests the frontend tracks (0 when nothing is in flight) and completions waiting for
+  // their answer.
+  size_t live_requests() const;
+  size_t live_completions() const;
+
+  // Stop
+  //
+  // Answers every completion in flight 503, stops the HTTP server and the engine client
+  // (ending a Start that waits for engines). Idempotent; the destructor calls it. May be
+  // called from another thread than Start.
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vmetrics
+
+#endif  // VMETRICS_FRONTEND_H_

@@ -1,0 +1,432 @@
+// Frontend: the engine client, the recorder, the request service and the HTTP server wired
+// together; see include/vmetrics/frontend.h.
+#include "vmetrics/frontend.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "frontend/environment.h"
+#include "frontend/log.h"
+#include "frontend/openai_routes.h"
+#include "frontend/request_service.h"
+#include "vmetrics/engine_core_client.h"
+#include "vmetrics/exposition.h"
+#include "vmetrics/recorder.h"
+#include "vmetrics/web_config.h"
+
+namespace vmetrics {
+
+using frontend::LogError;
+using frontend::LogInfo;
+using frontend::LogWarning;
+
+Result<std::vector<LoraModule>> ParseLoraModules(const std::vector<std::string>& values) {
+  std::vector<LoraModule> modules;
+  for (const std::string& value : values) {
+    LoraModule m;
+    if (!value.empty() && value.front() == '{') {
+      auto doc = nlohmann::json::parse(value, nullptr, false);
+      if (doc.is_discarded() || !doc.is_object() || !doc.contains("name") ||
+          !doc["name"].is_string() || !doc.contains("path") || !doc["path"].is_string()) {
+        return Status::InvalidArgument("--lora-modules: " + value +
+                                       " is not a JSON object with string name and path");
+      }
+      m.name = doc["name"].get<std::string>();
+      m.path = doc["path"].get<std::string>();
+    } else {
+      const size_t eq = value.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {
+        return Status::InvalidArgument("--lora-modules: " + value + " is not name=path");
+      }
+      m.name = value.substr(0, eq);
+      m.path = value.substr(eq + 1);
+    }
+    modules.push_back(std::move(m));
+  }
+  return modules;
+}
+
+namespace {
+
+// str() of a Python value, for cache_config_info label values.
+std::string PyRepr(const nlohmann::json& v) {
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_null()) return "None";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return FormatGoFloat(v.get<double>());
+  return v.dump();
+}
+
+// What Bind reads from the options' JSON and files, for Start.
+struct CheckedOptions {
+  std::optional<ConnectorConfig> connectors;  // --kv-transfer-config, when given
+  int64_t num_speculative_tokens = 0;
+  std::vector<std::pair<std::string, std::string>> cache_config_info;  // --cache-config-info
+  std::vector<LoraModule> lora_modules;                                // numbered
+};
+
+Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
+  CheckedOptions checked;
+  if (o->data_parallel_size < 1 || o->data_parallel_size > 65535) {
+    return Status::InvalidArgument("--data-parallel-size must be between 1 and 65535");
+  }
+  if (o->engine_count < 0 || o->engine_start_index < 0) {
+    return Status::InvalidArgument("--engine-count and --engine-start-index must be >= 0");
+  }
+  if (!(o->engine_ready_timeout_s > 0)) {
+    return Status::InvalidArgument("--engine-ready-timeout must be positive");
+  }
+  if (o->max_loras < 1) return Status::InvalidArgument("--max-loras must be at least 1");
+  // As vLLM does, LoRA modules need --enable-lora.
+  if (!o->lora_modules.empty() && !o->enable_lora) {
+    return Status::InvalidArgument("--lora-modules requires --enable-lora");
+  }
+  checked.lora_modules = o->lora_modules;
+  for (size_t i = 0; i < checked.lora_modules.size(); ++i) {
+    checked.lora_modules[i].lora_int_id = static_cast<int64_t>(i) + 1;  // vLLM's numbering
+  }
+  if (!o->kv_transfer_config.empty()) {
+    Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(o->kv_transfer_config);
+    if (!c.ok()) return c.status();
+    checked.connectors = std::move(*c);
+  }
+  if (!o->speculative_config.empty()) {
+    auto doc = nlohmann::json::parse(o->speculative_config, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      return Status::InvalidArgument("--speculative-config must be a JSON object");
+    }
+    auto k = doc.find("num_speculative_tokens");
+    if (k != doc.end() && k->is_number_integer())
+      checked.num_speculative_tokens = k->get<int64_t>();
+  }
+  if (!o->cache_config_info.empty()) {
+    auto doc = nlohmann::json::parse(o->cache_config_info, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      return Status::InvalidArgument("--cache-config-info must be a JSON object");
+    }
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+      checked.cache_config_info.emplace_back(it.key(), PyRepr(it.value()));
+    }
+  }
+  if (!o->web_config_file.empty()) {
+    Result<WebConfig> web = LoadWebConfig(o->web_config_file);
+    if (!web.ok()) return Status::InvalidArgument(web.status().message());
+    o->http.web_config = std::move(*web);
+  }
+  return checked;
+}
+
+EngineCoreClientOptions ClientOptions(const FrontendOptions& a) {
+  EngineCoreClientOptions o;
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(a.engine_ready_timeout_s * 1000));
+  o.hello_timeout = o.ready_timeout = o.registration_timeout = timeout;
+  if (a.engine_count > 0) {
+    o.mode = StartupMode::kBootstrapped;
+    o.input_address = a.input_address;
+    o.output_address = a.output_address;
+    o.engine_start_index = a.engine_start_index;
+    o.engine_count = a.engine_count;
+    return o;
+  }
+  o.mode = StartupMode::kFrontend;
+  o.handshake_address = !a.handshake_address.empty() ? a.handshake_address
+                                                     : "tcp://" + a.data_parallel_address + ":" +
+                                                           std::to_string(a.data_parallel_rpc_port);
+  // Data sockets bind on the handshake's host (ephemeral ports): INIT hands their real
+  // endpoints to the engines, which may be on other hosts.
+  std::string host = a.data_parallel_address;
+  const bool tcp = o.handshake_address.rfind("tcp://", 0) == 0;
+  if (tcp) {
+    const std::string rest = o.handshake_address.substr(6);
+    host = rest.substr(0, rest.rfind(':'));
+  }
+  o.input_address =
+      !a.input_address.empty() ? a.input_address : (tcp ? "tcp://" + host + ":0" : std::string());
+  o.output_address =
+      !a.output_address.empty() ? a.output_address : (tcp ? "tcp://" + host + ":0" : std::string());
+  o.engine_count = a.data_parallel_size;
+  return o;
+}
+
+// A transport failure as a Status: bad options are the caller's, the rest is the peers'.
+Status FromTransport(const TransportStatus& s) {
+  if (s.code() == TransportCode::kInvalidArgument) return Status::InvalidArgument(s.ToString());
+  return Status::Unavailable(s.ToString());
+}
+
+}  // namespace
+
+struct Frontend::Impl {
+  FrontendOptions options;
+  CheckedOptions checked;  // set by Bind
+  std::unique_ptr<EngineCoreClient> client;
+  std::unique_ptr<Registry> registry;
+  std::unique_ptr<StatsRecorder> recorder;
+  std::unique_ptr<frontend::RequestService> requests;  // before `http`: destroyed after it
+  std::unique_ptr<HttpServer> http;
+  ExpositionOptions expo;
+  std::atomic<uint64_t> recorded{0};
+  EngineCoreOutputs scratch;  // reused by the (single) output thread
+
+  // Start builds the parts below under `lifecycle_mu` once the engines are in, and Stop takes
+  // them down under it, so a Stop from another thread (a signal during startup) and Start
+  // never touch them at once. After Stop, Start builds nothing.
+  std::mutex lifecycle_mu;
+  bool stopped = false;
+
+  // For WaitForDeadEngines and WaitForRecorded: engines reported dead (guarded by wait_mu),
+  // and the count of recorded messages a waiter wants to be woken at (UINT64_MAX: none), so
+  // the output thread takes the mutex only when someone waits for exactly that.
+  std::mutex wait_mu;
+  std::condition_variable wait_cv;
+  std::set<int> dead;
+  std::atomic<uint64_t> wake_at{UINT64_MAX};
+
+  void OnMessage(std::span<const std::string_view> frames, uint64_t number) {
+    Status s = DecodeEngineCoreOutputs(frames, recorder->decode_context(number), &scratch);
+    if (!s.ok()) {
+      recorder->CountDecodeError();
+      Problem p;
+      p.message_number = number;
+      p.offset = s.offset();
+      // The offset goes in p.offset, not in the text: one bad frame after another at different
+      // offsets is one problem to the reporter, logged once and counted.
+      p.what = std::string("message skipped: ") + StatusCodeName(s.code()) + ": " + s.message();
+      recorder->reporter().Report(p);
+      return;
+    }
+    // Python records a message's SchedulerStats, then its IterationStats.
+    requests->OnOutputs(&scratch, [&](const EngineCoreOutputs& m, const IterationStats* it) {
+      recorder->Record(m);
+      if (it != nullptr) recorder->RecordIteration(*it, m.engine_index);
+    });
+    // Sequentially consistent with WaitForRecorded's store of wake_at and load of recorded:
+    // either the waiter sees this message counted, or this thread sees the waiter's target.
+    if (recorded.fetch_add(1) + 1 >= wake_at.load()) {
+      std::lock_guard<std::mutex> lock(wait_mu);
+      wait_cv.notify_all();
+    }
+  }
+
+  void OnEngineEvent(const EngineEvent& e) {
+    if (e.kind != EngineEventKind::kDead) {
+      recorder->SetEngineUp(e.engine_index, true);
+      return;
+    }
+    LogWarning("engine " + std::to_string(e.engine_index) + " lost: " + e.reason);
+    recorder->SetEngineUp(e.engine_index, false);
+    requests->OnEngineDead(e.engine_index, e.reason);
+    {
+      std::lock_guard<std::mutex> lock(wait_mu);
+      dead.insert(e.engine_index);
+    }
+    wait_cv.notify_all();
+  }
+
+  HealthReport Health() const {
+    HealthReport r;
+    if (client == nullptr) return r;
+    for (const EngineInfo& e : client->engines()) {
+      if (!e.alive) {
+        r.healthy = false;
+        r.body += "engine " + std::to_string(e.index) + " is dead: " + e.death_reason + "\n";
+      }
+    }
+    return r;
+  }
+
+  RecorderOptions RecorderOptionsFor(const std::vector<EngineInfo>& engines) const {
+    const FrontendOptions& a = options;
+    const ReadyResponseSummary ready = SummarizeEngines(engines);
+    RecorderOptions o;
+    o.served_model_name = a.served_model_name.empty() ? "model" : a.served_model_name;
+    o.engine_indexes.clear();
+    for (const EngineInfo& e : engines) o.engine_indexes.push_back(e.index);
+    o.max_model_len = a.max_model_len > 0 ? a.max_model_len : ready.max_model_len.value_or(8192);
+    o.kv_cache_metrics = a.kv_cache_metrics;
+    // vLLM's frontend knows LoRA from its own flags; with headless engines the ready responses
+    // tell.
+    if (a.enable_lora) {
+      o.max_loras = a.max_loras;
+    } else if (ready.max_loras > 0) {
+      o.max_loras = ready.max_loras;
+    }
+    o.track_engine_liveness = true;
+    o.max_label_values_per_family = a.max_label_values_per_family;
+    o.log = [](const std::string& line) { LogWarning(line); };
+    if (checked.connectors) {
+      o.connectors = *checked.connectors;
+    } else if (ready.kv_connector) {
+      // vLLM's frontend knows its connector from its own config; with headless engines the
+      // ready response is where it comes from.
+      o.connectors.connector = *ready.kv_connector;
+    }
+    o.num_speculative_tokens = checked.num_speculative_tokens;
+    // vllm:cache_config_info: what the ready responses tell (block_size, num_gpu_blocks summed
+    // over engines, kv_cache_size_tokens, kv_cache_max_concurrency), plus --cache-config-info.
+    auto put = [&o](const std::string& k, const std::string& v) {
+      for (auto& [key, value] : o.cache_config) {
+        if (key == k) {
+          value = v;
+          return;
+        }
+      }
+      o.cache_config.emplace_back(k, v);
+    };
+    if (ready.block_size) put("block_size", std::to_string(*ready.block_size));
+    put("num_gpu_blocks", std::to_string(ready.num_gpu_blocks));
+    if (ready.kv_cache_size_tokens) {
+      put("kv_cache_size_tokens", std::to_string(*ready.kv_cache_size_tokens));
+    }
+    if (ready.kv_cache_max_concurrency) {
+      put("kv_cache_max_concurrency", FormatGoFloat(*ready.kv_cache_max_concurrency));
+    }
+    for (const auto& [key, value] : checked.cache_config_info) put(key, value);
+    return o;
+  }
+};
+
+Frontend::Frontend(FrontendOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  frontend::SetLogFormat(impl_->options.log_format);
+}
+
+Frontend::~Frontend() { Stop(); }
+
+Status Frontend::Bind() {
+  Result<CheckedOptions> checked = CheckOptions(&impl_->options);
+  if (!checked.ok()) return checked.status();
+  impl_->checked = std::move(*checked);
+  impl_->client = std::make_unique<EngineCoreClient>(ClientOptions(impl_->options));
+  if (TransportStatus s = impl_->client->Bind(); !s.ok()) return FromTransport(s);
+  return Status::Ok();
+}
+
+std::string Frontend::handshake_endpoint() const { return impl_->client->endpoints().handshake; }
+std::string Frontend::input_endpoint() const { return impl_->client->endpoints().input; }
+std::string Frontend::output_endpoint() const { return impl_->client->endpoints().output; }
+
+Status Frontend::Start() {
+  Impl& m = *impl_;
+  const FrontendOptions& a = m.options;
+  if (TransportStatus ts = m.client->WaitForEngines(); !ts.ok()) return FromTransport(ts);
+  std::lock_guard<std::mutex> lifecycle(m.lifecycle_mu);
+  if (m.stopped) return Status::Unavailable("stopped while waiting for the engines");
+  const std::vector<EngineInfo> engines = m.client->engines();
+  const RecorderOptions o = m.RecorderOptionsFor(engines);
+
+  m.registry = std::make_unique<Registry>();
+  m.recorder = std::make_unique<StatsRecorder>(m.registry.get(), o);
+  m.expo.created_series = !(a.disable_created_series || frontend::CreatedDisabledByEnvironment());
+  for (const EngineInfo& e : engines) {
+    LogInfo("engine " + std::to_string(e.index) + " joined (max_model_len " +
+            (e.ready_response.max_model_len ? std::to_string(*e.ready_response.max_model_len)
+                                            : std::string("unknown")) +
+            (e.ready_response.kv_connector ? ", kv_connector " + *e.ready_response.kv_connector
+                                           : std::string()) +
+            ")");
+  }
+
+  frontend::RequestService::Options ro;
+  ro.limits.max_model_len = o.max_model_len;
+  ro.limits.served_model_name = o.served_model_name;
+  ro.limits.lora_modules = m.checked.lora_modules;
+  ro.engine_indexes = o.engine_indexes;
+  ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type, std::string body) {
+    const std::string_view frames[] = {body};
+    return client->Send(engine, type, frames);
+  };
+  m.requests = std::make_unique<frontend::RequestService>(std::move(ro));
+
+  EngineCoreClientCallbacks cb;
+  cb.on_message = [&m](std::span<const std::string_view> frames, uint64_t n) {
+    m.OnMessage(frames, n);
+  };
+  cb.on_engine_event = [&m](const EngineEvent& e) { m.OnEngineEvent(e); };
+  cb.on_loop_exit = [](const TransportStatus& s) {
+    if (!s.ok() && s.code() != TransportCode::kStopped) {
+      LogError("engine output loop ended: " + s.ToString());
+    }
+  };
+  if (TransportStatus ts = m.client->Start(std::move(cb)); !ts.ok()) return FromTransport(ts);
+
+  HttpHandlers handlers;
+  handlers.render_metrics = [&m](ExpositionFormat format) {
+    std::string out;
+    if (format == ExpositionFormat::kOpenMetrics) {
+      WriteOpenMetrics(*m.registry, m.expo, &out);
+    } else {
+      WriteText(*m.registry, m.expo, &out);
+    }
+    return out;
+  };
+  handlers.health = [&m] { return m.Health(); };
+  handlers.routes = frontend::OpenAiRoutes(m.requests.get());
+  for (const HttpRoute& route : a.extra_routes) handlers.routes.push_back(route);
+  handlers.log = [](std::string_view line) {
+    LogWarning(std::string("http: ") + std::string(line));
+  };
+  Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(a.http, std::move(handlers));
+  if (!server.ok()) return Status::InvalidArgument("HTTP: " + server.status().ToString());
+  m.http = std::move(*server);
+  return Status::Ok();
+}
+
+uint16_t Frontend::http_port() const { return impl_->http ? impl_->http->port() : 0; }
+
+std::string Frontend::RenderText() const {
+  std::string out;
+  if (impl_->registry) WriteText(*impl_->registry, impl_->expo, &out);
+  return out;
+}
+
+uint64_t Frontend::messages_recorded() const { return impl_->recorded.load(); }
+
+size_t Frontend::live_requests() const {
+  return impl_->requests ? impl_->requests->num_live_requests() : 0;
+}
+
+size_t Frontend::live_completions() const {
+  return impl_->requests ? impl_->requests->num_live_completions() : 0;
+}
+
+bool Frontend::WaitForRecorded(uint64_t n, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(impl_->wait_mu);
+  impl_->wake_at.store(n);
+  const bool done =
+      impl_->wait_cv.wait_for(lock, timeout, [&] { return impl_->recorded.load() >= n; });
+  impl_->wake_at.store(UINT64_MAX);
+  return done;
+}
+
+bool Frontend::WaitForDeadEngines(std::span<const int> engine_indexes,
+                                  std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(impl_->wait_mu);
+  return impl_->wait_cv.wait_for(lock, timeout, [&] {
+    for (int e : engine_indexes) {
+      if (impl_->dead.count(e) == 0) return false;
+    }
+    return true;
+  });
+}
+
+void Frontend::Stop() {
+  {
+    std::lock_guard<std::mutex> lifecycle(impl_->lifecycle_mu);
+    impl_->stopped = true;
+    // Completions in flight are answered first, so the HTTP server has nothing left waiting.
+    if (impl_->requests) impl_->requests->Shutdown();
+    if (impl_->http) impl_->http->Stop();
+  }
+  // Outside the lock: this is also what ends a Start that waits for engines.
+  if (impl_->client) impl_->client->Stop();
+}
+
+}  // namespace vmetrics

@@ -1,0 +1,328 @@
+// MetricsReference: the Markdown reference of every family; see metrics_reference.h.
+//
+// Nothing here names a family. The list is what a StatsRecorder registers with every option
+// on (speculative decoding, --kv-cache-metrics, every catalog row configured), read back from
+// the Registry in render order; the family tables (metrics/frontend_families.h) and the
+// connector catalog add what the registry does not know: when a family is registered and
+// which payload field feeds it.
+#include "frontend/metrics_reference.h"
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrics/frontend_families.h"
+#include "vmetrics/connector_catalog.h"
+#include "vmetrics/exposition.h"
+#include "vmetrics/recorder.h"
+#include "vmetrics/registry.h"
+
+namespace vmetrics::frontend {
+namespace {
+
+using internal::BucketSet;
+using internal::FrontendFamily;
+using internal::Gate;
+
+// Text for a Markdown table cell: a `|` would end the cell and a newline the row.
+std::string Cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string Code(std::string_view text) { return "`" + std::string(text) + "`"; }
+
+// The name a scrape shows: counters carry `_total` (prometheus_client appends it).
+std::string ExposedName(const Family& f) {
+  return f.type() == MetricType::kCounter ? f.name() + "_total" : f.name();
+}
+
+// Bucket upper bounds as they appear in `le` (FormatGoFloat), so they can be pasted into
+// PromQL; +Inf is implied and not listed.
+std::string Buckets(const Family& f) {
+  if (f.type() != MetricType::kHistogram) return "";
+  std::string out;
+  for (double b : f.spec().buckets) {
+    if (!out.empty()) out += ", ";
+    out += FormatGoFloat(b);
+  }
+  return out;
+}
+
+const char* GateText(Gate gate) {
+  switch (gate) {
+    case Gate::kAlways: return "always";
+    case Gate::kSpecDecode: return "`--speculative-config` with `num_speculative_tokens` > 0";
+    case Gate::kKvCacheMetrics: return "`--kv-cache-metrics`";
+  }
+  return "";
+}
+
+// The field that feeds a frontend family. Until FrontendFamily carries a `source` member the
+// reference points at docs/recording.md, which describes every feed; once the table has the
+// member, its text is used without touching this file.
+template <typename Table>
+std::string FrontendSource(const Table& f) {
+  if constexpr (requires { f.source; }) {
+    if (!std::string_view(f.source).empty()) return Cell(f.source);
+  }
+  return "see [recording.md](recording.md)";
+}
+
+std::string Labels(const Family& f, const FrontendFamily* row) {
+  std::string out;
+  for (const std::string& l : f.spec().label_names) {
+    if (!out.empty()) out += ", ";
+    out += Code(l);
+    if (row == nullptr || l != row->extra_label) continue;
+    if (row->extra_values.empty()) {
+      out += " (`0` … `num_speculative_tokens`−1)";
+    } else {
+      std::string values;
+      for (std::string_view v : row->extra_values) values += (values.empty() ? "" : ", ") + Code(v);
+      out += " (" + values + ")";
+    }
+  }
+  return out;
+}
+
+std::string ConnectorLabels(const Family& f, const ConnectorRow& row) {
+  std::string out;
+  for (const std::string& l : f.spec().label_names) {
+    if (!out.empty()) out += ", ";
+    out += Code(l);
+    if (l == row.record_key_label) out += " (payload key)";
+    for (const auto& [field, fallback] : row.record_label_fields) {
+      if (l == field) out += " (record field `" + field + "`, default `" + fallback + "`)";
+    }
+  }
+  return out;
+}
+
+std::string SampleSource(const MetricDef& m, const ConnectorRow& row) {
+  std::string path = Code(m.samples_path);
+  std::string how;
+  switch (m.sample_kind) {
+    case SampleKind::kObserveEachF64:
+    case SampleKind::kObserveEachU64AsF64:
+      // A record holds one value per field; a flat payload a list per field.
+      how = (row.record_shaped() ? "observe " : "observe each element of ") + path;
+      break;
+    case SampleKind::kIncBySumU64:
+      how = "add each element of " + path;
+      break;
+    case SampleKind::kIncByU64:
+    case SampleKind::kIncByF64:
+      how = "add " + path;
+      break;
+    case SampleKind::kSetU64:
+    case SampleKind::kSetF64:
+      how = "set to " + path;
+      break;
+    case SampleKind::kIncByOne:
+      how = "+1";
+      break;
+  }
+  if (m.scale != 1.0) how += " × " + FormatGoFloat(m.scale);
+  if (row.record_shaped()) how = "per record: " + how;
+  return how + " (" + Code(SampleKindName(m.sample_kind)) + ")";
+}
+
+std::string ShapeText(const ConnectorRow& row) {
+  switch (row.shape_rule) {
+    case ShapeRule::kHasKey: return "the payload has key " + Code(row.shape_key);
+    case ShapeRule::kOperationRecords:
+      return "every key is a store operation whose value is a list of record maps";
+    case ShapeRule::kTypedPayload: return "the payload has `types` and `data`";
+    case ShapeRule::kNever: return "never (only by class name)";
+  }
+  return "";
+}
+
+std::string ChildrenText(const ConnectorRow& row) {
+  if (row.children == ChildCreation::kEagerPerEngine && !row.record_shaped()) {
+    return "one per engine, created at registration (zero until fed)";
+  }
+  if (row.record_shaped()) {
+    return "created on the first record of each (engine, " + row.record_key_label +
+           [&] {
+             std::string s;
+             for (const auto& [field, unused] : row.record_label_fields) s += ", " + field;
+             return s;
+           }() +
+           "), for all of the row's families at once";
+  }
+  return "created on the first value of each family";
+}
+
+const char* kTableHead =
+    "| Name | Type | Labels | Buckets (`le`) | HELP | Source |\n"
+    "|---|---|---|---|---|---|\n";
+
+void TableRow(std::string* out, const Family& f, const std::string& labels,
+              const std::string& source) {
+  *out += "| " + Code(ExposedName(f)) + " | " + MetricTypeName(f.type()) + " | " + labels +
+          " | " + Buckets(f) + " | " + Cell(f.spec().help) + " | " + source + " |\n";
+}
+
+}  // namespace
+
+std::string MetricsReference() {
+  const ConnectorCatalog& catalog = ConnectorCatalog::BuiltIn();
+
+  // Every option on: spec-decode families (k = 1), residency histograms, LoRA, engine
+  // liveness, and every catalog row configured as a MultiConnector child, so everything that
+  // can register does.
+  RecorderOptions options;
+  options.num_speculative_tokens = 1;
+  options.kv_cache_metrics = true;
+  options.max_loras = 1;
+  options.track_engine_liveness = true;
+  options.connectors.connector = "MultiConnector";
+  for (const auto& row : catalog.rows()) options.connectors.children.push_back(row->id);
+  options.log = [](const std::string&) {};
+  FixedClock clock(0);
+  Registry registry(&clock);
+  StatsRecorder recorder(&registry, options);
+
+  std::map<std::string_view, const FrontendFamily*> frontend;
+  for (const FrontendFamily& f : internal::SpecDecodeFamilies()) frontend[f.name] = &f;
+  for (const FrontendFamily& f : internal::FrontendFamilies()) frontend[f.name] = &f;
+  std::map<std::string_view, const ConnectorRow*> connector_family;
+  for (const auto& row : catalog.rows()) {
+    for (const MetricDef& m : row->metrics) connector_family[m.name] = row.get();
+  }
+
+  std::string out;
+  out +=
+      "# Metrics reference\n"
+      "\n"
+      "<!-- Generated by `vmetrics metrics-reference`; do not edit. Regenerate with\n"
+      "     `build/src/cli/vmetrics metrics-reference > docs/metrics.md`. The ctest\n"
+      "     `metrics_reference_current` fails when this file and the command disagree. -->\n"
+      "\n"
+      "Every family vmetrics can register, as the code defines it: the frontend family table\n"
+      "(`src/metrics/scheduler_families.cc`), the connector catalog\n"
+      "(`src/protocol/connector_catalog.cc`) and vmetrics' own accounting. Families render in\n"
+      "the order of this page within each section; `docs/recording.md` gives the overall order\n"
+      "and exactly how each field is applied.\n"
+      "\n"
+      "- **Name** is the name a scrape shows in the text format: counters end in `_total`.\n"
+      "  A histogram `h` exposes `h_bucket{le=…}`, `h_sum` and `h_count`. Counters and\n"
+      "  histograms also expose `<name>_created` (the family name without `_total`) unless\n"
+      "  `--disable-created-series` is given.\n"
+      "- **Labels** are in declaration order; the exposition sorts them by name. `model_name`\n"
+      "  is `--served-model-name` (default `model`), `engine` the data-parallel rank.\n"
+      "  Listed values are created eagerly, at startup, for every engine.\n"
+      "- **Buckets** are the finite upper bounds as they appear in `le` (`+Inf` is implied).\n"
+      "  Token-count histograms use `build_1_2_5_buckets(--max-model-len)`; they are shown for\n"
+      "  the default 8192.\n"
+      "- **HELP** is vLLM's text, byte for byte.\n"
+      "\n"
+      "## Frontend families\n"
+      "\n"
+      "Registered by vLLM's Python `PrometheusStatLogger` and by vmetrics, with the same names,\n"
+      "labels, buckets and HELP. Request families (latencies, token counts, `request_success`)\n"
+      "are fed from request outputs together with the bookkeeping of the frontend that sent\n"
+      "the requests (`RequestTracker`, `vmetrics replay --requests`); without it they stay at\n"
+      "zero.\n"
+      "\n"
+      "| Name | Type | Labels | Buckets (`le`) | HELP | Registered | Source |\n"
+      "|---|---|---|---|---|---|---|\n";
+
+  std::vector<const Family*> own;
+  for (const Family* f : registry.Families()) {
+    if (connector_family.count(f->name())) continue;
+    auto it = frontend.find(f->name());
+    if (it != frontend.end()) {
+      const FrontendFamily& row = *it->second;
+      std::string buckets = Buckets(*f);
+      if (row.buckets == BucketSet::kTokens125) {
+        buckets = "1-2-5 up to `--max-model-len`: " + buckets;
+      }
+      out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) + " | " +
+             Labels(*f, &row) + " | " + buckets + " | " + Cell(f->spec().help) + " | " +
+             GateText(row.gate) + " | " + FrontendSource(row) + " |\n";
+    } else if (f->name() == internal::kLoraRequestsInfoName) {
+      out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) +
+             " | `max_lora`, `waiting_lora_adapters`, `running_lora_adapters` (no `model_name`, "
+             "no `engine`) |  | " +
+             Cell(f->spec().help) +
+             " | `--enable-lora`, or engines that report LoRA support | SchedulerStats "
+             "`waiting_lora_adapters` / `running_lora_adapters` with the frontend's adapters of "
+             "the requests in flight: their names comma-joined, `max_lora` = `--max-loras`; set "
+             "to the current Unix time; a child per combination, on first record |\n";
+    } else if (f->name() == internal::kCacheConfigInfoName) {
+      out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) +
+             " | one label per `CacheConfig` key, then `engine` (no `model_name`) |  | " +
+             Cell(f->spec().help) +
+             " | always | `serve`: the engines' ready responses, value 1.0; `replay`: HELP and "
+             "TYPE only |\n";
+    } else {
+      own.push_back(f);
+    }
+  }
+
+  out +=
+      "\n"
+      "## KV-connector families\n"
+      "\n"
+      "One section per row of the connector catalog, in inference order. A row's families are\n"
+      "registered when its connector is configured (`--kv-transfer-config`, a MultiConnector\n"
+      "child, or the engines' ready response), or on the first payload from it (logged once;\n"
+      "Python would drop that payload). Labels are `model_name`, `engine`, then the row's own.\n"
+      "Third-party connectors that send a `_metrics_descriptor` with their payload add rows of\n"
+      "their own at run time; they are not listed here.\n";
+  for (const auto& row : catalog.rows()) {
+    out += "\n### " + row->id + "\n\n";
+    std::string names;
+    for (const std::string& n : row->class_names) names += (names.empty() ? "" : ", ") + Code(n);
+    out += "- Answers to: " + names + "\n";
+    out += "- Recognised with no connector configured when: " + ShapeText(*row) + "\n";
+    if (row->metrics.empty()) {
+      out += "- Registers no families (its Python metrics class observes nothing).\n";
+      continue;
+    }
+    out += "- Children: " + ChildrenText(*row) + "\n\n";
+    out += kTableHead;
+    for (const MetricDef& m : row->metrics) {
+      const Family* f = registry.Find(m.name);
+      if (f == nullptr) continue;  // cannot happen: every row was configured above
+      TableRow(&out, *f, ConnectorLabels(*f, *row), SampleSource(m, *row));
+    }
+  }
+
+  out +=
+      "\n"
+      "## vmetrics' own families\n"
+      "\n"
+      "Registered after every `vllm:` family; not in vLLM. They account for what vmetrics could\n"
+      "not record and for engine liveness, and are what `deploy/prometheus/vmetrics-rules.yml`\n"
+      "alerts on. The liveness gauge is registered by `vmetrics serve` only (`replay` watches\n"
+      "no engines); the others always.\n"
+      "\n";
+  out +=
+      "| Name | Type | Labels | HELP |\n"
+      "|---|---|---|---|\n";
+  for (const Family* f : own) {
+    std::string labels;
+    for (const std::string& l : f->spec().label_names) {
+      labels += (labels.empty() ? "" : ", ") + Code(l);
+    }
+    out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) + " | " +
+           (labels.empty() ? "(none)" : labels) + " | " + Cell(f->spec().help) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace vmetrics::frontend

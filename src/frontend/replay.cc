@@ -1,0 +1,106 @@
+// Replay: a capture recorded as a frontend would record it; see replay.h.
+#include "frontend/replay.h"
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "frontend/capture.h"
+#include "frontend/environment.h"
+#include "frontend/requests_sidecar.h"
+#include "vmetrics/recorder.h"
+#include "vmetrics/requests.h"
+
+namespace vmetrics::frontend {
+namespace {
+
+std::string ResolveBesideInput(const std::string& path, const std::string& input) {
+  if (path.empty() || path[0] == '/' || std::filesystem::exists(path) || input == "-") return path;
+  const std::filesystem::path beside = std::filesystem::path(input).parent_path() / path;
+  return std::filesystem::exists(beside) ? beside.string() : path;
+}
+
+}  // namespace
+
+Result<ReplayOutput> Replay(const ReplayOptions& args) {
+  RecorderOptions options;
+  options.served_model_name = args.served_model_name;
+  options.engine_indexes.clear();
+  for (int64_t i = 0; i < args.data_parallel_size; ++i) options.engine_indexes.push_back(i);
+  options.max_model_len = args.max_model_len;
+  options.kv_cache_metrics = args.kv_cache_metrics;
+  if (args.enable_lora) options.max_loras = args.max_loras;
+  if (!args.kv_transfer_config.empty()) {
+    Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(args.kv_transfer_config);
+    if (!c.ok()) return c.status();
+    options.connectors = *c;
+  }
+  if (!args.speculative_config.empty()) {
+    auto doc = nlohmann::json::parse(args.speculative_config, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      return Status::InvalidArgument("--speculative-config must be a JSON object");
+    }
+    auto k = doc.find("num_speculative_tokens");
+    if (k != doc.end() && k->is_number_integer())
+      options.num_speculative_tokens = k->get<int64_t>();
+  }
+  auto log = [&args](std::string_view line) {
+    if (args.log) args.log(line);
+  };
+  options.log = [&log](const std::string& line) { log(line); };
+
+  std::unique_ptr<Clock> clock;
+  if (args.created_timestamp >= 0) clock = std::make_unique<FixedClock>(args.created_timestamp);
+  Registry registry(clock.get());
+  StatsRecorder recorder(&registry, options);
+
+  // --requests: feed outputs through a RequestTracker. A relative path that does not exist
+  // is also tried next to the capture, so a capture and its sidecar travel together.
+  std::optional<RequestSidecar> sidecar;
+  double monotonic = 0;
+  RequestTracker::Options tracker_options;
+  tracker_options.monotonic = [&monotonic] { return monotonic; };
+  RequestTracker tracker(tracker_options);
+  if (!args.requests.empty()) {
+    Result<RequestSidecar> loaded =
+        RequestSidecar::Load(ResolveBesideInput(args.requests, args.input));
+    if (!loaded.ok()) return loaded.status();
+    sidecar = std::move(*loaded);
+  }
+
+  Result<std::string> data = ReadCaptureFile(args.input);
+  if (!data.ok()) return data.status();
+  ReplayOutput out;
+  out.failed_messages = DecodeStream(
+      *data, [&](uint64_t n) { return recorder.decode_context(n); },
+      [&](EngineCoreOutputs& m, uint64_t number, size_t, const DecodeContext&) {
+        if (!sidecar) {
+          recorder.Record(m);
+          return;
+        }
+        // Python's output handler: the outputs first, then the LoRA adapters into the
+        // SchedulerStats, then SchedulerStats and IterationStats are recorded.
+        const RequestSidecar::Clocks clocks = sidecar->Advance(number, &tracker);
+        monotonic = clocks.monotonic;
+        std::optional<IterationStats> it = tracker.ProcessOutputs(m, clocks.iteration_timestamp);
+        if (m.scheduler_stats) tracker.UpdateSchedulerStats(&*m.scheduler_stats);
+        recorder.Record(m);
+        if (it) recorder.RecordIteration(*it, m.engine_index);
+      },
+      [&](const std::string& what) {
+        recorder.CountDecodeError();
+        log(what);
+      });
+  if (sidecar) sidecar->Finish(&tracker);
+  ExpositionOptions expo;
+  expo.created_series = !(args.disable_created_series || CreatedDisabledByEnvironment());
+  if (args.format == ExpositionFormat::kOpenMetrics) {
+    WriteOpenMetrics(registry, expo, &out.exposition);
+  } else {
+    WriteText(registry, expo, &out.exposition);
+  }
+  return out;
+}
+
+}  // namespace vmetrics::frontend

@@ -1,0 +1,60 @@
+// Serve: a Frontend until SIGINT or SIGTERM; see serve.h.
+#include "frontend/serve.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "frontend/log.h"
+#include "frontend/stop_signals.h"
+
+namespace vmetrics::frontend {
+namespace {
+
+// Same code, message prefixed.
+Status Prefixed(const char* prefix, const Status& s) {
+  const std::string message = prefix + s.message();
+  return s.code() == StatusCode::kUnavailable ? Status::Unavailable(message)
+                                              : Status::InvalidArgument(message);
+}
+
+}  // namespace
+
+Status Serve(const FrontendOptions& options) {
+  BlockStopSignals();
+  Frontend frontend(options);
+  if (Status s = frontend.Bind(); !s.ok()) return Prefixed("cannot bind the engine sockets: ", s);
+  if (options.engine_count > 0) {
+    LogInfo("waiting for " + std::to_string(options.engine_count) + " engine(s) on " +
+            frontend.input_endpoint() + " (input) and " + frontend.output_endpoint() + " (output)");
+  } else {
+    LogInfo("waiting for " + std::to_string(options.data_parallel_size) +
+            " engine(s) to say HELLO on " + frontend.handshake_endpoint());
+  }
+  // Startup runs beside the signal wait so that Ctrl-C also ends a wait for engines; a failed
+  // startup ends the wait with a SIGTERM of its own.
+  Status startup;
+  std::thread starter([&] {
+    startup = frontend.Start();
+    if (!startup.ok()) {
+      kill(getpid(), SIGTERM);
+      return;
+    }
+    const std::string host = options.http.host;
+    LogInfo("serving http://" + host + ":" + std::to_string(frontend.http_port()) +
+            "/metrics and /health");
+    std::printf("listening on http://%s:%u\n", host.c_str(), frontend.http_port());
+    std::fflush(stdout);
+  });
+  const int sig = WaitForStopSignal(0);
+  frontend.Stop();
+  starter.join();
+  if (!startup.ok()) return Prefixed("startup failed: ", startup);
+  LogInfo(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + " after " +
+          std::to_string(frontend.messages_recorded()) + " messages");
+  return Status::Ok();
+}
+
+}  // namespace vmetrics::frontend

@@ -1,0 +1,204 @@
+// Frontend as an embedder uses it: FrontendOptions filled in code (no flag parser), Bind and
+// Start returning Status values, the HTTP endpoint with the OpenAI route and an embedder's own
+// route, against in-process stand-in engines over real ZeroMQ. Also the option checks Bind
+// makes before any engine is waited for, and the OpenAI error wording of the routes.
+#include "vmetrics/frontend.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "frontend/completion_api.h"
+#include "frontend/openai_routes.h"
+#include "tools/loadgen/http_client.h"
+#include "vmetrics/simulator.h"
+
+namespace vmetrics {
+namespace {
+
+using loadgen::HttpClientResponse;
+using loadgen::HttpGet;
+using loadgen::HttpPost;
+using nlohmann::json;
+
+// A route of the embedder's own, beside the frontend's.
+HttpRoute VersionRoute() {
+  HttpRoute route;
+  route.method = "GET";
+  route.path = "/version";
+  route.handler = [](HttpRequest, std::shared_ptr<HttpExchange> exchange) {
+    exchange->Reply(200, "application/json", R"({"version":"embedded-1"})");
+  };
+  return route;
+}
+
+TEST(FrontendFromOptions, ServesMetricsHealthCompletionsAndExtraRoutes) {
+  FrontendOptions options;
+  options.handshake_address = "tcp://127.0.0.1:0";
+  options.http.port = 0;
+  options.engine_ready_timeout_s = 30;
+  options.served_model_name = "embedded";
+  options.kv_transfer_config = R"({"kv_connector":"NixlConnector"})";
+  options.cache_config_info = R"({"enable_prefix_caching": true})";
+  options.extra_routes.push_back(VersionRoute());
+  Frontend frontend(options);
+  Status s = frontend.Bind();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(frontend.http_port(), 0) << "nothing is served before Start";
+  EXPECT_EQ(frontend.RenderText(), "");
+
+  SimulatorOptions so;
+  so.handshake_address = frontend.handshake_endpoint();
+  so.steps = 0;
+  so.rate_hz = 200;
+  so.serve_requests = true;
+  so.synthetic_requests = false;
+  Simulator simulator(so);
+  ASSERT_TRUE(simulator.Start().ok());
+  s = frontend.Start();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::string base = "http://127.0.0.1:" + std::to_string(frontend.http_port());
+
+  HttpClientResponse completion =
+      HttpPost(base + "/v1/completions", R"({"prompt":[1,2,3],"max_tokens":3,"ignore_eos":true})");
+  ASSERT_EQ(completion.status, 200) << completion.body << completion.error;
+  EXPECT_EQ(json::parse(completion.body)["model"], "embedded");
+
+  HttpClientResponse metrics = HttpGet(base + "/metrics");
+  ASSERT_EQ(metrics.status, 200) << metrics.error;
+  const std::string finished =
+      R"(vllm:request_success_total{engine="0",finished_reason="length",model_name="embedded"})";
+  EXPECT_NE(metrics.body.find(finished + " 1.0"), std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("# TYPE vllm:nixl_xfer_time_seconds histogram"), std::string::npos)
+      << "the configured connector's families are registered at startup";
+  EXPECT_NE(metrics.body.find(R"(enable_prefix_caching="True")"), std::string::npos)
+      << "cache_config_info labels are Python's str() of the JSON values";
+  EXPECT_EQ(HttpGet(base + "/health").status, 200);
+
+  HttpClientResponse version = HttpGet(base + "/version");
+  EXPECT_EQ(version.status, 200);
+  EXPECT_EQ(version.body, R"({"version":"embedded-1"})");
+
+  simulator.RequestStop();
+  frontend.Stop();
+  (void)simulator.Wait();
+  frontend.Stop();  // idempotent
+}
+
+// An embedder's route on a path the frontend serves is refused when the server starts.
+TEST(FrontendFromOptions, ExtraRouteOnTheFrontendsOwnPathFailsStart) {
+  FrontendOptions options;
+  options.handshake_address = "tcp://127.0.0.1:0";
+  options.http.port = 0;
+  options.engine_ready_timeout_s = 30;
+  HttpRoute clash = VersionRoute();
+  clash.method = "POST";
+  clash.path = "/v1/completions";
+  options.extra_routes.push_back(clash);
+  Frontend frontend(options);
+  ASSERT_TRUE(frontend.Bind().ok());
+  SimulatorOptions so;
+  so.handshake_address = frontend.handshake_endpoint();
+  so.steps = 0;
+  so.rate_hz = 100;
+  Simulator simulator(so);
+  ASSERT_TRUE(simulator.Start().ok());
+  Status s = frontend.Start();
+  simulator.RequestStop();
+  frontend.Stop();
+  (void)simulator.Wait();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message().rfind("HTTP: ", 0), 0u) << s.ToString();
+  EXPECT_NE(s.message().find("POST /v1/completions: given twice"), std::string::npos)
+      << s.ToString();
+}
+
+// Options that need no engine are checked by Bind, with the flag named, before any socket is
+// bound or engine awaited.
+TEST(FrontendOptionsCheck, BadOptionsFailBindNamingTheFlag) {
+  struct Case {
+    std::function<void(FrontendOptions*)> set;
+    std::string message_part;
+  };
+  const Case cases[] = {
+      {[](FrontendOptions* o) { o->kv_transfer_config = "not json"; }, "--kv-transfer-config"},
+      {[](FrontendOptions* o) { o->speculative_config = "[1]"; }, "--speculative-config"},
+      {[](FrontendOptions* o) { o->cache_config_info = "3"; }, "--cache-config-info"},
+      {[](FrontendOptions* o) { o->data_parallel_size = 0; }, "--data-parallel-size"},
+      {[](FrontendOptions* o) { o->max_loras = 0; }, "--max-loras"},
+      {[](FrontendOptions* o) { o->engine_ready_timeout_s = 0; }, "--engine-ready-timeout"},
+      {[](FrontendOptions* o) { o->web_config_file = "/nonexistent/web.yml"; },
+       "/nonexistent/web.yml"},
+  };
+  for (const Case& c : cases) {
+    FrontendOptions options;
+    options.handshake_address = "tcp://127.0.0.1:0";
+    c.set(&options);
+    Frontend frontend(options);
+    Status s = frontend.Bind();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.message_part << ": " << s.ToString();
+    EXPECT_NE(s.message().find(c.message_part), std::string::npos) << s.ToString();
+  }
+}
+
+TEST(FrontendOptionsCheck, HandshakeAddressInUseIsUnavailable) {
+  FrontendOptions options;
+  options.handshake_address = "tcp://127.0.0.1:0";
+  Frontend first(options);
+  ASSERT_TRUE(first.Bind().ok());
+  options.handshake_address = first.handshake_endpoint();
+  Frontend second(options);
+  Status s = second.Bind();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find(first.handshake_endpoint()), std::string::npos) << s.ToString();
+}
+
+// Stop from another thread ends a Start that waits for engines that never come (what a
+// SIGINT during startup does in `vmetrics serve`).
+TEST(FrontendLifecycle, StopEndsAStartWaitingForEngines) {
+  FrontendOptions options;
+  options.handshake_address = "tcp://127.0.0.1:0";
+  options.http.port = 0;
+  Frontend frontend(options);
+  ASSERT_TRUE(frontend.Bind().ok());
+  // Start waits for a HELLO that never comes (600 s by default); Stop ends the wait, or, if it
+  // comes first, makes Start fail at once (the client's stop is sticky).
+  std::future<Status> started = std::async(std::launch::async, [&] { return frontend.Start(); });
+  frontend.Stop();
+  ASSERT_EQ(started.wait_for(std::chrono::seconds(20)), std::future_status::ready)
+      << "Stop did not end the wait";
+  const Status s = started.get();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_EQ(frontend.http_port(), 0);
+}
+
+// The errors of the OpenAI routes, also those the server answers for them, are vLLM's
+// ErrorResponse with the type vLLM gives the status.
+TEST(OpenAiRoutes, ErrorsAreInVllmsErrorFormat) {
+  const HttpReply too_large = frontend::OpenAiErrorReply(413, "request body larger than 8 bytes");
+  EXPECT_EQ(too_large.status, 413u);
+  EXPECT_EQ(too_large.content_type, "application/json");
+  EXPECT_EQ(too_large.body,
+            R"({"error":{"code":413,"message":"request body larger than 8 bytes","param":null,)"
+            R"("type":"BadRequestError"}})");
+  EXPECT_EQ(json::parse(frontend::OpenAiErrorReply(500, "boom").body)["error"]["type"],
+            "InternalServerError");
+  EXPECT_EQ(json::parse(frontend::OpenAiErrorReply(503, "stopping").body)["error"]["type"],
+            "ServiceUnavailableError");
+  const std::vector<HttpRoute> routes = frontend::OpenAiRoutes(nullptr);
+  ASSERT_EQ(routes.size(), 1u);
+  EXPECT_EQ(routes[0].method, "POST");
+  EXPECT_EQ(routes[0].path, "/v1/completions");
+  ASSERT_TRUE(routes[0].error_reply);
+  EXPECT_EQ(routes[0].error_reply(503, "the server is stopping").body,
+            frontend::ErrorJson({503, "ServiceUnavailableError", "the server is stopping"}));
+}
+
+}  // namespace
+}  // namespace vmetrics
