@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "protocol/msgpack_reader.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics::cli {
 

@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "exposition/escape.h"
-#include "exposition/sample_writer.h"
+#include "escape.h"
+#include "sample_writer.h"
 #include "vmetrics/exposition.h"
 
 namespace vmetrics {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "protocol/decode_internal.h"
+#include "decode_internal.h"
 
 namespace vmetrics {
 namespace {
@@ -346,16 +346,6 @@ const char* FinishReasonName(FinishReason reason) {
     case FinishReason::kAbort: return "abort";
     case FinishReason::kError: return "error";
     case FinishReason::kRepetition: return "repetition";
-  }
-  return "?";
-}
-
-const char* IdentifiedByName(IdentifiedBy how) {
-  switch (how) {
-    case IdentifiedBy::kConfigured: return "configured";
-    case IdentifiedBy::kMultiChildKey: return "multi_child_key";
-    case IdentifiedBy::kInferredShape: return "inferred_shape";
-    case IdentifiedBy::kNone: return "none";
   }
   return "?";
 }

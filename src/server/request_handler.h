@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "server/basic_auth.h"
+#include "basic_auth.h"
 #include "vmetrics/http_server.h"
 
 namespace vmetrics::internal {

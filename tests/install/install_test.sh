@@ -116,9 +116,9 @@ cat >"$tmp/consumer.cc" <<'CC'
 int main() {
   vmetrics::FixedClock clock(123.456);
   vmetrics::Registry registry(&clock);
-  vmetrics::Family& f = registry.AddFamily(
+  vmetrics::CounterFamily f(&registry.AddFamily(
       {"vllm:prompt_tokens", vmetrics::MetricType::kCounter, "Number of prefill tokens processed.",
-       {"model_name", "engine"}});
+       {"model_name", "engine"}}));
   f.GetOrCreate({"m", "0"})->Add(3);
   const vmetrics::ConnectorRow* nixl =
       vmetrics::ConnectorCatalog::BuiltIn().FindByClassName("NixlPullConnector");

@@ -2,7 +2,7 @@
 // values (envelope, outputs, tensors inline and in aux frames, events, finish and stop reasons,
 // utility outputs), defaults for short arrays and tolerance of extra trailing positions.
 // Bad input lives in engine_core_outputs_bad_input_test.cc, SchedulerStats in
-// scheduler_stats_test.cc, kv_connector_stats in kv_connector_stats_test.cc.
+// scheduler_stats_test.cc, kv_connector_stats in connector_payloads_test.cc.
 #include "vmetrics/engine_core_outputs.h"
 
 #include <gmock/gmock.h>
@@ -540,8 +540,6 @@ TEST(EngineCoreOutputs, EngineCoreDeadIsRecognisedOnlyAlone) {
 
 TEST(EngineCoreOutputs, NamesOfEnums) {
   EXPECT_STREQ(FinishReasonName(FinishReason::kRepetition), "repetition");
-  EXPECT_STRNE(IdentifiedByName(IdentifiedBy::kConfigured),
-               IdentifiedByName(IdentifiedBy::kInferredShape));
 }
 
 }  // namespace
