@@ -20,8 +20,9 @@ using protocol::MsgpackTypeName;
 // in tensors and logprob lists from recursing.
 constexpr uint32_t kMaxShapeRank = 64;
 
-Status Malformed(const MsgpackReader& r, std::string what) {
-  return Status::Malformed(std::move(what), static_cast<int64_t>(r.offset()));
+Status Malformed(const MsgpackReader& r, std::string what,
+                 StatusDetail detail = StatusDetail::kNone) {
+  return Status::Malformed(std::move(what), static_cast<int64_t>(r.offset()), detail);
 }
 
 // A tensor triple [dtype, shape, data]; data is ext 3 (inline bytes) or an aux frame index.
@@ -51,13 +52,17 @@ Status DecodeTensor(MsgpackReader& r, std::span<const std::string_view> frames, 
   } else if (type == MsgpackType::kInt) {
     int64_t index;
     if (Status s = t.ReadInt(&index); !s.ok()) return s;
-    if (index < 1 || index > 0x7fffffff) return Malformed(t, "tensor aux frame index out of range");
+    if (index < 1 || index > 0x7fffffff) {
+      return Malformed(t, "tensor aux frame index out of range", StatusDetail::kAuxFrame);
+    }
     out->aux_frame = static_cast<int32_t>(index);
     if (static_cast<size_t>(index) < frames.size()) {
       out->data = frames[static_cast<size_t>(index)];
     } else {
-      return Malformed(t, "tensor refers to aux frame " + std::to_string(index) +
-                              " but the message has " + std::to_string(frames.size() - 1));
+      return Malformed(t,
+                       "tensor refers to aux frame " + std::to_string(index) +
+                           " but the message has " + std::to_string(frames.size() - 1),
+                       StatusDetail::kAuxFrame);
     }
   } else {
     return Malformed(t, "tensor data must be ext 3 or an aux frame index");
@@ -80,9 +85,7 @@ Status DecodeLogprobs(MsgpackReader& r, std::span<const std::string_view> frames
       continue;
     }
     if (s.code() == StatusCode::kUnsupported) return s;  // pickle inside: refuse
-    if (s.code() == StatusCode::kMalformed && s.message().find("aux frame") != std::string::npos) {
-      return s;
-    }
+    if (s.detail() == StatusDetail::kAuxFrame) return s;   // a missing frame: the whole message
     out->fields.emplace_back(std::nullopt);
     if (Status k = r.Skip(); !k.ok()) return k;
   }
