@@ -353,6 +353,11 @@ const char* FinishReasonName(FinishReason reason) {
   return "?";
 }
 
+// Budget (bench/README.md, decode_bench): W1, a stats-only message of ~3.5 kB with a
+// MultiConnector payload, decodes in 1.58 µs against a floor (reading every header, building
+// nothing) of 0.93 µs; W2, 256 outputs in ~17 kB, in 7.93 µs against a floor of 7.24 µs. The
+// output loop decodes into the same `out` every time, so a message allocates nothing once the
+// vectors have grown. Simpler code is welcome while it stays inside these figures.
 Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const DecodeContext& ctx,
                                EngineCoreOutputs* out) {
   // Outputs decoded so far. out->outputs keeps the previous message's elements to decode into
