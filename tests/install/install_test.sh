@@ -70,11 +70,18 @@ done
 for lib in protocol metrics requests exposition transport server; do
   [[ -f $libdir/libvmetrics_$lib.a ]] || fail "missing after install: libvmetrics_$lib.a in $libdir"
 done
-# The installed headers must not need anything from the source tree.
-if grep -rn '#include "\(metrics\|protocol\|exposition\|transport\|server\|cli\)/' \
-     "$prefix/include/vmetrics" >"$log"; then
+# The installed headers must not need anything from the source tree: every quoted include
+# names another installed header.
+if grep -rn '#include "' "$prefix/include/vmetrics" | grep -v '#include "vmetrics/' >"$log"; then
   fail "an installed header includes a private header"
 fi
+while IFS= read -r included; do
+  if [[ ! -f $prefix/include/$included ]]; then
+    : >"$log"
+    fail "an installed header includes $included, which is not installed"
+  fi
+done < <(grep -rhoE '#include "vmetrics/[^"]+"' "$prefix/include/vmetrics" |
+         sed -E 's/#include "(.*)"/\1/' | sort -u)
 step "installed bin/vmetrics --version" "$prefix/bin/vmetrics" --version
 version=$(tr -d '[:space:]' <"$log")
 
