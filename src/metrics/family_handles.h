@@ -74,7 +74,9 @@ class EngineHandles {
   template <FamilyId F>
   SeriesOf<F>* Get(size_t value = 0) const {
     static_assert(EngineSlotsOf(Declaration(F)) > 0, "F has no eager per-engine children");
-    return static_cast<SeriesOf<F>*>(slots_[EngineSlotOffset(F) + value]);
+    // A constant: the offset is worked out by the compiler, not by a loop over the table.
+    constexpr size_t kOffset = EngineSlotOffset(F);
+    return static_cast<SeriesOf<F>*>(slots_[kOffset + value]);
   }
   // The engine's child of F for the eager value V.
   template <FamilyId F, Literal V>
