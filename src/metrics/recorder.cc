@@ -198,7 +198,7 @@ struct StatsRecorder::Impl {
     if (options.max_loras > 0) RecordLoraInfo(s);
   }
 
-  // §2.3 A.11: one child per (max_lora, waiting names, running names), the names comma-joined
+  // One child per (max_lora, waiting names, running names), the names comma-joined
   // in the order the SchedulerStats holds them, set to the current Unix time. A child is never
   // removed; names come from requests and engines, so the guard bounds how many there are.
   void RecordLoraInfo(const SchedulerStats& s) {
@@ -222,35 +222,36 @@ struct StatsRecorder::Impl {
     child->Set(registry->clock().UnixSeconds());
   }
 
-  // §2.3 C.1-C.9, in that order (C.1, vllm:corrupted_requests, is registered by Python only
-  // when NaN checking is on, an environment switch vmetrics does not have).
+  // In the order Python's PrometheusStatLogger records an IterationStats (vllm/v1/metrics/
+  // loggers.py at vllm-project/vllm 6adad087): preemptions, prompt tokens (total, by source,
+  // cached), generation tokens, the iteration's token count, the per-iteration lists, then each
+  // finished request. vllm:corrupted_requests, first in Python's order, is registered only when
+  // its NaN checking is on, an environment switch vmetrics does not have.
   void RecordIteration(const IterationStats& it, size_t slot) {
     using F = FamilyId;
     const internal::EngineHandles& h = declared.engine(slot);
     const auto d = [](int64_t v) { return static_cast<double>(v); };
-    Add(h.Get<F::kNumPreemptions>(), d(it.num_preempted_reqs), "num_preempted_reqs");  // C.2
+    Add(h.Get<F::kNumPreemptions>(), d(it.num_preempted_reqs), "num_preempted_reqs");
     const PromptTokenStats& p = it.prompt_token_stats;
-    Add(h.Get<F::kPromptTokens>(), d(p.total), "prompt_token_stats.total");  // C.3
-    Add(h.Get<F::kPromptTokensBySource, "local_compute">(), d(p.computed),   // C.4
+    Add(h.Get<F::kPromptTokens>(), d(p.total), "prompt_token_stats.total");
+    Add(h.Get<F::kPromptTokensBySource, "local_compute">(), d(p.computed),
         "prompt_token_stats.computed");
     Add(h.Get<F::kPromptTokensBySource, "local_cache_hit">(), d(p.local_cache_hit),
         "prompt_token_stats.local_cache_hit");
     Add(h.Get<F::kPromptTokensBySource, "external_kv_transfer">(), d(p.external_kv_transfer),
         "prompt_token_stats.external_kv_transfer");
-    Add(h.Get<F::kPromptTokensCached>(), d(p.cached_tokens),  // C.5
-        "prompt_token_stats.cached_tokens");
-    Add(h.Get<F::kGenerationTokens>(), d(it.num_generation_tokens),  // C.6
-        "num_generation_tokens");
-    // C.7: once per IterationStats, even when the value is 0.
+    Add(h.Get<F::kPromptTokensCached>(), d(p.cached_tokens), "prompt_token_stats.cached_tokens");
+    Add(h.Get<F::kGenerationTokens>(), d(it.num_generation_tokens), "num_generation_tokens");
+    // Once per IterationStats, even when the value is 0.
     h.Get<F::kIterationTokensTotal>()->Observe(d(p.computed + it.num_generation_tokens));
     Histogram* const max_generation = h.Get<F::kRequestMaxNumGenerationTokens>();
-    for (int64_t v : it.max_num_generation_tokens_iter) max_generation->Observe(d(v));  // C.8
+    for (int64_t v : it.max_num_generation_tokens_iter) max_generation->Observe(d(v));
     Histogram* const params_n = h.Get<F::kRequestParamsN>();
     for (int64_t v : it.n_params_iter) params_n->Observe(d(v));
     h.Get<F::kTimeToFirstTokenSeconds>()->ObserveMany(it.time_to_first_tokens_iter);
     // One per output: batched.
     h.Get<F::kInterTokenLatencySeconds>()->ObserveMany(it.inter_token_latencies_iter);
-    for (const FinishedRequestStats& f : it.finished_requests) {  // C.9
+    for (const FinishedRequestStats& f : it.finished_requests) {
       const auto reason = static_cast<size_t>(f.finish_reason);
       if (reason < kFinishReasons) h.Get<F::kRequestSuccess>(reason)->Add(1);
       h.Get<F::kE2eRequestLatencySeconds>()->Observe(f.e2e_latency);

@@ -1,8 +1,8 @@
 // Tests of src/metrics/connector_identification.cc: which connector row each kv_connector_stats
 // payload is tied to (configured, MultiConnector child key, inferred shape, unknown, malformed),
-// every row of the Rust frontend's decision table (rust-frontend-metrics.md §1.8.2) with the
-// outcome OUR rules give (docs/recording.md). Decoding only splits the payloads
-// (tests/protocol/connector_payloads_test.cc); the fixtures are decoded, then identified.
+// and every row of the Rust frontend's decision table with the outcome OUR rules give
+// (docs/recording.md). Decoding only splits the payloads (tests/protocol/
+// connector_payloads_test.cc); the fixtures are decoded, then identified.
 #include "vmetrics/connector_identification.h"
 
 #include <gmock/gmock.h>
