@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "bench/workloads.h"
-#include "protocol/msgpack_reader.h"
-#include "simulate/wire_encode.h"
 #include "vmetrics/handshake.h"
+#include "vmetrics/internal/msgpack_reader.h"
+#include "wire_encode.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/bench_util.h"
-#include "protocol/msgpack_reader.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics::bench {
 namespace {

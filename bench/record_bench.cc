@@ -31,8 +31,8 @@
 #include <deque>
 
 #include "bench/bench_util.h"
+#include "vmetrics/connector_walk.h"
 #include "vmetrics/engine_core_outputs.h"
-#include "vmetrics/kv_connector_stats.h"
 #include "vmetrics/recorder.h"
 
 namespace vmetrics::bench {
@@ -127,13 +127,19 @@ void BM_WalkOnly(benchmark::State& state, const std::string& connector) {
     state.SkipWithError("decode failed");
     return;
   }
+  // Identified once, as recording does before it walks (not part of the walk's cost).
+  const DecodeContext ctx = d.recorder.decode_context(1);
+  std::vector<IdentifiedPayloads> identified;
+  for (const EngineCoreOutputs& m : d.messages) {
+    identified.push_back(d.recorder.ResolveConnectors(*m.scheduler_stats->kv_connector_stats, ctx));
+  }
   size_t values = 0;
   const ConnectorSampleFn count = [&](const ConnectorSample& s) { values += s.values.size(); };
   for (auto _ : state) {
-    for (const EngineCoreOutputs& m : d.messages) {
-      for (const ConnectorPayload& p : m.scheduler_stats->kv_connector_stats->payloads) {
-        if (connector.empty() || p.connector == connector) {
-          ForEachConnectorSample(p, d.recorder.decode_context(1), count);
+    for (const IdentifiedPayloads& ids : identified) {
+      for (const IdentifiedPayload& p : ids.payloads) {
+        if (p.row != nullptr && (connector.empty() || p.payload.connector == connector)) {
+          ForEachConnectorSample(p.payload, *p.row, ctx, count);
         }
       }
     }
@@ -169,7 +175,7 @@ void BM_RecordNixlMulti(benchmark::State& state) {
 struct NixlHistogram {
   Registry registry;
   Family* family;
-  Child* child;
+  Histogram* child;
   NixlHistogram() {
     family = &registry.AddFamily(
         {"vllm:nixl_xfer_time_seconds",
@@ -179,7 +185,7 @@ struct NixlHistogram {
          {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0}});
     for (int e = 0; e < 8; ++e)
       family->GetOrCreate({"meta-llama/Llama-3.1-8B-Instruct", std::to_string(e)});
-    child = family->GetOrCreate({"meta-llama/Llama-3.1-8B-Instruct", "7"});
+    child = family->GetOrCreate({"meta-llama/Llama-3.1-8B-Instruct", "7"})->As<Histogram>();
   }
 };
 
@@ -234,30 +240,35 @@ void BM_HistogramObserveLookup(benchmark::State& state) {
   const std::vector<std::string> labels = {"meta-llama/Llama-3.1-8B-Instruct", "7"};
   const std::vector<double>& values = Values();
   size_t i = 0;
-  for (auto _ : state) h.family->GetOrCreate(labels)->Observe(values[i++ & 4095]);
+  for (auto _ : state) {
+    static_cast<Histogram*>(h.family->GetOrCreate(labels))->Observe(values[i++ & 4095]);
+  }
   state.SetItemsProcessed(state.iterations());
 }
 
 void BM_CounterAdd(benchmark::State& state) {
   Registry registry;
-  Child* c = registry.AddFamily({"vllm:prompt_tokens", MetricType::kCounter, "P.", {"engine"}})
-                 .GetOrCreate({"0"});
+  Counter* c = registry.AddFamily({"vllm:prompt_tokens", MetricType::kCounter, "P.", {"engine"}})
+                   .GetOrCreate({"0"})
+                   ->As<Counter>();
   for (auto _ : state) benchmark::DoNotOptimize(c->Add(3.0));
   state.SetItemsProcessed(state.iterations());
 }
 
 void BM_CounterAddExclusive(benchmark::State& state) {
   Registry registry;
-  Child* c = registry.AddFamily({"vllm:prompt_tokens", MetricType::kCounter, "P.", {"engine"}})
-                 .GetOrCreate({"0"});
+  Counter* c = registry.AddFamily({"vllm:prompt_tokens", MetricType::kCounter, "P.", {"engine"}})
+                   .GetOrCreate({"0"})
+                   ->As<Counter>();
   for (auto _ : state) benchmark::DoNotOptimize(c->AddExclusive(3.0));
   state.SetItemsProcessed(state.iterations());
 }
 
 void BM_GaugeSet(benchmark::State& state) {
   Registry registry;
-  Child* c = registry.AddFamily({"vllm:num_requests_running", MetricType::kGauge, "R.", {"engine"}})
-                 .GetOrCreate({"0"});
+  Gauge* c = registry.AddFamily({"vllm:num_requests_running", MetricType::kGauge, "R.", {"engine"}})
+                 .GetOrCreate({"0"})
+                 ->As<Gauge>();
   double v = 0;
   for (auto _ : state) c->Set(v += 1.0);
   state.SetItemsProcessed(state.iterations());

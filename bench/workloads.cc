@@ -12,9 +12,9 @@
 #include <msgpack.hpp>
 #include <sstream>
 
-#include "protocol/msgpack_reader.h"
-#include "simulate/msgspec_writer.h"
+#include "msgspec_writer.h"
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics::bench {
 namespace {
@@ -562,13 +562,13 @@ void FeedRequestFamilies(Registry* registry) {
     const std::vector<const Child*> children = family->Children();
     for (size_t c = 0; c < children.size(); ++c) {
       Child* child = family->GetOrCreate(children[c]->label_values());
-      if (family->type() == MetricType::kCounter) {
-        (void)child->Add(1.5 * static_cast<double>(c + 1) * static_cast<double>(f + 1));
-      } else if (family->type() == MetricType::kHistogram) {
+      if (Counter* counter = child->As<Counter>()) {
+        (void)counter->Add(1.5 * static_cast<double>(c + 1) * static_cast<double>(f + 1));
+      } else if (Histogram* histogram = child->As<Histogram>()) {
         for (int j = 0; j < 8; ++j) {
           const int k =
               static_cast<int>((7 * c + 13 * static_cast<size_t>(j) + static_cast<size_t>(f)) % 50);
-          child->Observe(rf.base * static_cast<double>(1 + k) / 8.0);
+          histogram->Observe(rf.base * static_cast<double>(1 + k) / 8.0);
         }
       }
     }

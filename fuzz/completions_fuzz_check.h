@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "frontend/completion_api.h"
+#include "completion_api.h"
 
 namespace vmetrics::fuzz {
 

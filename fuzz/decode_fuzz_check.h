@@ -15,7 +15,9 @@
 //   * decoding the same frames twice gives the same status and the same value;
 //   * on success: wire_bytes is frame 0's size; every string_view in the value points into the
 //     frames (the lifetime contract of engine_core_outputs.h); every count is bounded by the
-//     input size (no value is invented); every ConnectorPayload has a row or a reason not to.
+//     input size (no value is invented); every ConnectorPayload is named by the configuration,
+//     a MultiConnector child key, or nothing (then it is the whole kv_connector_stats map, or a
+//     malformed value). Identification with the catalog is kv_connector_fuzz's.
 #ifndef VMETRICS_FUZZ_DECODE_FUZZ_CHECK_H_
 #define VMETRICS_FUZZ_DECODE_FUZZ_CHECK_H_
 
@@ -176,8 +178,7 @@ inline std::string Summarize(const EngineCoreOutputs& out) {
       for (const ConnectorPayload& p : kv.payloads) {
         os << "(";
         Put(os, "conn", p.connector);
-        os << "row=" << (p.row ? p.row->id : std::string("-"))
-           << ";by=" << static_cast<int>(p.identified_by) << ";wrapped=" << p.data_wrapped
+        os << "by=" << static_cast<int>(p.named_by) << ";wrapped=" << p.data_wrapped
            << ";malformed=" << p.malformed << ";off=" << p.payload_offset << ";";
         Put(os, "payload", p.payload);
         Put(os, "desc", p.descriptor);
@@ -280,8 +281,13 @@ inline std::string CheckViews(const EngineCoreOutputs& out,
                                    p.payload.data() != frames[0].data() + p.payload_offset)) {
           return "payload_offset does not locate the payload in frame 0";
         }
-        if (p.row == nullptr && p.identified_by != IdentifiedBy::kNone) {
-          return "a payload without a row claims to be identified";
+        if (p.named_by == PayloadNamedBy::kNothing ? !p.connector.empty() && !p.malformed
+                                                   : p.connector.empty()) {
+          return "a payload's name and what named it disagree";
+        }
+        if (p.named_by == PayloadNamedBy::kNothing && !p.malformed &&
+            p.payload != s.kv_connector_stats->raw) {
+          return "an unnamed payload is not the whole kv_connector_stats map";
         }
       }
     }

@@ -2,7 +2,7 @@
 //
 // The invariants the descriptor fuzzer checks, shared by the libFuzzer entry
 // (descriptor_fuzz.cc) and the corpus-replay test
-// (tests/protocol/descriptor_corpus_replay_test.cc), so a crash input kept in
+// (tests/metrics/descriptor_corpus_replay_test.cc), so a crash input kept in
 // fuzz/corpus/descriptor/ fails ctest without libFuzzer.
 //
 // Input: the raw `_metrics_descriptor` value (msgpack), as a connector sends it inside its

@@ -43,8 +43,8 @@
 #include <utility>
 #include <vector>
 
-#include "server/basic_auth.h"
-#include "server/request_handler.h"
+#include "basic_auth.h"
+#include "request_handler.h"
 #include "vmetrics/exposition.h"
 
 namespace vmetrics::fuzz {

@@ -15,6 +15,8 @@
 //
 // Invariants:
 //   * nothing crashes (ASan/UBSan report anything else);
+//   * identification ties every payload to a row or gives the reason it has none, and a payload
+//     identified without a row or malformed is not recorded;
 //   * every sample names a metric of its row and carries as many extra label values as the
 //     row says (record labels, or the metric's labelnames); samples of one nonzero label_set
 //     carry the same label values; no more samples than the payload could hold;
@@ -31,9 +33,11 @@
 #include <string_view>
 #include <vector>
 
-#include "metrics/cardinality_guard.h"
+#include "vmetrics/connector_catalog.h"
+#include "vmetrics/connector_identification.h"
+#include "vmetrics/connector_walk.h"
 #include "vmetrics/exposition.h"
-#include "vmetrics/kv_connector_stats.h"
+#include "vmetrics/internal/declared_families.h"
 #include "vmetrics/recorder.h"
 
 namespace vmetrics::fuzz {
@@ -53,13 +57,24 @@ inline std::string WrapKvConnectorStats(std::string_view kv) {
 namespace internal {
 
 inline std::string CheckSamples(const KvConnectorStats& kv, const DecodeContext& ctx) {
-  for (const ConnectorPayload& p : kv.payloads) {
-    if (p.row == nullptr || p.malformed) continue;
-    const ConnectorRow& row = *p.row;
+  IdentifiedPayloads ids;
+  IdentifyConnectorPayloads(kv, ConnectorCatalog::BuiltIn(), ctx, &ids);
+  for (const IdentifiedPayload& id : ids.payloads) {
+    const ConnectorPayload& p = id.payload;
+    if ((id.row == nullptr) != (id.identified_by == IdentifiedBy::kNone)) {
+      return "a payload's row and how it was identified disagree (connector " +
+             std::string(p.connector) + ")";
+    }
+    if ((id.row != nullptr) != (std::string_view(id.outcome) == kOutcomeRecorded)) {
+      return "a payload's row and outcome disagree (connector " + std::string(p.connector) + ")";
+    }
+    if (p.malformed && id.row != nullptr) return "a malformed payload has a row";
+    if (id.row == nullptr) continue;
+    const ConnectorRow& row = *id.row;
     const size_t extra = row.record_shaped() ? row.ExtraLabelNames().size() : 0;
     std::string why;
     std::map<uint32_t, std::vector<std::string>> labels_of_set;
-    const size_t n = ForEachConnectorSample(p, ctx, [&](const ConnectorSample& s) {
+    const size_t n = ForEachConnectorSample(p, row, ctx, [&](const ConnectorSample& s) {
       if (!why.empty()) return;
       if (s.metric_index >= row.metrics.size()) {
         why = "a sample names no metric of its row";
@@ -75,7 +90,7 @@ inline std::string CheckSamples(const KvConnectorStats& kv, const DecodeContext&
         }
       }
     });
-    if (!why.empty()) return why + " (connector " + p.connector + ")";
+    if (!why.empty()) return why + " (connector " + std::string(p.connector) + ")";
     if (n > row.metrics.size() * (p.payload.size() + 1))
       return "more samples than the payload holds";
   }
@@ -113,9 +128,10 @@ inline std::string CheckRecording(const EngineCoreOutputs& message, const Connec
   for (const Family* f : families) {
     // The drop counters have a child per family that dropped a value: bounded by the families,
     // not by the per-family limit (which they are not subject to).
-    const size_t limit = f->name() == vmetrics::internal::kLabelValuesDroppedFamily
-                             ? families.size()
-                             : std::max(before[f->name()], kFuzzLabelLimit);
+    const std::string_view dropped =
+        vmetrics::internal::Declaration(vmetrics::internal::FamilyId::kLabelValuesDropped).name;
+    const size_t limit =
+        f->name() == dropped ? families.size() : std::max(before[f->name()], kFuzzLabelLimit);
     if (f->Children().size() > limit) return "family " + f->name() + " grew past the limit";
   }
   std::string text;

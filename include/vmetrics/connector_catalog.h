@@ -5,10 +5,12 @@
 // payload belongs to), registration (which families exist) and recording (how each payload
 // field feeds a family) are all loops over these rows, so adding a connector is adding a row.
 //
-// The row type is the `_metrics_descriptor` (version 1) that third-party connectors send on
-// the wire (vLLM `kv_connector/v1/metrics_descriptor.py`), which is why it lives with the
-// protocol: built-in rows and descriptor rows are the same data, checked by one ValidateRow().
-// metrics_descriptor.h turns a descriptor into a row and a row back into a descriptor.
+// The row type is also what the `_metrics_descriptor` (version 1) that third-party connectors
+// send on the wire describes (vLLM `kv_connector/v1/metrics_descriptor.py`): built-in rows and
+// descriptor rows are the same data, checked by one ValidateRow(). metrics_descriptor.h turns a
+// descriptor into a row and a row back into a descriptor. The protocol library only splits
+// kv_connector_stats into payloads; identifying them by these rows is the metrics library's
+// (connector_identification.h).
 //
 // Thread safety: every method may be called from any thread. A row is immutable once added
 // and is never removed, so a `const ConnectorRow*` from FindByClassName() stays valid for as
@@ -33,12 +35,10 @@
 #include <utility>
 #include <vector>
 
+#include "vmetrics/metric_type.h"
 #include "vmetrics/status.h"
 
 namespace vmetrics {
-
-enum class MetricType : uint8_t { kCounter, kGauge, kHistogram };
-const char* MetricTypeName(MetricType type);  // "counter", "gauge", "histogram"
 
 // How one payload value feeds a family. Names follow the descriptor protocol; the `_u64`
 // kinds accept any msgpack number (Python connectors append ints or floats alike).
@@ -54,13 +54,6 @@ enum class SampleKind : uint8_t {
 };
 const char* SampleKindName(SampleKind kind);
 bool ParseSampleKind(std::string_view name, SampleKind* kind);
-
-// Reserved payload keys (vLLM metrics_descriptor.py): the descriptor itself and the number of
-// engine steps an aggregated payload covers. Both are stripped before a payload is identified
-// by shape or recorded; no metric may read them.
-inline constexpr std::string_view kMetricsDescriptorKey = "_metrics_descriptor";
-inline constexpr std::string_view kNStepsKey = "_n_steps";
-bool IsReservedPayloadKey(std::string_view key);
 
 // One metric definition: a family plus the payload path that feeds it.
 struct MetricDef {
@@ -83,7 +76,8 @@ struct MetricDef {
 // construction (`create_metric_per_engine`) and Mooncake-store children on first record.
 enum class ChildCreation : uint8_t { kEagerPerEngine, kOnFirstRecord };
 
-// How a payload is recognised when no connector is configured (docs/design.md §3.2).
+// How a payload is recognised when no connector is configured (docs/design.md §3.2,
+// connector_identification.h).
 enum class ShapeRule : uint8_t {
   kHasKey,            // the payload map has key `shape_key`
   kOperationRecords,  // every key is an operation and every value a list of record maps
@@ -109,13 +103,6 @@ struct ConnectorRow {
   // Names of the extra labels this row's families carry after model_name and engine.
   std::vector<std::string> ExtraLabelNames() const;
 };
-
-// The sample names a family of `type` named `name` puts in the exposition, as
-// prometheus_client reserves them (its `_get_names`): counter `x`, `x_total`, `x_created`;
-// histogram `x`, `x_bucket`, `x_count`, `x_sum`, `x_created`; gauge `x`. `name` is the
-// registered name (a counter's `_total` already stripped). Two families collide when these
-// sets overlap (prometheus_client: "Duplicated timeseries in CollectorRegistry").
-std::vector<std::string> ExpositionNames(std::string_view name, MetricType type);
 
 // ValidateRow
 //

@@ -20,7 +20,6 @@
 #include <utility>
 #include <vector>
 
-#include "vmetrics/connector_catalog.h"
 #include "vmetrics/reporter.h"
 #include "vmetrics/status.h"
 
@@ -159,30 +158,41 @@ struct SleepState {
   std::string_view kv_cache = "resident";
 };
 
-// How a kv_connector_stats payload was tied to its connector.
-enum class IdentifiedBy : uint8_t {
+// Reserved payload keys (vLLM metrics_descriptor.py): the descriptor itself and the number of
+// engine steps an aggregated payload covers. Neither counts when a payload is identified by
+// its shape, and no metric may read them.
+inline constexpr std::string_view kMetricsDescriptorKey = "_metrics_descriptor";
+inline constexpr std::string_view kNStepsKey = "_n_steps";
+inline bool IsReservedPayloadKey(std::string_view key) {
+  return key == kMetricsDescriptorKey || key == kNStepsKey;
+}
+
+// What names a kv_connector_stats payload as decoding finds it: the configuration or the wire.
+// Which connector row records it (shape rules, descriptors, the catalog) is decided by the
+// metrics library (connector_identification.h).
+enum class PayloadNamedBy : uint8_t {
   kConfigured,     // the configured connector (--kv-transfer-config or the ready response)
   kMultiChildKey,  // the class-name key of a MultiConnector child
-  kInferredShape,  // no connector configured; the row's shape rule matched
-  kNone,           // no row: unknown connector (or malformed)
+  kNothing,        // no connector configured: the whole kv_connector_stats map, unnamed
 };
-const char* IdentifiedByName(IdentifiedBy how);
 
-// One connector's payload inside kv_connector_stats, identified but not yet interpreted: the
-// row says how to read `payload`, and recording walks it (see kv_connector_stats.h).
+// One connector's payload inside kv_connector_stats, as the wire delimits it: not yet tied to
+// a connector row. Every view points into frame 0, except `connector`, which may point into
+// the DecodeContext's ConnectorConfig (the configured name).
 struct ConnectorPayload {
-  std::string connector;           // class name used in labels and logs
-  const ConnectorRow* row = nullptr;  // nullptr: unknown connector or malformed
-  IdentifiedBy identified_by = IdentifiedBy::kNone;
-  bool data_wrapped = false;       // pre-September-2026 Multi child {"data": {...}}, unwrapped
-  bool malformed = false;          // the payload is not a map
-  std::string_view payload;        // raw msgpack of the (unwrapped) payload
-  size_t payload_offset = 0;       // byte offset of `payload` in frame 0
-  std::string_view descriptor;     // raw `_metrics_descriptor` value, if the payload carries one
+  // Class name for labels and logs: the configured connector or the child key; "" for a map
+  // named by nothing; "unknown" for a malformed payload with no name.
+  std::string_view connector;
+  PayloadNamedBy named_by = PayloadNamedBy::kNothing;
+  bool data_wrapped = false;    // pre-September-2026 Multi child {"data": {...}}, unwrapped
+  bool malformed = false;       // the payload is not a map
+  std::string_view payload;     // raw msgpack of the (unwrapped) payload
+  size_t payload_offset = 0;    // byte offset of `payload` in frame 0
+  std::string_view descriptor;  // raw `_metrics_descriptor` value, if the payload carries one
 };
 
 struct KvConnectorStats {
-  bool multi = false;
+  bool multi = false;  // a MultiConnector is configured: the payloads are its children
   std::vector<ConnectorPayload> payloads;
   std::string_view raw;  // the whole kv_connector_stats value
 };
@@ -248,10 +258,22 @@ struct ConnectorConfig {
 };
 
 struct DecodeContext {
-  const ConnectorCatalog* catalog = &ConnectorCatalog::BuiltIn();
   const ConnectorConfig* connectors = nullptr;  // nullptr = none configured
   Reporter* reporter = nullptr;                 // nullptr = problems are dropped
   uint64_t message_number = 0;
+
+  // Reports a problem that does not stop the message (nothing without a reporter).
+  void Report(int64_t offset, std::string_view connector, std::string_view key,
+              std::string what) const {
+    if (reporter == nullptr) return;
+    Problem p;
+    p.message_number = message_number;
+    p.offset = offset;
+    p.connector = connector;
+    p.key = key;
+    p.what = std::move(what);
+    reporter->Report(p);
+  }
 };
 
 // The single-frame message an engine sends before it exits.

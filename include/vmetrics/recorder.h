@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "vmetrics/connector_catalog.h"
+#include "vmetrics/connector_identification.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/iteration_stats.h"
 #include "vmetrics/registry.h"
@@ -69,7 +71,7 @@ class StatsRecorder {
   StatsRecorder(const StatsRecorder&) = delete;
   StatsRecorder& operator=(const StatsRecorder&) = delete;
 
-  // The context to decode messages with (catalog, configured connectors, reporter).
+  // The context to decode messages with (configured connectors, reporter).
   DecodeContext decode_context(uint64_t message_number) const;
 
   // Records one decoded message (docs/recording.md). A message from an engine index not in
@@ -96,15 +98,13 @@ class StatsRecorder {
   //   rec.RecordIteration(it, 0);  // generation_tokens_total{engine="0"} 3.0
   void RecordIteration(const IterationStats& iteration, int64_t engine_index);
 
-  // ResolveConnector
+  // ResolveConnectors
   //
-  // The connector row a (not malformed) kv_connector_stats payload records with, found as
-  // Record finds it: its decoded row, a row added since, or the row its `_metrics_descriptor`
-  // describes, adopted now (its families registered, conflicts refused). nullptr, with
-  // `*outcome` set to "unknown_connector" or "invalid_descriptor", when there is none.
-  // `vmetrics decode` shows with it what recording does with each payload.
-  const ConnectorRow* ResolveConnector(const ConnectorPayload& payload, const DecodeContext& ctx,
-                                       const char** outcome);
+  // The payloads of `stats` as Record resolves them (connector_identification.h): each
+  // identified with this recorder's catalog and given its row and outcome; a
+  // `_metrics_descriptor` is adopted now (its families registered, conflicts refused), as
+  // Record would. `vmetrics decode` shows with it what recording does with each payload.
+  IdentifiedPayloads ResolveConnectors(const KvConnectorStats& stats, const DecodeContext& ctx);
 
   // Counts a message that failed to decode (vmetrics_decode_errors_total).
   void CountDecodeError();

@@ -14,9 +14,9 @@
 //
 // Example:
 //   Registry reg;
-//   Family& f = reg.AddFamily({"vllm:prompt_tokens", MetricType::kCounter, "Prompt tokens.",
-//                              {"model_name", "engine"}});
-//   Child* c = f.GetOrCreate({"m", "0"});
+//   CounterFamily f(&reg.AddFamily({"vllm:prompt_tokens", MetricType::kCounter,
+//                                   "Prompt tokens.", {"model_name", "engine"}}));
+//   Counter* c = f.GetOrCreate({"m", "0"});
 //   c->Add(3);
 //   EXPECT_EQ(c->value(), 3.0);
 #ifndef VMETRICS_REGISTRY_H_
@@ -34,11 +34,8 @@
 #include <string_view>
 #include <vector>
 
-#include "vmetrics/connector_catalog.h"  // MetricType
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "vmetrics/internal/bucket_indexer.h"
+#include "vmetrics/metric_type.h"
 
 namespace vmetrics {
 
@@ -74,7 +71,12 @@ struct FamilySpec {
   int render_group = 0;
 };
 
-// One labelled series. Which methods apply depends on the family type; the others are no-ops.
+// Child
+//
+// One labelled series, as rendering reads it: its value (a histogram's sum), its bucket counts,
+// its label values and its `_created` time. Recording goes through the typed series below
+// (Counter, Gauge, Histogram): a child is created as the type of its family, so a method that
+// does not apply to a family's type does not compile, instead of silently doing nothing.
 //
 // Layout: one allocation per child holding the atomics, the label values (views of strings
 // interned once per registry, so a model name shared by a thousand children is stored once)
@@ -85,39 +87,7 @@ class Child {
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
 
-  // Counter: += v. Negative or NaN increments are refused (return false), like Python raises.
-  bool Add(double v);
-  // Gauge: = v.
-  void Set(double v) { value_.store(v, std::memory_order_relaxed); }
-  // Histogram: one observation. NaN adds to the sum and falls in no bucket (prometheus_client).
-  void Observe(double v);
-  // Observe of each value in order, safe beside any other writer like Observe: the buckets are
-  // counted locally and added once each, the sum is added to in the values' order and published
-  // with one compare-and-swap, so the result is bit-identical to the Observe calls (with a
-  // concurrent writer, as with Observe, the interleaving decides the order). For a list of
-  // latencies per message (inter-token latencies: one per output).
-  void ObserveMany(std::span<const double> values);
-
-  // AddExclusive / ObserveExclusive
-  //
-  // Add and Observe for a writer that has this child to itself: a relaxed load and store
-  // where Add and Observe use atomic read-modify-writes (lock-prefixed instructions, most of
-  // the cost of an observation: bench/record_bench.cc). Same results, same refusals.
-  //
-  // REQUIRES: every write to this child is serialised by the caller — one thread, or one
-  // mutex held around all of them — and none goes through Add/Observe at the same time (a
-  // concurrent writer's update could be lost). Readers (rendering) need nothing: they may run
-  // at any time and see each store whole.
-  //
-  // Example (a recorder that writes its children under its own mutex):
-  //   std::lock_guard<std::mutex> lock(mu_);
-  //   for (double d : transfer_durations) xfer_time->ObserveExclusive(d);
-  bool AddExclusive(double v);
-  void ObserveExclusive(double v);
-  // ObserveExclusive of each value in order (the sum is added to in the same order, so it is
-  // bit-identical), with the sum kept in a register between them. Same REQUIRES.
-  void ObserveManyExclusive(std::span<const double> values);
-
+  MetricType type() const;  // its family's
   double value() const { return value_.load(std::memory_order_relaxed); }
   double created() const { return created_; }
   // The label values, in the family's label_names order. Valid as long as the registry.
@@ -128,15 +98,27 @@ class Child {
   uint64_t bucket_count(size_t i) const { return buckets()[i].load(std::memory_order_relaxed); }
   double sum() const { return value_.load(std::memory_order_relaxed); }
 
- private:
-  friend class Family;
+  // As
+  //
+  // This child as the series of its type (T is Counter, Gauge or Histogram), or nullptr when
+  // its family is of another type. For code that learns the type at run time (connector rows,
+  // tests); declared families get typed handles directly (TypedFamily).
+  //
+  // Example:
+  //   Counter* c = family.GetOrCreate({"m", "0"})->As<Counter>();
+  template <typename T>
+  T* As() {
+    return type() == T::kType ? static_cast<T*>(this) : nullptr;
+  }
+  template <typename T>
+  const T* As() const {
+    return type() == T::kType ? static_cast<const T*>(this) : nullptr;
+  }
+
+ protected:
   Child(const class Family* family, uint32_t num_labels, uint32_t num_buckets, double created)
       : family_(family), created_(created), num_labels_(num_labels), num_buckets_(num_buckets) {}
   ~Child() = default;
-  // One allocation: the Child, then num_labels string_views, then num_buckets counters.
-  static Child* Make(const class Family* family, std::span<const std::string_view> labels,
-                     uint32_t num_buckets, double created);
-  static void Destroy(Child* child);
   std::atomic<uint64_t>* buckets() const {
     return reinterpret_cast<std::atomic<uint64_t>*>(
         const_cast<std::string_view*>(reinterpret_cast<const std::string_view*>(this + 1)) +
@@ -148,82 +130,91 @@ class Child {
   std::atomic<double> value_{0.0};  // counter/gauge value, histogram sum
   uint32_t num_labels_;
   uint32_t num_buckets_;  // histogram only: bounds + 1
+
+ private:
+  friend class Family;
+  // One allocation: the series (a Counter, Gauge or Histogram, by the family's type), then
+  // num_labels string_views, then num_buckets counters.
+  static Child* Make(const class Family* family, std::span<const std::string_view> labels,
+                     uint32_t num_buckets, double created);
+  static void Destroy(Child* child);
 };
 static_assert(alignof(Child) >= alignof(std::string_view) &&
                   sizeof(Child) % alignof(std::string_view) == 0,
               "the label views follow the Child in its allocation");
 
+// Counter: a monotonically increasing series (its value is a double, as Python's is).
+class Counter final : public Child {
+ public:
+  static constexpr MetricType kType = MetricType::kCounter;
+
+  // += v. Negative or NaN increments are refused (return false), like Python raises.
+  bool Add(double v);
+  // Add for a writer that has this child to itself: a relaxed load and store where Add uses an
+  // atomic read-modify-write (a lock-prefixed instruction, most of the cost of an update:
+  // bench/record_bench.cc). Same result, same refusals.
+  //
+  // REQUIRES: every write to this child is serialised by the caller — one thread, or one
+  // mutex held around all of them — and none goes through Add at the same time (a concurrent
+  // writer's update could be lost). Readers (rendering) need nothing: they may run at any time
+  // and see each store whole.
+  bool AddExclusive(double v);
+
+ private:
+  friend class Child;
+  using Child::Child;
+};
+
+// Gauge: a series set to its latest value.
+class Gauge final : public Child {
+ public:
+  static constexpr MetricType kType = MetricType::kGauge;
+
+  void Set(double v) { value_.store(v, std::memory_order_relaxed); }
+
+ private:
+  friend class Child;
+  using Child::Child;
+};
+
+// Histogram: observations counted into the family's buckets, their sum kept.
+class Histogram final : public Child {
+ public:
+  static constexpr MetricType kType = MetricType::kHistogram;
+
+  // One observation. NaN adds to the sum and falls in no bucket (prometheus_client).
+  void Observe(double v);
+  // Observe of each value in order, safe beside any other writer like Observe: the buckets are
+  // counted locally and added once each, the sum is added to in the values' order and published
+  // with one compare-and-swap, so the result is bit-identical to the Observe calls (with a
+  // concurrent writer, as with Observe, the interleaving decides the order). For a list of
+  // latencies per message (inter-token latencies: one per output).
+  void ObserveMany(std::span<const double> values);
+
+  // ObserveExclusive / ObserveManyExclusive
+  //
+  // Observe and ObserveMany for a writer that has this child to itself (the REQUIRES of
+  // Counter::AddExclusive): same results, without atomic read-modify-writes. ObserveMany's
+  // version keeps the sum in a register between the values.
+  //
+  // Example (a recorder that writes its children under its own mutex):
+  //   std::lock_guard<std::mutex> lock(mu_);
+  //   xfer_time->ObserveManyExclusive(transfer_durations);
+  void ObserveExclusive(double v);
+  void ObserveManyExclusive(std::span<const double> values);
+
+ private:
+  friend class Child;
+  using Child::Child;
+};
+
+static_assert(sizeof(Counter) == sizeof(Child) && sizeof(Gauge) == sizeof(Child) &&
+                  sizeof(Histogram) == sizeof(Child),
+              "a typed series is its Child: the label views follow it in one allocation");
+
 namespace internal {
 // Label values interned once per registry (Family::GetOrCreate stores views of them).
 class LabelPool;
-
-// BucketIndexer
-//
-// A histogram family's bucket look-up: the index of the first bound >= v (bounds.size() for
-// +Inf), -1 for NaN. When every bound is positive and normal and no binary octave holds more
-// than four, it works from the value's exponent: a positive value of exponent e lies in
-// [2^e, 2^(e+1)), so every bound of a lower exponent is below it and every bound of a higher one
-// above, and only its octave's bounds are compared — two or four at once, without a branch on
-// the value (exponents out of range clamp to an end of the table, a negative value counts as
-// exponent 0, and the bounds after the octave, higher ones or the +Inf padding, compare false).
-// vLLM's 1-2-5 and power-of-two buckets put at most two in one octave. Otherwise (linear or
-// non-positive bounds) it counts every bound below v, two at a time.
-class BucketIndexer {
- public:
-  int operator()(double v) const {
-    if (octave_first_ == nullptr) return CountBelow(v);
-    if (v != v) return -1;  // NaN
-    uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    int e = static_cast<int>((bits >> 52) & 0x7ff);
-    e = (bits >> 63) != 0 ? 0 : e;
-    e = std::clamp(e, octave_min_ - 1, octave_max_ + 1);
-    const int first = octave_first_[e - octave_min_ + 1];
-    const double* b = bounds_ + first;
-#if defined(__SSE2__)
-    const __m128d value = _mm_set1_pd(v);
-    // Bit i of a mask is set where bound i is below v.
-    const int low = _mm_movemask_pd(_mm_cmplt_pd(_mm_loadu_pd(b), value));
-    int below = first + (low & 1) + (low >> 1);
-    if (four_per_octave_) {
-      const int high = _mm_movemask_pd(_mm_cmplt_pd(_mm_loadu_pd(b + 2), value));
-      below += (high & 1) + (high >> 1);
-    }
-    return below;
-#else
-    int below = first + (b[0] < v) + (b[1] < v);
-    if (four_per_octave_) below += (b[2] < v) + (b[3] < v);
-    return below;
-#endif
-  }
-
-  // CountMany
-  //
-  // Sets counts[i] (num_bounds + 1 of them) to how many of `values` fall in bucket i, NaN in
-  // none — what indexing each value would count — adds each value to *sum in order, and returns
-  // true; returns false, touching nothing, when the family has more bounds than it handles (up
-  // to 23: every vLLM family). Each value is compared with every bound at once, two or four per
-  // instruction, into running cumulative counts held in registers: no memory update per value,
-  // so a list costs a few cycles per value however its values spread over the buckets.
-  bool CountMany(std::span<const double> values, double* sum, uint64_t* counts) const;
-
- private:
-  friend class vmetrics::Family;
-  int CountBelow(double v) const;  // the plain count (registry.cc)
-
-  const double* bounds_ = nullptr;          // with four +Inf after them in octave mode
-  size_t num_bounds_ = 0;                   // counting mode
-  const uint16_t* octave_first_ = nullptr;  // null: counting mode
-  int octave_min_ = 0;
-  int octave_max_ = 0;
-  bool four_per_octave_ = false;  // else at most two
-  // CountMany (src/metrics/cumulative_count.h): its kernel, null if the family has too many
-  // bounds, and the bounds followed by +Inf padding.
-  double (*count_many_)(const double* bounds, std::span<const double> values, double sum,
-                        uint64_t* cumulative) = nullptr;
-  const double* cumulative_bounds_ = nullptr;
-  uint32_t bucket_bounds_ = 0;  // the family's number of bounds
-};
 }  // namespace internal
 
 class Family {
@@ -236,7 +227,8 @@ class Family {
   const std::string& name() const { return spec_.name; }
   MetricType type() const { return spec_.type; }
 
-  // The child for these label values (in label_names order), created on first use.
+  // The child for these label values (in label_names order), created on first use, as the
+  // series of the family's type (Child::As, or a TypedFamily, records into it).
   Child* GetOrCreate(std::span<const std::string_view> label_values);
   Child* GetOrCreate(std::span<const std::string> label_values);
   Child* GetOrCreate(std::initializer_list<std::string> label_values);
@@ -255,33 +247,64 @@ class Family {
   // A copy of the child list, in creation order (cheap: pointers).
   std::vector<const Child*> Children() const;
 
-  // Bucket index for v (first bound >= v), bounds().size() for +Inf; -1 for NaN.
-  int BucketIndex(double v) const { return indexer_(v); }
+  // Bucket index for v (first bound >= v), the number of bounds for +Inf; -1 for NaN.
+  int BucketIndex(double v) const { return index_.indexer()(v); }
   // The same look-up as a small value, for loops over many values: a copy kept in registers
   // rather than the family's members reloaded after every bucket update.
-  const internal::BucketIndexer& bucket_indexer() const { return indexer_; }
+  const internal::BucketIndexer& bucket_indexer() const { return index_.indexer(); }
 
  private:
   friend class Registry;
   Family(FamilySpec spec, const Clock* clock, internal::LabelPool* pool);
-  void IndexOctaves();  // fills indexer_
 
   FamilySpec spec_;
-  std::vector<double> bounds_;  // histograms: spec_.buckets, the hot copy Observe reads
-  // When every bound is positive: octave_first_[e - octave_min_ + 1] is the number of bounds
-  // whose binary exponent is below e (e from octave_min_ - 1 to octave_max_ + 1); the indexer
-  // points into it and into octave_bounds_ (bounds_ followed by four +Inf). Empty otherwise.
-  std::vector<uint16_t> octave_first_;
-  std::vector<double> octave_bounds_;
-  std::vector<double> cumulative_bounds_;  // BucketIndexer::CountMany's
-  internal::BucketIndexer indexer_;
+  internal::BucketIndex index_;  // histograms: spec_.buckets, the tables Observe reads
   const Clock* clock_;
   internal::LabelPool* pool_;
   mutable std::mutex mu_;
   std::vector<Child*> children_;  // creation order; owned, addresses stay stable
 };
 
-inline bool Child::Add(double v) {
+// TypedFamily
+//
+// A family of T's (Counter, Gauge or Histogram), whose children come out as T: what the
+// declared families hand out (recorder.cc), so recording into them is checked by the compiler.
+// A small value (one pointer); copy freely.
+//
+// Example:
+//   GaugeFamily running(&registry.AddFamily({"vllm:num_requests_running", MetricType::kGauge,
+//                                            "Running.", {"model_name", "engine"}}));
+//   running.GetOrCreate({"m", "0"})->Set(3);
+template <typename T>
+class TypedFamily {
+ public:
+  TypedFamily() = default;
+  // REQUIRES: family->type() == T::kType.
+  explicit TypedFamily(Family* family) : family_(family) {}
+
+  T* GetOrCreate(std::span<const std::string_view> label_values) const {
+    return static_cast<T*>(family_->GetOrCreate(label_values));
+  }
+  T* GetOrCreate(std::initializer_list<std::string> label_values) const {
+    return static_cast<T*>(family_->GetOrCreate(label_values));
+  }
+  // Family::GetOrCreateBounded: nullptr past `max_children`.
+  T* GetOrCreateBounded(std::span<const std::string_view> label_values, size_t max_children) const {
+    return static_cast<T*>(family_->GetOrCreateBounded(label_values, max_children));
+  }
+  Family& family() const { return *family_; }
+  explicit operator bool() const { return family_ != nullptr; }
+
+ private:
+  Family* family_ = nullptr;
+};
+using CounterFamily = TypedFamily<Counter>;
+using GaugeFamily = TypedFamily<Gauge>;
+using HistogramFamily = TypedFamily<Histogram>;
+
+inline MetricType Child::type() const { return family_->type(); }
+
+inline bool Counter::Add(double v) {
   // prometheus_client raises on negative increments ("Counters can only be incremented by
   // non-negative amounts"); the caller reports it and the value is not applied.
   if (!(v >= 0)) return false;
@@ -289,13 +312,13 @@ inline bool Child::Add(double v) {
   return true;
 }
 
-inline bool Child::AddExclusive(double v) {
+inline bool Counter::AddExclusive(double v) {
   if (!(v >= 0)) return false;
   value_.store(value_.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
   return true;
 }
 
-inline void Child::Observe(double v) {
+inline void Histogram::Observe(double v) {
   // prometheus_client adds every observation to the sum, then increments the first bucket
   // whose bound is >= v. NaN compares false with every bound, +Inf included, so it changes the
   // sum only and _count (the +Inf bucket) stays put.
@@ -304,7 +327,7 @@ inline void Child::Observe(double v) {
   if (i >= 0) buckets()[i].fetch_add(1, std::memory_order_relaxed);
 }
 
-inline void Child::ObserveMany(std::span<const double> values) {
+inline void Histogram::ObserveMany(std::span<const double> values) {
   if (values.empty()) return;
   std::atomic<uint64_t>* const counts = buckets();
   const internal::BucketIndexer index = family_->bucket_indexer();
@@ -335,7 +358,7 @@ inline void Child::ObserveMany(std::span<const double> values) {
   } while (!value_.compare_exchange_weak(before, after, std::memory_order_relaxed));
 }
 
-inline void Child::ObserveExclusive(double v) {
+inline void Histogram::ObserveExclusive(double v) {
   value_.store(value_.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
   const int i = family_->BucketIndex(v);
   if (i >= 0) {
@@ -344,7 +367,7 @@ inline void Child::ObserveExclusive(double v) {
   }
 }
 
-inline void Child::ObserveManyExclusive(std::span<const double> values) {
+inline void Histogram::ObserveManyExclusive(std::span<const double> values) {
   double sum = value_.load(std::memory_order_relaxed);
   std::atomic<uint64_t>* const counts = buckets();
   const internal::BucketIndexer index = family_->bucket_indexer();
@@ -381,6 +404,26 @@ class Registry {
   // same name exists it is returned unchanged (its spec must match; callers check).
   Family& AddFamily(FamilySpec spec);
   Family* Find(std::string_view name);
+
+  // MakeFamily / ReplaceFamily
+  //
+  // For a family whose place in the render order comes before its label names are known
+  // (vllm:cache_config_info: registered at start-up, labelled with the CacheConfig keys of the
+  // engines' ready responses): a placeholder is registered with AddFamily, and the real family
+  // is made with MakeFamily (not registered, not rendered), given its children, and put in the
+  // placeholder's place by ReplaceFamily. A render sees the one or the other, complete; the
+  // placeholder stays alive (a render that copied the family list may still read it) but is
+  // neither rendered nor found again. REQUIRES: `family` has the placeholder's name and render
+  // group, and came from this registry's MakeFamily.
+  //
+  // Example:
+  //   Family& info = reg.AddFamily({"x_info", MetricType::kGauge, "X.", {}});
+  //   std::unique_ptr<Family> real = reg.MakeFamily({"x_info", MetricType::kGauge, "X.", {"k"}});
+  //   real->GetOrCreate({"v"})->As<Gauge>()->Set(1);
+  //   reg.ReplaceFamily(info, std::move(real));
+  std::unique_ptr<Family> MakeFamily(FamilySpec spec);
+  Family& ReplaceFamily(const Family& placeholder, std::unique_ptr<Family> family);
+
   // Families in render order: by render_group, then registration order.
   std::vector<const Family*> Families() const;
   const Clock& clock() const { return *clock_; }

@@ -5,6 +5,9 @@
 // per field for free; a failure carries a code, a message and the byte offset in the input where
 // the problem was found (-1 when not applicable), allocated once when the failure is made.
 //
+// Callers decide by code() and, where failures of one code must be told apart, by detail();
+// the message is for people and never inspected.
+//
 // Thread safety: plain values; copy freely.
 //
 // Example:
@@ -31,12 +34,22 @@ enum class StatusCode : uint8_t {
   kUnavailable,  // a peer or resource did not come: a socket would not bind, engines timed out
 };
 
+// What a failure is about, where a caller must tell failures of one code apart (most have no
+// detail: kNone).
+enum class StatusDetail : uint8_t {
+  kNone = 0,
+  // A tensor names an aux frame the message does not carry (or an index no frame can have):
+  // the message is malformed as a whole, not just the field that held the tensor.
+  kAuxFrame,
+};
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status Malformed(std::string msg, int64_t offset = -1) {
-    return Status(StatusCode::kMalformed, std::move(msg), offset);
+  static Status Malformed(std::string msg, int64_t offset = -1,
+                          StatusDetail detail = StatusDetail::kNone) {
+    return Status(StatusCode::kMalformed, std::move(msg), offset, detail);
   }
   static Status Unsupported(std::string msg, int64_t offset = -1) {
     return Status(StatusCode::kUnsupported, std::move(msg), offset);
@@ -61,6 +74,7 @@ class [[nodiscard]] Status {
 
   bool ok() const { return state_ == nullptr; }
   StatusCode code() const { return state_ ? state_->code : StatusCode::kOk; }
+  StatusDetail detail() const { return state_ ? state_->detail : StatusDetail::kNone; }
   const std::string& message() const { return state_ ? state_->message : EmptyMessage(); }
   int64_t offset() const { return state_ ? state_->offset : -1; }
 
@@ -70,11 +84,13 @@ class [[nodiscard]] Status {
  private:
   struct State {
     StatusCode code;
+    StatusDetail detail;
     std::string message;
     int64_t offset;
   };
-  Status(StatusCode code, std::string msg, int64_t offset)
-      : state_(new State{code, std::move(msg), offset}) {}
+  Status(StatusCode code, std::string msg, int64_t offset,
+         StatusDetail detail = StatusDetail::kNone)
+      : state_(new State{code, detail, std::move(msg), offset}) {}
   static const std::string& EmptyMessage() {
     static const std::string* const empty = new std::string();
     return *empty;

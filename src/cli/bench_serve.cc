@@ -1,13 +1,13 @@
 // vmetrics bench-serve: the flags of loadgen::BenchServe (tools/loadgen/bench_serve.h), the
 // frontend's own benchmark. Exit 0 when every request completed, 1 when one failed, 2 for
 // options that cannot be used.
-#include "tools/loadgen/bench_serve.h"
+#include "loadgen/bench_serve.h"
 
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "cli/commands.h"
+#include "commands.h"
 
 namespace vmetrics::cli {
 namespace {

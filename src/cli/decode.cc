@@ -1,13 +1,13 @@
 // vmetrics decode FILE: the flags of frontend::DecodeCapture (frontend/decode.h); one JSON line
 // per message on stdout. Exit 0, or 1 when a message did not decode, or 2 for options that
 // cannot be used.
-#include "frontend/decode.h"
+#include "vmetrics/frontend/decode.h"
 
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "cli/commands.h"
+#include "commands.h"
 
 namespace vmetrics::cli {
 namespace {

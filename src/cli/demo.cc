@@ -1,13 +1,13 @@
-// vmetrics demo: the flags of demo::RunDemo (src/demo/demo.h): stand-in engines, the server
+// vmetrics demo: the flags of demo::RunDemo (include/vmetrics/demo.h): stand-in engines, the server
 // and a load generator on loopback, and an excerpt of /metrics.
-#include "demo/demo.h"
+#include "vmetrics/demo.h"
 
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "cli/commands.h"
-#include "frontend/log.h"
+#include "commands.h"
+#include "vmetrics/frontend/log.h"
 
 namespace vmetrics::cli {
 namespace {

@@ -1,13 +1,13 @@
 // vmetrics describe-connectors: the flags of frontend::DescribeConnectors
 // (frontend/describe_connectors.h); the built-in connector rows as `_metrics_descriptor` JSON
 // on stdout.
-#include "frontend/describe_connectors.h"
+#include "vmetrics/frontend/describe_connectors.h"
 
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "cli/commands.h"
+#include "commands.h"
 
 namespace vmetrics::cli {
 namespace {

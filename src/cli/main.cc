@@ -2,7 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "cli/commands.h"
+#include "commands.h"
 
 #ifndef VMETRICS_VERSION
 #define VMETRICS_VERSION "0.1.0"

@@ -1,11 +1,11 @@
 // vmetrics metrics-reference: frontend::MetricsReference (frontend/metrics_reference.h), the
 // Markdown reference of every family, on stdout. docs/metrics.md is this output.
-#include "frontend/metrics_reference.h"
+#include "vmetrics/frontend/metrics_reference.h"
 
 #include <cstdio>
 #include <string>
 
-#include "cli/commands.h"
+#include "commands.h"
 
 namespace vmetrics::cli {
 

@@ -1,12 +1,12 @@
 // vmetrics replay FILE: the flags of frontend::Replay (frontend/replay.h); the exposition goes
 // to stdout. Exit 0, or 1 when a message did not decode, or 2 for options that cannot be used.
-#include "frontend/replay.h"
+#include "vmetrics/frontend/replay.h"
 
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "cli/commands.h"
+#include "commands.h"
 
 namespace vmetrics::cli {
 namespace {

@@ -1,13 +1,13 @@
 // vmetrics serve: the flags of a Frontend (include/vmetrics/frontend.h), then
 // frontend::Serve until SIGINT or SIGTERM.
-#include "frontend/serve.h"
+#include "vmetrics/frontend/serve.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
-#include "frontend/log.h"
+#include "commands.h"
+#include "vmetrics/frontend/log.h"
 #include "vmetrics/frontend.h"
 
 namespace vmetrics::cli {

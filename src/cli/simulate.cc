@@ -1,4 +1,4 @@
-// `vmetrics simulate`: the flags of RunSimulation (src/simulate/run_simulation.h), stand-in
+// `vmetrics simulate`: the flags of RunSimulation (include/vmetrics/run_simulation.h), stand-in
 // vLLM engines that meet a frontend (handshake or bootstrapped) and send realistic
 // EngineCoreOutputs, or write them to a capture file.
 //
@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "cli/commands.h"
-#include "simulate/run_simulation.h"
+#include "commands.h"
+#include "vmetrics/run_simulation.h"
 #include "vmetrics/simulator.h"
 
 namespace vmetrics::cli {

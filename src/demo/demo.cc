@@ -1,5 +1,5 @@
 // RunDemo: stand-in engines, a Frontend and a load generator in one process; see demo.h.
-#include "demo/demo.h"
+#include "vmetrics/demo.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,9 +8,9 @@
 #include <sstream>
 #include <thread>
 
-#include "frontend/log.h"
-#include "frontend/stop_signals.h"
-#include "tools/loadgen/load_generator.h"
+#include "vmetrics/frontend/log.h"
+#include "vmetrics/frontend/stop_signals.h"
+#include "loadgen/load_generator.h"
 #include "vmetrics/frontend.h"
 #include "vmetrics/simulator.h"
 

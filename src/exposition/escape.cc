@@ -1,4 +1,4 @@
-#include "exposition/escape.h"
+#include "escape.h"
 
 namespace vmetrics::internal {
 namespace {

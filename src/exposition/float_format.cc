@@ -8,7 +8,7 @@
 // digits), else positional with at least one digit after the point ("3.0", "0.0001").
 // std::to_chars(chars_format::scientific) without a precision gives exactly those shortest
 // digits and their exponent (libstdc++ 12 uses Ryu), so we only re-lay them out.
-#include "exposition/float_format.h"
+#include "float_format.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,11 +1,11 @@
-#include "exposition/sample_writer.h"
+#include "sample_writer.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "exposition/escape.h"
-#include "exposition/float_format.h"
+#include "escape.h"
+#include "float_format.h"
 #include "vmetrics/exposition.h"
 
 namespace vmetrics::internal {

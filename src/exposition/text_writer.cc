@@ -13,14 +13,19 @@
 // prometheus_client treats `_created` as an OpenMetrics-only sample and moves it into a gauge
 // family of its own after the family; a family without children has no such samples and
 // therefore no `_created` block, only its HELP and TYPE lines.
+//
+// Budget (bench/README.md, render_bench): W3 (every family populated) renders in 0.07 ms for
+// 1 engine, 0.29 ms for 8 and 2.11 ms for 64 (5.4 MB of text), 100× prometheus_client. A
+// render copies each family's child list under its mutex and reads atomics, into a buffer
+// that keeps its capacity; simpler code is welcome while it stays inside these figures.
 #include <atomic>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "exposition/escape.h"
-#include "exposition/sample_writer.h"
+#include "escape.h"
+#include "sample_writer.h"
 #include "vmetrics/exposition.h"
 
 namespace vmetrics {

@@ -1,12 +1,12 @@
 // Reading captures; see capture.h.
-#include "frontend/capture.h"
+#include "capture.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
-#include "protocol/msgpack_reader.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics::frontend {
 

@@ -1,5 +1,5 @@
 // Parsing and writing the completions API; see completion_api.h.
-#include "frontend/completion_api.h"
+#include "completion_api.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,14 +1,14 @@
 // DecodeCapture: each message of a capture as one JSON line; see decode.h.
-#include "frontend/decode.h"
+#include "vmetrics/frontend/decode.h"
 
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "frontend/capture.h"
-#include "protocol/json_from_msgpack.h"
+#include "capture.h"
+#include "vmetrics/internal/json_from_msgpack.h"
 #include "vmetrics/engine_core_outputs.h"
-#include "vmetrics/kv_connector_stats.h"
+#include "vmetrics/connector_walk.h"
 #include "vmetrics/recorder.h"
 
 namespace vmetrics::frontend {
@@ -16,13 +16,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// How recording resolves one kv_connector_stats payload (StatsRecorder::ResolveConnector).
-struct PayloadResolution {
-  const char* outcome = "unknown_connector";
-  bool adopted = false;  // its row came from its `_metrics_descriptor`, not from decoding
-};
-// One per payload of the message's kv_connector_stats, in order.
-using Resolutions = std::vector<PayloadResolution>;
+// How recording resolves the message's kv_connector_stats payloads
+// (StatsRecorder::ResolveConnectors).
+using Resolutions = IdentifiedPayloads;
 
 Json RawToJson(std::string_view raw) {
   if (raw.empty()) return nullptr;
@@ -68,24 +64,24 @@ Json StrIntMap(const std::vector<std::pair<std::string_view, int64_t>>& m) {
   return j;
 }
 
-Json KvJson(const KvConnectorStats& kv, const DecodeContext& ctx, const Resolutions& resolved) {
+Json KvJson(const KvConnectorStats&, const DecodeContext& ctx, const Resolutions& resolved) {
   Json j;
-  j["multi"] = kv.multi;
+  j["multi"] = resolved.multi;
   Json payloads = Json::array();
-  for (size_t i = 0; i < kv.payloads.size(); ++i) {
-    const ConnectorPayload& p = kv.payloads[i];
+  for (const IdentifiedPayload& id : resolved.payloads) {
+    const ConnectorPayload& p = id.payload;
     Json pj;
-    pj["connector"] = p.connector;
-    pj["recognised_as"] = p.row != nullptr ? Json(p.row->id) : Json(nullptr);
-    pj["identified_by"] = resolved[i].adopted ? "descriptor" : IdentifiedByName(p.identified_by);
+    pj["connector"] = std::string(p.connector);
+    pj["recognised_as"] = id.row != nullptr ? Json(id.row->id) : Json(nullptr);
+    pj["identified_by"] = IdentifiedByName(id.identified_by);
     if (p.data_wrapped) pj["data_wrapped"] = true;
-    pj["outcome"] = resolved[i].outcome;
+    pj["outcome"] = id.outcome;
     pj["payload"] = RawToJson(p.payload);
-    if (p.row != nullptr) {
+    if (id.row != nullptr) {
       // What recording would do with it: samples per family.
       Json samples = Json::object();
-      ForEachConnectorSample(p, ctx, [&](const ConnectorSample& s) {
-        std::string key = p.row->metrics[s.metric_index].name;
+      ForEachConnectorSample(p, *id.row, ctx, [&](const ConnectorSample& s) {
+        std::string key = id.row->metrics[s.metric_index].name;
         for (std::string_view v : s.extra_label_values) key.append("|").append(v);
         for (const double v : s.values) samples[key].push_back(v);
       });
@@ -293,19 +289,9 @@ Result<uint64_t> DecodeCapture(const DecodeCaptureOptions& args,
   return DecodeStream(
       *data, [&](uint64_t number) { return recorder.decode_context(number); },
       [&](EngineCoreOutputs& m, uint64_t number, size_t offset, const DecodeContext& ctx) {
-        resolved.clear();
+        resolved = {};
         if (m.scheduler_stats && m.scheduler_stats->kv_connector_stats) {
-          for (ConnectorPayload& p : m.scheduler_stats->kv_connector_stats->payloads) {
-            PayloadResolution r;
-            if (p.malformed) {
-              r.outcome = "malformed";
-            } else if (const ConnectorRow* row = recorder.ResolveConnector(p, ctx, &r.outcome)) {
-              r.outcome = "recorded";
-              r.adopted = p.row == nullptr;
-              p.row = row;
-            }
-            resolved.push_back(r);
-          }
+          resolved = recorder.ResolveConnectors(*m.scheduler_stats->kv_connector_stats, ctx);
         }
         std::string line = MessageJson(m, number, offset, ctx, resolved).dump();
         line.push_back('\n');

@@ -1,5 +1,5 @@
 // DescribeConnectors: the built-in connector rows as descriptors; see describe_connectors.h.
-#include "frontend/describe_connectors.h"
+#include "vmetrics/frontend/describe_connectors.h"
 
 #include "vmetrics/connector_catalog.h"
 #include "vmetrics/metrics_descriptor.h"

@@ -1,5 +1,5 @@
 // Environment switches; see environment.h.
-#include "frontend/environment.h"
+#include "environment.h"
 
 #include <cctype>
 #include <cstdlib>

@@ -11,10 +11,10 @@
 #include <set>
 #include <utility>
 
-#include "frontend/environment.h"
-#include "frontend/log.h"
-#include "frontend/openai_routes.h"
-#include "frontend/request_service.h"
+#include "environment.h"
+#include "vmetrics/frontend/log.h"
+#include "openai_routes.h"
+#include "request_service.h"
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/exposition.h"
 #include "vmetrics/recorder.h"

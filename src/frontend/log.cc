@@ -1,5 +1,5 @@
 // Process logging to stderr; see log.h.
-#include "frontend/log.h"
+#include "vmetrics/frontend/log.h"
 
 #include <atomic>
 #include <chrono>

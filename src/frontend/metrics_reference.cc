@@ -5,14 +5,14 @@
 // the Registry in render order; the family tables (metrics/frontend_families.h) and the
 // connector catalog add what the registry does not know: when a family is registered and
 // which payload field feeds it.
-#include "frontend/metrics_reference.h"
+#include "vmetrics/frontend/metrics_reference.h"
 
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "metrics/frontend_families.h"
+#include "vmetrics/internal/declared_families.h"
 #include "vmetrics/connector_catalog.h"
 #include "vmetrics/exposition.h"
 #include "vmetrics/recorder.h"
@@ -22,8 +22,9 @@ namespace vmetrics::frontend {
 namespace {
 
 using internal::BucketSet;
-using internal::FrontendFamily;
+using internal::FamilyId;
 using internal::Gate;
+using FrontendFamily = internal::FamilyDeclaration;
 
 // Text for a Markdown table cell: a `|` would end the cell and a newline the row.
 std::string Cell(std::string_view text) {
@@ -64,32 +65,33 @@ const char* GateText(Gate gate) {
     case Gate::kAlways: return "always";
     case Gate::kSpecDecode: return "`--speculative-config` with `num_speculative_tokens` > 0";
     case Gate::kKvCacheMetrics: return "`--kv-cache-metrics`";
+    case Gate::kLora: return "`--enable-lora`, or engines that report LoRA support";
+    case Gate::kEngineLiveness: return "`vmetrics serve`";
+    case Gate::kFirstDrop: return "the first sample dropped by the cardinality guard";
   }
   return "";
 }
 
-// The field that feeds a frontend family. Until FrontendFamily carries a `source` member the
-// reference points at docs/recording.md, which describes every feed; once the table has the
-// member, its text is used without touching this file.
-template <typename Table>
-std::string FrontendSource(const Table& f) {
-  if constexpr (requires { f.source; }) {
-    if (!std::string_view(f.source).empty()) return Cell(f.source);
-  }
+// The field that feeds a frontend family (docs/recording.md describes every feed).
+std::string FrontendSource(const FrontendFamily& f) {
+  if (!f.source.empty()) return Cell(f.source);
   return "see [recording.md](recording.md)";
 }
 
+// A per-engine family's label after model_name and engine, with the values it starts with.
 std::string Labels(const Family& f, const FrontendFamily* row) {
   std::string out;
   for (const std::string& l : f.spec().label_names) {
     if (!out.empty()) out += ", ";
     out += Code(l);
-    if (row == nullptr || l != row->extra_label) continue;
-    if (row->extra_values.empty()) {
+    if (row == nullptr || l == "model_name" || l == "engine") continue;
+    if (row->eager.empty()) {
       out += " (`0` … `num_speculative_tokens`−1)";
     } else {
       std::string values;
-      for (std::string_view v : row->extra_values) values += (values.empty() ? "" : ", ") + Code(v);
+      for (const internal::EagerValue& v : row->eager) {
+        values += (values.empty() ? "" : ", ") + Code(v.value);
+      }
       out += " (" + values + ")";
     }
   }
@@ -195,9 +197,13 @@ std::string MetricsReference() {
   Registry registry(&clock);
   StatsRecorder recorder(&registry, options);
 
+  // The per-engine `vllm:` families; LoRA, cache config and vmetrics' own are described apart.
   std::map<std::string_view, const FrontendFamily*> frontend;
-  for (const FrontendFamily& f : internal::SpecDecodeFamilies()) frontend[f.name] = &f;
-  for (const FrontendFamily& f : internal::FrontendFamilies()) frontend[f.name] = &f;
+  for (const FrontendFamily& f : internal::kDeclaredFamilies) {
+    if (f.labels.size() >= 2 && f.labels[0] == "model_name") frontend[f.name] = &f;
+  }
+  const FrontendFamily& lora = internal::Declaration(FamilyId::kLoraRequestsInfo);
+  const FrontendFamily& cache_config = internal::Declaration(FamilyId::kCacheConfigInfo);
   std::map<std::string_view, const ConnectorRow*> connector_family;
   for (const auto& row : catalog.rows()) {
     for (const MetricDef& m : row->metrics) connector_family[m.name] = row.get();
@@ -211,11 +217,11 @@ std::string MetricsReference() {
       "     `build/src/cli/vmetrics metrics-reference > docs/metrics.md`. The ctest\n"
       "     `metrics_reference_current` fails when this file and the command disagree. -->\n"
       "\n"
-      "Every family vmetrics can register, as the code defines it: the frontend family table\n"
-      "(`src/metrics/scheduler_families.cc`), the connector catalog\n"
-      "(`src/protocol/connector_catalog.cc`) and vmetrics' own accounting. Families render in\n"
-      "the order of this page within each section; `docs/recording.md` gives the overall order\n"
-      "and exactly how each field is applied.\n"
+      "Every family vmetrics can register, as the code defines it: the declared families\n"
+      "(`include/vmetrics/internal/declared_families.h`, vmetrics' own accounting included) and\n"
+      "the connector catalog (`src/metrics/connector_catalog.cc`). Families render in the order\n"
+      "of this page within each section; `docs/recording.md` gives the overall order and\n"
+      "exactly how each field is applied.\n"
       "\n"
       "- **Name** is the name a scrape shows in the text format: counters end in `_total`.\n"
       "  A histogram `h` exposes `h_bucket{le=…}`, `h_sum` and `h_count`. Counters and\n"
@@ -253,21 +259,17 @@ std::string MetricsReference() {
       out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) + " | " +
              Labels(*f, &row) + " | " + buckets + " | " + Cell(f->spec().help) + " | " +
              GateText(row.gate) + " | " + FrontendSource(row) + " |\n";
-    } else if (f->name() == internal::kLoraRequestsInfoName) {
+    } else if (f->name() == lora.name) {
       out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) +
              " | `max_lora`, `waiting_lora_adapters`, `running_lora_adapters` (no `model_name`, "
              "no `engine`) |  | " +
-             Cell(f->spec().help) +
-             " | `--enable-lora`, or engines that report LoRA support | SchedulerStats "
-             "`waiting_lora_adapters` / `running_lora_adapters` with the frontend's adapters of "
-             "the requests in flight: their names comma-joined, `max_lora` = `--max-loras`; set "
-             "to the current Unix time; a child per combination, on first record |\n";
-    } else if (f->name() == internal::kCacheConfigInfoName) {
+             Cell(f->spec().help) + " | " + GateText(lora.gate) + " | " + FrontendSource(lora) +
+             " |\n";
+    } else if (f->name() == cache_config.name) {
       out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) +
              " | one label per `CacheConfig` key, then `engine` (no `model_name`) |  | " +
-             Cell(f->spec().help) +
-             " | always | `serve`: the engines' ready responses, value 1.0; `replay`: HELP and "
-             "TYPE only |\n";
+             Cell(f->spec().help) + " | " + GateText(cache_config.gate) + " | " +
+             FrontendSource(cache_config) + " |\n";
     } else {
       own.push_back(f);
     }

@@ -1,11 +1,11 @@
 // The OpenAI-compatible routes; see openai_routes.h.
-#include "frontend/openai_routes.h"
+#include "openai_routes.h"
 
 #include <memory>
 #include <string>
 #include <utility>
 
-#include "frontend/completion_api.h"
+#include "completion_api.h"
 
 namespace vmetrics::frontend {
 

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "frontend/request_service.h"
+#include "request_service.h"
 #include "vmetrics/http_server.h"
 
 namespace vmetrics::frontend {

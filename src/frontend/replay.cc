@@ -1,14 +1,14 @@
 // Replay: a capture recorded as a frontend would record it; see replay.h.
-#include "frontend/replay.h"
+#include "vmetrics/frontend/replay.h"
 
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "frontend/capture.h"
-#include "frontend/environment.h"
-#include "frontend/requests_sidecar.h"
+#include "capture.h"
+#include "environment.h"
+#include "requests_sidecar.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/requests.h"
 

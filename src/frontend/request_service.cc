@@ -1,5 +1,5 @@
 // RequestService: completions in, EngineCoreRequests out, outputs back; see request_service.h.
-#include "frontend/request_service.h"
+#include "request_service.h"
 
 #include <chrono>
 #include <cstdio>

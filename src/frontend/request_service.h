@@ -37,7 +37,7 @@
 #include <string_view>
 #include <vector>
 
-#include "frontend/completion_api.h"
+#include "completion_api.h"
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/engine_request.h"

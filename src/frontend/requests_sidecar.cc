@@ -1,4 +1,4 @@
-#include "frontend/requests_sidecar.h"
+#include "requests_sidecar.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 // Serve: a Frontend until SIGINT or SIGTERM; see serve.h.
-#include "frontend/serve.h"
+#include "vmetrics/frontend/serve.h"
 
 #include <unistd.h>
 
@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <thread>
 
-#include "frontend/log.h"
-#include "frontend/stop_signals.h"
+#include "vmetrics/frontend/log.h"
+#include "vmetrics/frontend/stop_signals.h"
 
 namespace vmetrics::frontend {
 namespace {

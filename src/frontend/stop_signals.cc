@@ -1,5 +1,5 @@
 // Synchronous stop signals; see stop_signals.h.
-#include "frontend/stop_signals.h"
+#include "vmetrics/frontend/stop_signals.h"
 
 #include <pthread.h>
 

@@ -15,12 +15,13 @@
 //
 // Example:
 //   CardinalityGuard guard(&registry, 2, nullptr);
-//   Child* c = guard.GetOrCreate(family, values);
+//   Child* c = guard.GetOrCreate(family, values);  // or a Counter* from a CounterFamily
 //   if (c == nullptr) guard.CountDropped(family);  // vmetrics_label_values_dropped_total 1
 #ifndef VMETRICS_METRICS_CARDINALITY_GUARD_H_
 #define VMETRICS_METRICS_CARDINALITY_GUARD_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <span>
@@ -32,8 +33,6 @@
 
 namespace vmetrics::internal {
 
-inline constexpr std::string_view kLabelValuesDroppedFamily = "vmetrics_label_values_dropped";
-
 class CardinalityGuard {
  public:
   // `max_children` per family (0 = no limit); `log` gets the once-per-family messages
@@ -44,6 +43,10 @@ class CardinalityGuard {
   // The child of `family` for `label_values`: an existing one, or a new one while the family
   // has fewer than the limit; nullptr past it (nothing is registered).
   Child* GetOrCreate(Family& family, std::span<const std::string_view> label_values);
+  template <typename T>
+  T* GetOrCreate(const TypedFamily<T>& family, std::span<const std::string_view> label_values) {
+    return family.GetOrCreateBounded(label_values, limit());
+  }
 
   // Counts one sample of `family` dropped because its child was refused, and logs the first
   // one of each family.
@@ -52,12 +55,14 @@ class CardinalityGuard {
   size_t max_children() const { return max_children_; }
 
  private:
+  size_t limit() const { return max_children_ == 0 ? SIZE_MAX : max_children_; }
+
   Registry* registry_;
   size_t max_children_;
   std::function<void(const std::string&)> log_;
-  std::mutex mu_;                                      // guards the two below
-  Family* dropped_family_ = nullptr;                   // registered on the first drop
-  std::unordered_map<const Family*, Child*> dropped_;  // family -> its dropped counter
+  std::mutex mu_;                                        // guards the two below
+  CounterFamily dropped_family_;                         // registered on the first drop
+  std::unordered_map<const Family*, Counter*> dropped_;  // family -> its dropped counter
 };
 
 }  // namespace vmetrics::internal

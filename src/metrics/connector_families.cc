@@ -1,52 +1,24 @@
-#include "metrics/connector_families.h"
+#include "connector_families.h"
 
 #include <algorithm>
 
-#include "vmetrics/kv_connector_stats.h"
-#include "vmetrics/metrics_descriptor.h"
-
 namespace vmetrics::internal {
-namespace {
 
-// Problems with a payload's descriptor, reported under its class name and the reserved key
-// (the reporter logs each distinct one once).
-void ReportDescriptorProblem(const DecodeContext& ctx, const ConnectorPayload& p,
-                             std::string what) {
-  if (ctx.reporter == nullptr) return;
-  Problem problem;
-  problem.message_number = ctx.message_number;
-  problem.offset = static_cast<int64_t>(p.payload_offset);
-  problem.connector = p.connector;
-  problem.key = kMetricsDescriptorKey;
-  problem.what = std::move(what);
-  ctx.reporter->Report(problem);
-}
-
-}  // namespace
-
-ConnectorRecorder::ConnectorRecorder(Registry* registry, ConnectorCatalog* catalog,
+ConnectorRecorder::ConnectorRecorder(Registry* registry, const ConnectorCatalog& catalog,
                                      std::string model_name, std::vector<std::string> engines,
                                      std::function<void(const std::string&)> log,
                                      CardinalityGuard* guard)
     : registry_(registry),
-      catalog_(catalog),
       model_name_(std::move(model_name)),
       engines_(std::move(engines)),
       log_(std::move(log)),
-      guard_(guard) {}
+      guard_(guard),
+      // Called under mu_ (Record and Resolve hold it while the resolver adopts a row).
+      resolver_(catalog, registry, log_, [this](const ConnectorRow& row) { StateFor(row); }) {}
 
-void ConnectorRecorder::RegisterAccounting() {
-  FamilySpec spec;
-  spec.name = "vmetrics_kv_connector_payloads";
-  spec.type = MetricType::kCounter;
-  // The HELP is shared with tools/gen_goldens.py; invalid_descriptor (docs/recording.md) is
-  // not listed in it yet so the existing goldens stay as they are.
-  spec.help =
-      "KV-connector payloads received in SchedulerStats.kv_connector_stats, by connector class "
-      "name and outcome (recorded, unknown_connector, malformed).";
-  spec.label_names = {"connector", "outcome"};
-  spec.render_group = 1;
-  payloads_family_ = &registry_->AddFamily(std::move(spec));
+void ConnectorRecorder::UseAccounting(CounterFamily payloads) {
+  std::lock_guard<std::mutex> lock(mu_);
+  payloads_ = payloads;
 }
 
 void ConnectorRecorder::Log(const std::string& line) const {
@@ -93,17 +65,18 @@ void ConnectorRecorder::Register(const ConnectorRow& row) {
   StateFor(row);
 }
 
-void ConnectorRecorder::Account(const std::string& connector, const char* outcome) {
+void ConnectorRecorder::Account(std::string_view connector, const char* outcome) {
   auto it = accounting_.find(std::pair<std::string_view, std::string_view>(connector, outcome));
   if (it == accounting_.end()) {
     // The class name comes from the wire: a stream of new names is bounded by the guard.
     const std::string_view values[] = {connector, outcome};
-    Child* child = guard_->GetOrCreate(*payloads_family_, values);
+    Counter* child = guard_->GetOrCreate(payloads_, values);
     if (child == nullptr) {
-      guard_->CountDropped(*payloads_family_);
+      guard_->CountDropped(payloads_.family());
       return;
     }
-    it = accounting_.emplace(std::make_pair(connector, std::string(outcome)), child).first;
+    it = accounting_.emplace(std::make_pair(std::string(connector), std::string(outcome)), child)
+             .first;
   }
   it->second->Add(1);
 }
@@ -146,150 +119,29 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
   return state.lazy.emplace(key, std::move(children)).first->second;
 }
 
-Status ConnectorRecorder::CheckRegistryConflicts(const ConnectorRow& row) const {
-  // prometheus_client refuses a family one of whose sample names another family already
-  // exposes ("Duplicated timeseries"); so does vmetrics, instead of feeding the wrong family.
-  std::map<std::string, std::string> taken;  // sample name -> registered family
-  for (const Family* f : registry_->Families()) {
-    for (std::string& n : ExpositionNames(f->name(), f->type()))
-      taken.emplace(std::move(n), f->name());
-  }
-  for (const MetricDef& m : row.metrics) {
-    for (const std::string& n : ExpositionNames(m.name, m.type)) {
-      if (auto it = taken.find(n); it != taken.end()) {
-        return Status::InvalidArgument("family " + m.name + " conflicts with the registered " +
-                                       "family " + it->second + " (both expose " + n + ")");
-      }
-    }
-  }
-  return Status::Ok();
-}
-
-Status ConnectorRecorder::AdoptDescriptor(const ConnectorPayload& p, const DecodeContext& ctx,
-                                          const ConnectorRow** out) {
-  Result<ConnectorRow> parsed = ParseMetricsDescriptor(p.descriptor);
-  if (!parsed.ok()) return parsed.status();
-  ConnectorRow row = std::move(*parsed);
-  const std::string& key = p.connector;
-  if (row.id != key) {
-    // A subclass reporting under its own class name with its parent's descriptor answers to
-    // the parent's row (Python registers the parent's families for it).
-    if (const ConnectorRow* parent = catalog_->FindByClassName(row.id);
-        parent != nullptr && SameMetrics(row, *parent, nullptr)) {
-      if (Status s = catalog_->AddAlias(key, row.id); !s.ok()) return s;
-      *out = catalog_->FindByClassName(key);
-      StateFor(**out);
-      Log("connector " + key + " sends the _metrics_descriptor of " + row.id +
-          "; it now answers to that connector's row");
-      descriptors_seen_[key] = std::string(p.descriptor);
-      return Status::Ok();
-    }
-    ReportDescriptorProblem(
-        ctx, p,
-        "descriptor connector_id '" + row.id +
-            "' differs from the class name; its metrics are bound to the class name");
-    row.id = key;
-    row.class_names = {key};
-  }
-  if (Status s = CheckRegistryConflicts(row); !s.ok()) return s;
-  if (Status s = catalog_->AddRow(row); !s.ok()) return s;
-  *out = catalog_->FindByClassName(key);
-  StateFor(**out);
-  Log("connector " + key + " described its metrics with _metrics_descriptor; registered " +
-      std::to_string((*out)->metrics.size()) + " metric(s) with children for every engine");
-  descriptors_seen_[key] = std::string(p.descriptor);
-  return Status::Ok();
-}
-
-void ConnectorRecorder::CheckDescriptor(const ConnectorPayload& p, const ConnectorRow& row,
-                                        const DecodeContext& ctx) {
-  auto seen = descriptors_seen_.find(p.connector);
-  if (seen != descriptors_seen_.end() && seen->second == p.descriptor) return;
-  if (descriptors_seen_.size() < kMaxRemembered || seen != descriptors_seen_.end()) {
-    descriptors_seen_[p.connector] = std::string(p.descriptor);
-  }
-  Result<ConnectorRow> parsed = ParseMetricsDescriptor(p.descriptor);
-  if (!parsed.ok()) {
-    ReportDescriptorProblem(
-        ctx, p,
-        "descriptor ignored, the connector already has a row: " + parsed.status().message());
-    return;
-  }
-  std::string difference;
-  if (!SameMetrics(*parsed, row, &difference)) {
-    ReportDescriptorProblem(
-        ctx, p,
-        "descriptor differs from the connector's " +
-            std::string(row.builtin ? "built-in row" : "registered descriptor") + " (" +
-            difference + "); the row is kept");
-  }
-}
-
-const ConnectorRow* ConnectorRecorder::Resolve(const ConnectorPayload& p, const DecodeContext& ctx,
-                                               const char** outcome) {
+IdentifiedPayloads ConnectorRecorder::Resolve(const KvConnectorStats& stats,
+                                              const DecodeContext& ctx) {
   std::lock_guard<std::mutex> lock(mu_);
-  *outcome = kOutcomeUnknownConnector;
-  return ResolveLocked(p, ctx, outcome);
-}
-
-const ConnectorRow* ConnectorRecorder::ResolveLocked(const ConnectorPayload& p,
-                                                     const DecodeContext& ctx,
-                                                     const char** outcome) {
-  // A descriptor adopted after this payload was decoded (another thread, or an earlier payload
-  // of the same message) has added the row since: look again.
-  const ConnectorRow* row = p.row != nullptr ? p.row : catalog_->FindByClassName(p.connector);
-  if (!p.descriptor.empty()) {
-    if (row != nullptr) {
-      CheckDescriptor(p, *row, ctx);
-    } else {
-      auto refused = refused_.find(p.connector);
-      Status s = Status::Ok();
-      if (refused != refused_.end() && refused->second.first == p.descriptor) {
-        s = Status::InvalidArgument(refused->second.second);  // already reported
-      } else {
-        s = AdoptDescriptor(p, ctx, &row);
-        if (!s.ok()) {
-          ReportDescriptorProblem(ctx, p,
-                                  "descriptor refused: " + s.message() +
-                                      "; payloads of this connector count as invalid_descriptor");
-          if (refused_.size() < kMaxRemembered || refused != refused_.end()) {
-            refused_[p.connector] = {std::string(p.descriptor), s.message()};
-          }
-        }
-      }
-      if (!s.ok()) {
-        *outcome = kOutcomeInvalidDescriptor;
-        return nullptr;
-      }
-      refused_.erase(p.connector);
-    }
-  }
-  if (row == nullptr) {
-    *outcome =
-        refused_.count(p.connector) != 0 ? kOutcomeInvalidDescriptor : kOutcomeUnknownConnector;
-  }
-  return row;
+  IdentifiedPayloads out;
+  resolver_.Resolve(stats, ctx, &out);
+  return out;
 }
 
 void ConnectorRecorder::Record(const KvConnectorStats& stats, size_t engine_slot,
                                const DecodeContext& ctx) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const ConnectorPayload& p : stats.payloads) {
-    if (p.malformed) {
-      Account(p.connector, kOutcomeMalformed);
+  resolver_.Resolve(stats, ctx, &resolved_);
+  for (const IdentifiedPayload& id : resolved_.payloads) {
+    const ConnectorPayload& p = id.payload;
+    if (id.row == nullptr) {
+      Account(p.connector, id.outcome);
       continue;
     }
-    const char* outcome = kOutcomeUnknownConnector;
-    const ConnectorRow* resolved = ResolveLocked(p, ctx, &outcome);
-    if (resolved == nullptr) {
-      Account(p.connector, outcome);
-      continue;
-    }
-    const ConnectorRow& row = *resolved;
+    const ConnectorRow& row = *id.row;
     if (rows_.find(&row) == rows_.end() && !row.metrics.empty()) {
       // Python registers families only for the configured connector and drops the rest; we
       // register on first sight so the data is visible, and say so once.
-      Log("connector " + p.connector +
+      Log("connector " + std::string(p.connector) +
           " was not configured; registering its families on first sight");
     }
     PayloadRecording rec{p, row, StateFor(row), engine_slot, ctx};
@@ -329,17 +181,19 @@ void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSampl
     return;
   }
   const MetricDef& m = rec.row.metrics[s.metric_index];
-  // Every write to connector children is under mu_, so the Exclusive updates apply.
+  // Every write to connector children is under mu_, so the Exclusive updates apply. The
+  // child is of its family's type, m.type (StateFor registered the family from m).
   switch (m.type) {
     case MetricType::kHistogram:
-      child->ObserveManyExclusive(s.values);
+      static_cast<Histogram*>(child)->ObserveManyExclusive(s.values);
       break;
     case MetricType::kGauge:
-      child->Set(s.values.back());  // the last of several sets is the one that stays
+      // The last of several sets is the one that stays.
+      static_cast<Gauge*>(child)->Set(s.values.back());
       break;
     case MetricType::kCounter:
       for (const double v : s.values) {
-        if (child->AddExclusive(v)) continue;
+        if (static_cast<Counter*>(child)->AddExclusive(v)) continue;
         Problem problem;
         problem.message_number = rec.ctx.message_number;
         problem.connector = rec.payload.connector;

@@ -1,4 +1,4 @@
-#include "metrics/cumulative_count.h"
+#include "cumulative_count.h"
 
 #include <utility>
 

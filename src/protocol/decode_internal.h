@@ -5,21 +5,14 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/msgpack_reader.h"
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics::internal {
 
 inline void ReportProblem(const DecodeContext& ctx, int64_t offset, std::string_view connector,
                           std::string_view key, std::string what) {
-  if (ctx.reporter == nullptr) return;
-  Problem p;
-  p.message_number = ctx.message_number;
-  p.offset = offset;
-  p.connector = connector;
-  p.key = key;
-  p.what = std::move(what);
-  ctx.reporter->Report(p);
+  ctx.Report(offset, connector, key, std::move(what));
 }
 
 // Runs `decode` on the value at `r`. If it fails because the value has the wrong shape, the
@@ -50,7 +43,8 @@ inline bool ConsumeNil(protocol::MsgpackReader& r) {
 Status DecodeSchedulerStatsAt(protocol::MsgpackReader& r, const DecodeContext& ctx,
                               SchedulerStats* out);
 
-// Decodes one kv_connector_stats value (identification only).
+// Splits one kv_connector_stats value into its connector payloads, named by the configuration
+// or the MultiConnector child keys (connector_payloads.cc); no catalog is consulted.
 Status DecodeKvConnectorStats(protocol::MsgpackReader& r, const DecodeContext& ctx,
                               KvConnectorStats* out);
 

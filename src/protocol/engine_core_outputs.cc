@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "protocol/decode_internal.h"
+#include "decode_internal.h"
 
 namespace vmetrics {
 namespace {
@@ -20,8 +20,9 @@ using protocol::MsgpackTypeName;
 // in tensors and logprob lists from recursing.
 constexpr uint32_t kMaxShapeRank = 64;
 
-Status Malformed(const MsgpackReader& r, std::string what) {
-  return Status::Malformed(std::move(what), static_cast<int64_t>(r.offset()));
+Status Malformed(const MsgpackReader& r, std::string what,
+                 StatusDetail detail = StatusDetail::kNone) {
+  return Status::Malformed(std::move(what), static_cast<int64_t>(r.offset()), detail);
 }
 
 // A tensor triple [dtype, shape, data]; data is ext 3 (inline bytes) or an aux frame index.
@@ -51,13 +52,17 @@ Status DecodeTensor(MsgpackReader& r, std::span<const std::string_view> frames, 
   } else if (type == MsgpackType::kInt) {
     int64_t index;
     if (Status s = t.ReadInt(&index); !s.ok()) return s;
-    if (index < 1 || index > 0x7fffffff) return Malformed(t, "tensor aux frame index out of range");
+    if (index < 1 || index > 0x7fffffff) {
+      return Malformed(t, "tensor aux frame index out of range", StatusDetail::kAuxFrame);
+    }
     out->aux_frame = static_cast<int32_t>(index);
     if (static_cast<size_t>(index) < frames.size()) {
       out->data = frames[static_cast<size_t>(index)];
     } else {
-      return Malformed(t, "tensor refers to aux frame " + std::to_string(index) +
-                              " but the message has " + std::to_string(frames.size() - 1));
+      return Malformed(t,
+                       "tensor refers to aux frame " + std::to_string(index) +
+                           " but the message has " + std::to_string(frames.size() - 1),
+                       StatusDetail::kAuxFrame);
     }
   } else {
     return Malformed(t, "tensor data must be ext 3 or an aux frame index");
@@ -80,9 +85,7 @@ Status DecodeLogprobs(MsgpackReader& r, std::span<const std::string_view> frames
       continue;
     }
     if (s.code() == StatusCode::kUnsupported) return s;  // pickle inside: refuse
-    if (s.code() == StatusCode::kMalformed && s.message().find("aux frame") != std::string::npos) {
-      return s;
-    }
+    if (s.detail() == StatusDetail::kAuxFrame) return s;   // a missing frame: the whole message
     out->fields.emplace_back(std::nullopt);
     if (Status k = r.Skip(); !k.ok()) return k;
   }
@@ -350,16 +353,11 @@ const char* FinishReasonName(FinishReason reason) {
   return "?";
 }
 
-const char* IdentifiedByName(IdentifiedBy how) {
-  switch (how) {
-    case IdentifiedBy::kConfigured: return "configured";
-    case IdentifiedBy::kMultiChildKey: return "multi_child_key";
-    case IdentifiedBy::kInferredShape: return "inferred_shape";
-    case IdentifiedBy::kNone: return "none";
-  }
-  return "?";
-}
-
+// Budget (bench/README.md, decode_bench): W1, a stats-only message of ~3.5 kB with a
+// MultiConnector payload, decodes in 1.58 µs against a floor (reading every header, building
+// nothing) of 0.93 µs; W2, 256 outputs in ~17 kB, in 7.93 µs against a floor of 7.24 µs. The
+// output loop decodes into the same `out` every time, so a message allocates nothing once the
+// vectors have grown. Simpler code is welcome while it stays inside these figures.
 Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const DecodeContext& ctx,
                                EngineCoreOutputs* out) {
   // Outputs decoded so far. out->outputs keeps the previous message's elements to decode into

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "protocol/msgpack_reader.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics {
 namespace {

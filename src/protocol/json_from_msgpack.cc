@@ -1,6 +1,6 @@
-#include "protocol/json_from_msgpack.h"
+#include "vmetrics/internal/json_from_msgpack.h"
 
-#include "protocol/msgpack_reader.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics::protocol {
 namespace {

@@ -1,4 +1,4 @@
-#include "protocol/msgpack_reader.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 #include <algorithm>
 #include <array>

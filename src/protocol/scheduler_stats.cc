@@ -5,7 +5,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "protocol/decode_internal.h"
+#include "decode_internal.h"
 #include "vmetrics/engine_core_outputs.h"
 
 namespace vmetrics {

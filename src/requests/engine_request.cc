@@ -5,7 +5,7 @@
 #include <cstring>
 #include <msgpack.hpp>
 
-#include "protocol/msgpack_reader.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics {
 namespace {

@@ -1,5 +1,5 @@
 // Basic credentials and their bcrypt check; see basic_auth.h for the cache and its trade-off.
-#include "server/basic_auth.h"
+#include "basic_auth.h"
 
 #include <crypt.h>
 #include <gnutls/crypto.h>

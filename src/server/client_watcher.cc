@@ -1,4 +1,4 @@
-#include "server/client_watcher.h"
+#include "client_watcher.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>

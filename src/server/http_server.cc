@@ -17,11 +17,11 @@
 #include <utility>
 #include <vector>
 
-#include "server/basic_auth.h"
-#include "server/client_watcher.h"
-#include "server/request_handler.h"
-#include "server/route_table.h"
-#include "server/verification_queue.h"
+#include "basic_auth.h"
+#include "client_watcher.h"
+#include "request_handler.h"
+#include "route_table.h"
+#include "verification_queue.h"
 #include "vmetrics/web_config.h"
 
 namespace vmetrics {

@@ -1,5 +1,5 @@
 // Routing and responses for the HTTP server; see request_handler.h.
-#include "server/request_handler.h"
+#include "request_handler.h"
 
 #include <strings.h>
 

@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "server/basic_auth.h"
-#include "server/route_table.h"
+#include "basic_auth.h"
+#include "route_table.h"
 #include "vmetrics/http_server.h"
 
 namespace vmetrics::internal {

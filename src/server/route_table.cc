@@ -1,5 +1,5 @@
 // RouteTable: checking and finding the application's routes; see route_table.h.
-#include "server/route_table.h"
+#include "route_table.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // The bcrypt thread of the HTTP server; see verification_queue.h.
-#include "server/verification_queue.h"
+#include "verification_queue.h"
 
 #include <cstring>
 #include <utility>

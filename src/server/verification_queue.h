@@ -25,7 +25,7 @@
 #include <mutex>
 #include <thread>
 
-#include "server/basic_auth.h"
+#include "basic_auth.h"
 
 namespace vmetrics::internal {
 

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "server/yaml_subset.h"
+#include "yaml_subset.h"
 
 namespace vmetrics {
 namespace {

@@ -1,5 +1,5 @@
 // The YAML subset of web config files; see yaml_subset.h for what is accepted and why.
-#include "server/yaml_subset.h"
+#include "yaml_subset.h"
 
 #include <cstddef>
 #include <cstdint>

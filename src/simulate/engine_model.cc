@@ -1,4 +1,4 @@
-#include "simulate/engine_model.h"
+#include "engine_model.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,5 +1,5 @@
 // RunSimulation: a Simulator until it ends or a stop signal; see run_simulation.h.
-#include "simulate/run_simulation.h"
+#include "vmetrics/run_simulation.h"
 
 #include <atomic>
 #include <csignal>

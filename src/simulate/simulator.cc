@@ -9,13 +9,13 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include "protocol/msgpack_reader.h"
-#include "simulate/engine_model.h"
-#include "simulate/wire_encode.h"
-#include "transport/zmq_util.h"
+#include "engine_model.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/engine_request.h"
 #include "vmetrics/handshake.h"
+#include "vmetrics/internal/msgpack_reader.h"
+#include "vmetrics/internal/zmq_util.h"
+#include "wire_encode.h"
 
 namespace vmetrics {
 namespace {

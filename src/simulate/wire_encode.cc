@@ -1,6 +1,6 @@
-#include "simulate/wire_encode.h"
+#include "wire_encode.h"
 
-#include "simulate/msgspec_writer.h"
+#include "msgspec_writer.h"
 
 namespace vmetrics::internal {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "simulate/engine_model.h"
+#include "engine_model.h"
 #include "vmetrics/handshake.h"
 #include "vmetrics/simulator.h"
 

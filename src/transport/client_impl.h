@@ -19,10 +19,10 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "transport/engine_liveness.h"
-#include "transport/socket_monitor.h"
-#include "transport/zmq_util.h"
+#include "engine_liveness.h"
+#include "socket_monitor.h"
 #include "vmetrics/engine_core_client.h"
+#include "vmetrics/internal/zmq_util.h"
 
 namespace vmetrics {
 

@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <string>
 
-#include "transport/client_impl.h"
+#include "client_impl.h"
 
 namespace vmetrics {
 

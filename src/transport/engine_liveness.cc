@@ -1,8 +1,8 @@
-#include "transport/engine_liveness.h"
+#include "engine_liveness.h"
 
 #include <utility>
 
-#include "protocol/msgpack_reader.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics::internal {
 namespace {

@@ -5,7 +5,7 @@
 #include <exception>
 #include <string>
 
-#include "transport/client_impl.h"
+#include "client_impl.h"
 #include "vmetrics/engine_core_outputs.h"
 
 namespace vmetrics {

@@ -1,4 +1,4 @@
-#include "transport/socket_monitor.h"
+#include "socket_monitor.h"
 
 #include <atomic>
 #include <cerrno>

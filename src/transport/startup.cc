@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <string>
 
-#include "transport/client_impl.h"
+#include "client_impl.h"
 #include "vmetrics/handshake.h"
 
 namespace vmetrics {

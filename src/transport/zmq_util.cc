@@ -1,4 +1,4 @@
-#include "transport/zmq_util.h"
+#include "vmetrics/internal/zmq_util.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "exposition/escape.h"
+#include "escape.h"
 
 #include <string>
 

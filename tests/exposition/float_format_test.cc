@@ -1,4 +1,4 @@
-#include "exposition/float_format.h"
+#include "float_format.h"
 
 #include <bit>
 #include <charconv>

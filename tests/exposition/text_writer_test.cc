@@ -33,8 +33,8 @@ void BuildBasicRegistry(Registry& reg) {
                                    "Number of requests in model execution batches.",
                                    kModelEngine,
                                    {}});
-  running.GetOrCreate({"m", "0"})->Set(3);
-  running.GetOrCreate({"m", "1"})->Set(0);
+  running.GetOrCreate({"m", "0"})->As<Gauge>()->Set(3);
+  running.GetOrCreate({"m", "1"})->As<Gauge>()->Set(0);
 
   // 2. Counter without _total; engine 1 created first.
   Family& prompt = reg.AddFamily({"vllm:prompt_tokens",
@@ -42,8 +42,8 @@ void BuildBasicRegistry(Registry& reg) {
                                   "Number of prefill tokens processed.",
                                   kModelEngine,
                                   {}});
-  prompt.GetOrCreate({"m", "1"})->Add(0.001);
-  prompt.GetOrCreate({"m", "0"})->Add(123456789012);
+  prompt.GetOrCreate({"m", "1"})->As<Counter>()->Add(0.001);
+  prompt.GetOrCreate({"m", "0"})->As<Counter>()->Add(123456789012);
 
   // 3. Counter registered with _total.
   Family& flops = reg.AddFamily({"vllm:estimated_flops_per_gpu_total",
@@ -51,13 +51,13 @@ void BuildBasicRegistry(Registry& reg) {
                                  "Estimated FLOPs per GPU.",
                                  kModelEngine,
                                  {}});
-  flops.GetOrCreate({"m", "0"})->Add(2097152);
-  flops.GetOrCreate({"m", "0"})->Add(1);
+  flops.GetOrCreate({"m", "0"})->As<Counter>()->Add(2097152);
+  flops.GetOrCreate({"m", "0"})->As<Counter>()->Add(1);
 
   // 4. Unlabelled counter (prometheus_client creates its only child at registration).
   Family& events = reg.AddFamily(
       {"vllm:unlabelled_events", MetricType::kCounter, "Events without labels.", {}, {}});
-  events.GetOrCreate(std::initializer_list<std::string>{})->Add(5);
+  events.GetOrCreate(std::initializer_list<std::string>{})->As<Counter>()->Add(5);
 
   // 5. Awkward values, escaped label values, escaped HELP.
   Family& values = reg.AddFamily({"vllm:test_values",
@@ -85,20 +85,20 @@ void BuildBasicRegistry(Registry& reg) {
       {"caf\xc3\xa9 \xe6\xa8\xa1\xe5\x9e\x8b", 2},  // "café 模型"
       {"", 7},
   };
-  for (const auto& [label, value] : kValues) values.GetOrCreate({label})->Set(value);
+  for (const auto& [label, value] : kValues) values.GetOrCreate({label})->As<Gauge>()->Set(value);
 
   // 6. NIXL histogram: on bounds, above the top bucket, NaN.
   Family& nixl = reg.AddFamily({"vllm:nixl_xfer_time_seconds", MetricType::kHistogram,
                                 "Histogram of transfer duration for NIXL KV Cache transfers.",
                                 kModelEngine, kNixlBuckets});
-  for (double v : {0.005, 0.02, 0.1, 0.15, 0.25, 7.0}) nixl.GetOrCreate({"m", "0"})->Observe(v);
-  for (double v : {0.5, kNaN, 0.75}) nixl.GetOrCreate({"m", "1"})->Observe(v);
+  for (double v : {0.005, 0.02, 0.1, 0.15, 0.25, 7.0}) nixl.GetOrCreate({"m", "0"})->As<Histogram>()->Observe(v);
+  for (double v : {0.5, kNaN, 0.75}) nixl.GetOrCreate({"m", "1"})->As<Histogram>()->Observe(v);
 
   // 7. Large bounds and values.
   Family& tokens =
       reg.AddFamily({"vllm:request_prompt_tokens", MetricType::kHistogram,
                      "Number of prefill tokens processed.", kModelEngine, kTokenBuckets});
-  for (double v : {1.0, 2097152.0, 3000000.0, 1e12}) tokens.GetOrCreate({"m", "0"})->Observe(v);
+  for (double v : {1.0, 2097152.0, 3000000.0, 1e12}) tokens.GetOrCreate({"m", "0"})->As<Histogram>()->Observe(v);
 
   // 8. Labels sorting on both sides of `le`.
   Family& le_order = reg.AddFamily({"vllm:test_le_order",
@@ -106,7 +106,7 @@ void BuildBasicRegistry(Registry& reg) {
                                     "Labels before and after le.",
                                     {"zone", "kind"},
                                     {0.1, 1.0}});
-  le_order.GetOrCreate({"z\"1", "k\\1"})->Observe(0.5);
+  le_order.GetOrCreate({"z\"1", "k\\1"})->As<Histogram>()->Observe(0.5);
 
   // 9. Unlabelled histogram.
   Family& unlabelled = reg.AddFamily({"vllm:unlabelled_seconds",
@@ -114,7 +114,7 @@ void BuildBasicRegistry(Registry& reg) {
                                       "Histogram without labels.",
                                       {},
                                       {0.5, 1.0}});
-  unlabelled.GetOrCreate(std::initializer_list<std::string>{})->Observe(0.7);
+  unlabelled.GetOrCreate(std::initializer_list<std::string>{})->As<Histogram>()->Observe(0.7);
 
   // 10. Negative first bound: no _sum.
   Family& negative = reg.AddFamily({"vllm:test_negative_buckets",
@@ -122,8 +122,8 @@ void BuildBasicRegistry(Registry& reg) {
                                     "Negative first bucket.",
                                     {"engine"},
                                     {-1.0, 0.0, 1.0}});
-  negative.GetOrCreate({"0"})->Observe(-2);
-  negative.GetOrCreate({"0"})->Observe(0.5);
+  negative.GetOrCreate({"0"})->As<Histogram>()->Observe(-2);
+  negative.GetOrCreate({"0"})->As<Histogram>()->Observe(0.5);
 
   // 11-13. Labelled families without children.
   reg.AddFamily({"vllm:lora_failures",
@@ -227,8 +227,8 @@ TEST(Writers, ChildrenAddedLaterAppearInCreationOrder) {
   FixedClock clock(1e9);
   Registry reg(&clock);
   Family& f = reg.AddFamily({"vllm:c", MetricType::kCounter, "C.", {"engine"}, {}});
-  f.GetOrCreate({"b"})->Add(1);
-  f.GetOrCreate({"a"})->Add(2);
+  f.GetOrCreate({"b"})->As<Counter>()->Add(1);
+  f.GetOrCreate({"a"})->As<Counter>()->Add(2);
   std::string out;
   WriteText(reg, ExpositionOptions{}, &out);
   EXPECT_EQ(out,

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "tools/loadgen/http_client.h"
+#include "loadgen/http_client.h"
 #include "vmetrics/frontend.h"
 #include "vmetrics/simulator.h"
 

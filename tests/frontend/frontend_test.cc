@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "frontend/completion_api.h"
-#include "frontend/openai_routes.h"
-#include "tools/loadgen/http_client.h"
+#include "completion_api.h"
+#include "openai_routes.h"
+#include "loadgen/http_client.h"
 #include "vmetrics/simulator.h"
 
 namespace vmetrics {

@@ -86,11 +86,18 @@ done
 for lib in protocol metrics requests exposition transport server frontend; do
   [[ -f $libdir/libvmetrics_$lib.a ]] || fail "missing after install: libvmetrics_$lib.a in $libdir"
 done
-# The installed headers must not need anything from the source tree.
-if grep -rn '#include "\(metrics\|protocol\|exposition\|transport\|server\|frontend\|cli\)/' \
-     "$prefix/include/vmetrics" >"$log"; then
+# The installed headers must not need anything from the source tree: every quoted include
+# names another installed header.
+if grep -rn '#include "' "$prefix/include/vmetrics" | grep -v '#include "vmetrics/' >"$log"; then
   fail "an installed header includes a private header"
 fi
+while IFS= read -r included; do
+  if [[ ! -f $prefix/include/$included ]]; then
+    : >"$log"
+    fail "an installed header includes $included, which is not installed"
+  fi
+done < <(grep -rhoE '#include "vmetrics/[^"]+"' "$prefix/include/vmetrics" |
+         sed -E 's/#include "(.*)"/\1/' | sort -u)
 # The licence, where Debian policy wants it: share/doc/vmetrics/copyright, machine-readable.
 copyright=$prefix/share/doc/vmetrics/copyright
 [[ -f $copyright ]] || fail "missing after install: share/doc/vmetrics/copyright"
@@ -149,9 +156,9 @@ int main() {
   }
   vmetrics::FixedClock clock(123.456);
   vmetrics::Registry registry(&clock);
-  vmetrics::Family& f = registry.AddFamily(
+  vmetrics::CounterFamily f(&registry.AddFamily(
       {"vllm:prompt_tokens", vmetrics::MetricType::kCounter, "Number of prefill tokens processed.",
-       {"model_name", "engine"}});
+       {"model_name", "engine"}}));
   f.GetOrCreate({"m", "0"})->Add(3);
   const vmetrics::ConnectorRow* nixl =
       vmetrics::ConnectorCatalog::BuiltIn().FindByClassName("NixlPullConnector");

@@ -2,7 +2,7 @@
 // (libmicrohttpd) on loopback: plain requests, a stream handed over piece by piece and hung up
 // on, and https with a CA file and basic authentication, as `vmetrics bench-serve --ca-file
 // --user --password` uses them. Two peers neither written here: libcurl and libmicrohttpd.
-#include "tools/loadgen/http_client.h"
+#include "loadgen/http_client.h"
 
 #include <gtest/gtest.h>
 

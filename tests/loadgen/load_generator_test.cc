@@ -1,7 +1,7 @@
 // LoadGenerator and BenchServe (tools/loadgen) against a stand-in completions route on
 // vmetrics' own HTTP server: every request sent, timed and counted; failures reported with the
 // server's answer; bench-serve over https with a CA file and basic authentication.
-#include "tools/loadgen/load_generator.h"
+#include "loadgen/load_generator.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "security_test_util.h"
-#include "tools/loadgen/bench_serve.h"
+#include "loadgen/bench_serve.h"
 #include "vmetrics/http_server.h"
 #include "vmetrics/web_config.h"
 

@@ -1,4 +1,4 @@
-#include "metrics/buckets.h"
+#include "buckets.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // send stop creating children past --max-label-values-per-family; the samples are counted per
 // family in vmetrics_label_values_dropped_total and dropped, logged once per family, and
 // existing children keep recording.
-#include "metrics/cardinality_guard.h"
+#include "cardinality_guard.h"
 
 #include <gtest/gtest.h>
 

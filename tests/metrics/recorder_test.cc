@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "fuzz/kv_connector_fuzz_check.h"
 #include "tests/metrics/test_util.h"
@@ -239,6 +243,87 @@ TEST(StatsRecorder, SchedulerGaugesAndCountersFollowPythonRules) {
   EXPECT_LACKS(text, "position=\"2\"");
   EXPECT_HAS_LINE(text, R"(vllm:estimated_flops_per_gpu_total{engine="1",model_name="m"} 0.0)");
   EXPECT_HAS_LINE(text, R"(vllm:engine_sleep_state{engine="0",model_name="m",sleep_state="awake"} 1.0)");
+}
+
+// vllm:cache_config_info is labelled only when the engines' CacheConfig arrives; the labelled
+// family takes the place the unlabelled one had in the render order.
+TEST(StatsRecorder, CacheConfigInfoKeepsItsPlaceWhenItGetsItsLabels) {
+  Registry reg;
+  RecorderOptions o = Options("");
+  o.max_loras = 1;
+  StatsRecorder rec(&reg, o);
+  const auto position = [&reg](std::string_view name) {
+    const std::vector<const Family*> families = reg.Families();
+    for (size_t i = 0; i < families.size(); ++i) {
+      if (families[i]->name() == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  const int before = position("vllm:cache_config_info");
+  ASSERT_GE(before, 0);
+  EXPECT_EQ(before, position("vllm:lora_requests_info") + 1);
+  const std::string unlabelled = Render(reg);
+  EXPECT_HAS_LINE(unlabelled, "# TYPE vllm:cache_config_info gauge");
+  rec.SetCacheConfig({{"block_size", "16"}});
+  EXPECT_EQ(position("vllm:cache_config_info"), before);
+  EXPECT_EQ(reg.Families().size(), static_cast<size_t>(position("vmetrics_decode_errors")) + 3)
+      << "no family added: decode errors, unknown engines and payloads follow it";
+  const Family* labelled = reg.Find("vllm:cache_config_info");
+  ASSERT_NE(labelled, nullptr);
+  EXPECT_EQ(labelled->spec().label_names, (std::vector<std::string>{"block_size", "engine"}));
+  rec.SetCacheConfig({{"block_size", "32"}});  // only the first call counts, as in Python
+  EXPECT_HAS_LINE(Render(reg), R"(vllm:cache_config_info{block_size="16",engine="0"} 1.0)");
+  EXPECT_LACKS(Render(reg), "block_size=\"32\"");
+}
+
+// SetCacheConfig (from the thread that completes the handshake) while /metrics renders: the
+// labelled family is built whole before the registry publishes it, so a render sees the
+// unlabelled family or the labelled one, never a family whose labels are changing. Run under
+// TSan by `make tsan` (label concurrency), where relabelling the registered family in place (a
+// const_cast of its label names) is reported as a data race with the render's reading of them.
+TEST(RecorderThreads, SetCacheConfigWhileRenderingIsNoRace) {
+  // A CacheConfig as vLLM sends it: a label per key.
+  std::vector<std::pair<std::string, std::string>> config = {
+      {"block_size", "16"}, {"cache_dtype", "auto"}, {"num_gpu_blocks", "9"}};
+  for (const char* key : {"gpu_memory_utilization", "swap_space", "is_attention_free",
+                          "num_gpu_blocks_override", "sliding_window", "enable_prefix_caching",
+                          "prefix_caching_hash_algo", "cpu_offload_gb", "calculate_kv_scales",
+                          "kv_sharing_fast_prefill", "mamba_page_size_padded", "num_cpu_blocks"}) {
+    config.emplace_back(key, "None");
+  }
+  for (int round = 0; round < 100; ++round) {
+    Registry reg;
+    RecorderOptions o = Options("");
+    o.engine_indexes = {0, 1};
+    StatsRecorder rec(&reg, o);
+    std::atomic<int> renders{0};
+    std::atomic<bool> done{false};
+    std::string last;
+    std::thread renderer([&] {
+      std::string text;
+      while (!done.load()) {
+        text.clear();
+        WriteText(reg, ExpositionOptions{}, &text);
+        last = text;
+        renders.fetch_add(1);
+      }
+    });
+    while (renders.load() == 0) std::this_thread::yield();  // a render is under way
+    // Each round sets the config at another point of the renders that are under way (a render
+    // reads a family's label names only when it reaches that family).
+    std::atomic<int> spin{0};
+    while (spin.fetch_add(1, std::memory_order_relaxed) < round * 3000) {
+    }
+    rec.SetCacheConfig(config);
+    const int after = renders.load();
+    while (renders.load() < after + 2) std::this_thread::yield();  // one began after the set
+    done.store(true);
+    renderer.join();
+    EXPECT_NE(last.find(R"(vllm:cache_config_info{block_size="16",cache_dtype="auto",)"),
+              std::string::npos)
+        << last;
+    EXPECT_NE(last.find(R"(,engine="1",)"), std::string::npos);
+  }
 }
 
 TEST(StatsRecorder, CacheConfigInfoGetsOneChildPerEngineWithSortedLabels) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -74,10 +75,63 @@ TEST(Registry, SameNameReturnsTheExistingFamily) {
   EXPECT_EQ(reg.Families().size(), 1u);
 }
 
+// A child is created as the series of its family's type: As gives it for that type only, and a
+// TypedFamily hands it out typed.
+TEST(Child, IsTheSeriesOfItsFamilysTypeAndNoOther) {
+  Registry reg;
+  Family& counters = reg.AddFamily({"c", MetricType::kCounter, "C.", {"k"}});
+  Family& gauges = reg.AddFamily({"g", MetricType::kGauge, "G.", {"k"}});
+  Family& histograms = reg.AddFamily({"h", MetricType::kHistogram, "H.", {"k"}, {1.0}});
+  Child* c = counters.GetOrCreate({"x"});
+  EXPECT_EQ(c->type(), MetricType::kCounter);
+  ASSERT_NE(c->As<Counter>(), nullptr);
+  EXPECT_EQ(c->As<Gauge>(), nullptr);
+  EXPECT_EQ(c->As<Histogram>(), nullptr);
+  EXPECT_EQ(gauges.GetOrCreate({"x"})->As<Counter>(), nullptr);
+  ASSERT_NE(gauges.GetOrCreate({"x"})->As<Gauge>(), nullptr);
+  EXPECT_EQ(histograms.GetOrCreate({"x"})->As<Gauge>(), nullptr);
+  const Child* constant = histograms.GetOrCreate({"x"});
+  EXPECT_NE(constant->As<Histogram>(), nullptr);
+
+  const GaugeFamily typed(&gauges);
+  Gauge* g = typed.GetOrCreate({"y"});
+  g->Set(2.5);
+  EXPECT_EQ(gauges.GetOrCreate({"y"}), g) << "the same child, typed";
+  EXPECT_EQ(g->value(), 2.5);
+  const std::string_view y[] = {"y"}, z[] = {"z"};
+  EXPECT_EQ(typed.GetOrCreateBounded(y, 1), g);
+  EXPECT_EQ(typed.GetOrCreateBounded(z, 2), nullptr) << "x and y fill it";
+  EXPECT_FALSE(GaugeFamily()) << "a default TypedFamily has no family";
+  EXPECT_TRUE(typed);
+}
+
+// A family registered before its label names are known is replaced in its place, whole.
+TEST(Registry, AReplacedFamilyKeepsItsPlaceAndItsNameFindsTheReplacement) {
+  FixedClock clock(1);
+  Registry reg(&clock);
+  reg.AddFamily({"first", MetricType::kGauge, "F.", {}});
+  Family& placeholder = reg.AddFamily({"x_info", MetricType::kGauge, "X.", {}});
+  reg.AddFamily({"last", MetricType::kGauge, "L.", {}});
+  reg.AddFamily({"own", MetricType::kCounter, "O.", {}, {}, 1});
+  std::unique_ptr<Family> labelled = reg.MakeFamily({"x_info", MetricType::kGauge, "X.", {"k"}});
+  EXPECT_EQ(reg.Families().size(), 4u) << "made, not registered";
+  labelled->GetOrCreate({"v"})->As<Gauge>()->Set(1);
+  Family* made = labelled.get();
+  EXPECT_EQ(&reg.ReplaceFamily(placeholder, std::move(labelled)), made);
+  std::vector<std::string> names;
+  for (const Family* f : reg.Families()) names.push_back(f->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"first", "x_info", "last", "own"}));
+  EXPECT_EQ(reg.Families()[1], made);
+  EXPECT_EQ(reg.Find("x_info"), made);
+  EXPECT_EQ(&reg.AddFamily({"x_info", MetricType::kGauge, "X.", {"k"}}), made);
+  EXPECT_TRUE(placeholder.Children().empty()) << "the placeholder stays alive for old renders";
+}
+
 TEST(Child, CounterRefusesNegativeAndNanIncrements) {
   Registry reg;
-  Child* c = reg.AddFamily({"c", MetricType::kCounter, "C.", {}})
-                 .GetOrCreate(std::span<const std::string>());
+  Counter* c = reg.AddFamily({"c", MetricType::kCounter, "C.", {}})
+                   .GetOrCreate(std::span<const std::string>())
+                   ->As<Counter>();
   EXPECT_TRUE(c->Add(2.5));
   EXPECT_FALSE(c->Add(-1));
   EXPECT_FALSE(c->Add(std::nan("")));
@@ -87,7 +141,7 @@ TEST(Child, CounterRefusesNegativeAndNanIncrements) {
 TEST(Child, HistogramBucketsAreInclusiveUpperBounds) {
   Registry reg;
   Family& h = reg.AddFamily({"h", MetricType::kHistogram, "H.", {}, {0.1, 1.0}});
-  Child* c = h.GetOrCreate(std::span<const std::string>());
+  Histogram* c = h.GetOrCreate(std::span<const std::string>())->As<Histogram>();
   c->Observe(0.1);  // on the bound: first bucket
   c->Observe(0.5);  // second
   c->Observe(1.0);  // on the bound: second
@@ -171,7 +225,7 @@ TEST(Family, BucketIndexIsTheNumberOfBoundsBelowTheValueForEveryBucketShape) {
 TEST(Child, NanObservationChangesSumOnlyLikePrometheusClient) {
   Registry reg;
   Family& h = reg.AddFamily({"h", MetricType::kHistogram, "H.", {}, {1.0}});
-  Child* c = h.GetOrCreate(std::span<const std::string>());
+  Histogram* c = h.GetOrCreate(std::span<const std::string>())->As<Histogram>();
   c->Observe(std::nan(""));
   EXPECT_EQ(c->bucket_count(0) + c->bucket_count(1), 0u);
   EXPECT_TRUE(std::isnan(c->sum()));
@@ -184,11 +238,11 @@ TEST(Child, ExclusiveAndBatchedUpdatesMatchAtomicOnesBitForBit) {
   const std::vector<double> bounds = {0.001, 0.01, 0.1, 1.0, 10.0};
   Family& h = reg.AddFamily({"h", MetricType::kHistogram, "H.", {"k"}, bounds});
   Family& c = reg.AddFamily({"c", MetricType::kCounter, "C.", {"k"}});
-  Child* atomic_h = h.GetOrCreate({"atomic"});
-  Child* one_h = h.GetOrCreate({"one"});
-  Child* many_h = h.GetOrCreate({"many"});
-  Child* atomic_c = c.GetOrCreate({"atomic"});
-  Child* one_c = c.GetOrCreate({"one"});
+  Histogram* atomic_h = h.GetOrCreate({"atomic"})->As<Histogram>();
+  Histogram* one_h = h.GetOrCreate({"one"})->As<Histogram>();
+  Histogram* many_h = h.GetOrCreate({"many"})->As<Histogram>();
+  Counter* atomic_c = c.GetOrCreate({"atomic"})->As<Counter>();
+  Counter* one_c = c.GetOrCreate({"one"})->As<Counter>();
   // Sums like 0.1 + 0.2 differ with the order of addition; NaN, a bound, and +Inf-bucket values.
   std::vector<double> values = {0.1, 0.2, 0.3, 0.001, 1e-7, 10.0, 12.5, std::nan(""), 0.07};
   for (int i = 0; i < 200; ++i) values.push_back(0.0003 * i * i);
@@ -200,7 +254,7 @@ TEST(Child, ExclusiveAndBatchedUpdatesMatchAtomicOnesBitForBit) {
   many_h->ObserveManyExclusive(std::span<const double>(values).first(4));
   many_h->ObserveManyExclusive(std::span<const double>(values).subspan(4));
   many_h->ObserveManyExclusive({});
-  Child* batch_h = h.GetOrCreate({"batch"});
+  Histogram* batch_h = h.GetOrCreate({"batch"})->As<Histogram>();
   batch_h->ObserveMany(std::span<const double>(values).first(4));
   batch_h->ObserveMany(std::span<const double>(values).subspan(4));
   batch_h->ObserveMany({});
@@ -215,13 +269,13 @@ TEST(Child, ExclusiveAndBatchedUpdatesMatchAtomicOnesBitForBit) {
   EXPECT_FALSE(one_c->AddExclusive(-1)) << "negative increments are refused";
 
   // Without the NaN the sums are comparable bit for bit.
-  Child* atomic_sum = h.GetOrCreate({"atomic_sum"});
-  Child* many_sum = h.GetOrCreate({"many_sum"});
+  Histogram* atomic_sum = h.GetOrCreate({"atomic_sum"})->As<Histogram>();
+  Histogram* many_sum = h.GetOrCreate({"many_sum"})->As<Histogram>();
   values.erase(values.begin() + 7);
   for (const double v : values) atomic_sum->Observe(v);
   many_sum->ObserveManyExclusive(values);
   EXPECT_EQ(std::bit_cast<uint64_t>(many_sum->sum()), std::bit_cast<uint64_t>(atomic_sum->sum()));
-  Child* batch_sum = h.GetOrCreate({"batch_sum"});
+  Histogram* batch_sum = h.GetOrCreate({"batch_sum"})->As<Histogram>();
   batch_sum->ObserveMany(std::span<const double>(values).first(100));
   batch_sum->ObserveMany(std::span<const double>(values).subspan(100));
   EXPECT_EQ(std::bit_cast<uint64_t>(batch_sum->sum()), std::bit_cast<uint64_t>(atomic_sum->sum()));
@@ -229,8 +283,8 @@ TEST(Child, ExclusiveAndBatchedUpdatesMatchAtomicOnesBitForBit) {
   std::vector<double> many_bounds;
   for (int i = 1; i <= 40; ++i) many_bounds.push_back(0.05 * i);
   Family& wide = reg.AddFamily({"wide", MetricType::kHistogram, "W.", {"k"}, many_bounds});
-  Child* wide_one = wide.GetOrCreate({"one"});
-  Child* wide_batch = wide.GetOrCreate({"batch"});
+  Histogram* wide_one = wide.GetOrCreate({"one"})->As<Histogram>();
+  Histogram* wide_batch = wide.GetOrCreate({"batch"})->As<Histogram>();
   for (const double v : values) wide_one->Observe(v);
   wide_batch->ObserveMany(values);
   for (size_t b = 0; b <= many_bounds.size(); ++b) {
@@ -242,7 +296,7 @@ TEST(Child, ExclusiveAndBatchedUpdatesMatchAtomicOnesBitForBit) {
 TEST(Registry, ConcurrentRecordingAndChildCreationLoseNothing) {
   Registry reg;
   Family& f = reg.AddFamily({"c", MetricType::kCounter, "C.", {"engine"}});
-  Child* shared = f.GetOrCreate({"0"});
+  Counter* shared = f.GetOrCreate({"0"})->As<Counter>();
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
@@ -260,7 +314,7 @@ TEST(Registry, ConcurrentRecordingAndChildCreationLoseNothing) {
 TEST(Registry, ConcurrentBatchedAndSingleObservationsLoseNothing) {
   Registry reg;
   Family& f = reg.AddFamily({"h", MetricType::kHistogram, "H.", {}, {1, 2, 4}});
-  Child* shared = f.GetOrCreate(std::span<const std::string>());
+  Histogram* shared = f.GetOrCreate(std::span<const std::string>())->As<Histogram>();
   const std::vector<double> batch = {0.5, 1, 1.5, 3, 5};  // two in the first bucket, +Inf too
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {

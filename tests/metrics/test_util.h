@@ -8,9 +8,9 @@
 #include <sstream>
 #include <string>
 
-#include "protocol/msgpack_reader.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/exposition.h"
+#include "vmetrics/internal/msgpack_reader.h"
 #include "vmetrics/recorder.h"
 
 namespace vmetrics::testing {

@@ -11,8 +11,8 @@
 
 #include "alloc_tracker.h"
 #include "fixture_util.h"
-#include "protocol/msgpack_reader.h"
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics {
 namespace {

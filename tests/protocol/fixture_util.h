@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "protocol/msgpack_reader.h"
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/internal/msgpack_reader.h"
 #include "vmetrics/reporter.h"
 
 namespace vmetrics::testing {

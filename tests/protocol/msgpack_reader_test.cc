@@ -1,6 +1,6 @@
 // Tests of src/protocol/msgpack_reader.cc: every msgpack format family, the bounds checks on
 // hostile lengths, failure offsets, Skip/ReadRaw and ValidateOne.
-#include "protocol/msgpack_reader.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 #include <gtest/gtest.h>
 

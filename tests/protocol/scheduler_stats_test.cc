@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "fixture_util.h"
-#include "protocol/msgpack_reader.h"
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics {
 namespace {
@@ -137,8 +137,10 @@ void ExpectFullStats(const SchedulerStats& s) {
   EXPECT_THAT(sd.num_draft_tokens_per_pos, ElementsAre(2, 2, 2));
   ASSERT_TRUE(s.kv_connector_stats.has_value());
   ASSERT_EQ(s.kv_connector_stats->payloads.size(), 1u);
-  ASSERT_NE(s.kv_connector_stats->payloads[0].row, nullptr);
-  EXPECT_EQ(s.kv_connector_stats->payloads[0].row->id, "NixlConnector");
+  // Nothing configured: the whole map, for the metrics library to identify (as NIXL).
+  EXPECT_EQ(s.kv_connector_stats->payloads[0].named_by, PayloadNamedBy::kNothing);
+  EXPECT_EQ(s.kv_connector_stats->payloads[0].payload, s.kv_connector_stats->raw);
+  EXPECT_FALSE(s.kv_connector_stats->payloads[0].malformed);
   EXPECT_THAT(Owned(s.waiting_lora_adapters), ElementsAre(Pair("lora-a", 1)));
   EXPECT_THAT(Owned(s.running_lora_adapters), ElementsAre(Pair("lora-b", 2), Pair("lora-c", 1)));
   ASSERT_TRUE(s.cudagraph_stats.has_value());
@@ -308,14 +310,8 @@ void ExpectBaseExcept(const SchedulerStats& s, std::string_view broken) {
   ASSERT_TRUE(s.kv_connector_stats.has_value());
   ASSERT_EQ(s.kv_connector_stats->payloads.size(), 1u);
   const ConnectorPayload& kv = s.kv_connector_stats->payloads[0];
-  if (is("kv_connector_stats")) {
-    EXPECT_TRUE(kv.malformed);
-    EXPECT_EQ(kv.row, nullptr);
-  } else {
-    EXPECT_FALSE(kv.malformed);
-    ASSERT_NE(kv.row, nullptr);
-    EXPECT_EQ(kv.row->id, "NixlConnector");
-  }
+  EXPECT_EQ(kv.malformed, is("kv_connector_stats"));
+  EXPECT_EQ(kv.named_by, PayloadNamedBy::kNothing);
   if (is("waiting_lora_adapters")) {
     EXPECT_TRUE(s.waiting_lora_adapters.empty());
   } else {

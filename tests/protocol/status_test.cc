@@ -47,6 +47,18 @@ TEST(Status, AFailureKeepsItsCodeMessageAndOffsetThroughCopiesAndMoves) {
   EXPECT_EQ(Status::Unsupported("pickle", 3).code(), StatusCode::kUnsupported);
 }
 
+TEST(Status, ADetailTellsFailuresOfOneCodeApartAndSurvivesCopies) {
+  EXPECT_EQ(Status::Ok().detail(), StatusDetail::kNone);
+  EXPECT_EQ(Status::Malformed("expected array", 3).detail(), StatusDetail::kNone);
+  const Status aux = Status::Malformed("tensor refers to aux frame 2", 9, StatusDetail::kAuxFrame);
+  EXPECT_EQ(aux.code(), StatusCode::kMalformed);
+  EXPECT_EQ(aux.detail(), StatusDetail::kAuxFrame);
+  Status copy = aux;
+  EXPECT_EQ(copy.detail(), StatusDetail::kAuxFrame);
+  EXPECT_EQ(copy.ToString(), "malformed at byte 9: tensor refers to aux frame 2")
+      << "the detail is for callers, not part of the text";
+}
+
 TEST(Status, AResultCarriesTheFailureOrTheValue) {
   Result<int> failed = Status::Malformed("truncated", 4);
   EXPECT_FALSE(failed.ok());

@@ -1,6 +1,6 @@
 // ParseBasicAuthorization and BasicAuthVerifier (src/server/basic_auth.cc), without sockets.
 // Hashes are made at test time at bcrypt cost 4.
-#include "server/basic_auth.h"
+#include "basic_auth.h"
 
 #include <gtest/gtest.h>
 

@@ -317,7 +317,7 @@ TEST(HttpServerIntegration, ServesTheWritersOutputForARegistry) {
                                        "Cumulative number of preemption from the "
                                        "engine.",
                                        {"model_name", "engine"}});
-  family.GetOrCreate({"m", "0"})->Add(3);
+  family.GetOrCreate({"m", "0"})->As<Counter>()->Add(3);
   HttpHandlers handlers;
   handlers.render_metrics = [&registry](ExpositionFormat format) {
     std::string out;

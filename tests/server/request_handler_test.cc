@@ -1,5 +1,5 @@
 // Routing and reply rules of src/server/request_handler.cc, without sockets.
-#include "server/request_handler.h"
+#include "request_handler.h"
 
 #include <gtest/gtest.h>
 

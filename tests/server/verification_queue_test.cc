@@ -1,7 +1,7 @@
 // VerificationQueue (src/server/verification_queue.cc): verdicts arrive, a full queue refuses
 // at once, Stop cancels what waits. A bcrypt at cost 12 (a quarter of a second or more) keeps
 // the queue's thread busy while the test submits, microseconds apart.
-#include "server/verification_queue.h"
+#include "verification_queue.h"
 
 #include <gtest/gtest.h>
 

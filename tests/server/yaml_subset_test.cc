@@ -1,6 +1,6 @@
 // The YAML subset of web config files (src/server/yaml_subset.cc): what it reads, and one test
 // per refusal, each checking the code and the line it names.
-#include "server/yaml_subset.h"
+#include "yaml_subset.h"
 
 #include <gtest/gtest.h>
 

@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "protocol/msgpack_reader.h"
-#include "simulate/engine_model.h"
-#include "simulate/wire_encode.h"
+#include "engine_model.h"
 #include "test_support.h"
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/internal/msgpack_reader.h"
+#include "wire_encode.h"
 
 namespace vmetrics {
 namespace {

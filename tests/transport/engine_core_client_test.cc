@@ -9,10 +9,10 @@
 #include <map>
 #include <thread>
 
-#include "simulate/wire_encode.h"
+#include "engine_liveness.h"
 #include "test_support.h"
-#include "transport/engine_liveness.h"
 #include "vmetrics/simulator.h"
+#include "wire_encode.h"
 
 namespace vmetrics {
 namespace {

@@ -1,5 +1,5 @@
 // The attribution rules of src/transport/engine_liveness.h, one test per rule.
-#include "transport/engine_liveness.h"
+#include "engine_liveness.h"
 
 #include <gtest/gtest.h>
 

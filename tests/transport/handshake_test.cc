@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "simulate/wire_encode.h"
 #include "test_support.h"
+#include "wire_encode.h"
 
 namespace vmetrics {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine_liveness.h"
 #include "test_support.h"
-#include "transport/engine_liveness.h"
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/simulator.h"
 

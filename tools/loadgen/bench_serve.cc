@@ -1,5 +1,5 @@
 // BenchServe: a load run with its header line and report; see bench_serve.h.
-#include "tools/loadgen/bench_serve.h"
+#include "loadgen/bench_serve.h"
 
 #include <cstdio>
 #include <string>

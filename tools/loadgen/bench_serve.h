@@ -21,7 +21,7 @@
 #include <functional>
 #include <string_view>
 
-#include "tools/loadgen/load_generator.h"
+#include "loadgen/load_generator.h"
 #include "vmetrics/status.h"
 
 namespace vmetrics::loadgen {

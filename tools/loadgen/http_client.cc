@@ -1,5 +1,5 @@
 // HttpClient on libcurl's easy interface; see http_client.h.
-#include "tools/loadgen/http_client.h"
+#include "loadgen/http_client.h"
 
 #include <curl/curl.h>
 

@@ -1,5 +1,5 @@
 // LoadGenerator: Poisson arrivals, a concurrency cap, streamed completions; see load_generator.h.
-#include "tools/loadgen/load_generator.h"
+#include "loadgen/load_generator.h"
 
 #include <algorithm>
 #include <chrono>

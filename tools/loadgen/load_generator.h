@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/loadgen/http_client.h"
+#include "loadgen/http_client.h"
 
 namespace vmetrics::loadgen {
 

@@ -1,11 +1,11 @@
-// File: kv_connector_stats.h
+// File: connector_walk.h
 //
-// Walking an identified kv_connector_stats payload with its connector row: every field the row
-// describes comes out as one ConnectorSample (metric index, the field's values, extra label
-// values), in payload order — one call per field, not per value, so that a recorder looks its
-// child up once for a list of 64 transfer durations. This is the one place that knows how a field
-// feeds a family, shared by the recorder, `vmetrics decode` and the descriptor path: a row
-// registered from a
+// Walking an identified kv_connector_stats payload with its connector row
+// (connector_identification.h): every field the row describes comes out as one ConnectorSample
+// (metric index, the field's values, extra label values), in payload order — one call per
+// field, not per value, so that a recorder looks its child up once for a list of 64 transfer
+// durations. This is the one place that knows how a field feeds a family, shared by the
+// recorder, `vmetrics decode` and the descriptor path: a row registered from a
 // `_metrics_descriptor` is walked exactly like a built-in row.
 //
 // Tolerance (docs/design.md §3.3): extra keys are ignored, a missing key is an empty list, and a
@@ -24,16 +24,18 @@
 // Thread safety: reentrant; the payload bytes must stay alive during the call.
 //
 // Example:
-//   size_t n = ForEachConnectorSample(payload, ctx, [&](const ConnectorSample& s) {
-//     for (double v : s.values) sums[payload.row->metrics[s.metric_index].name] += v;
+//   const IdentifiedPayload& p = ids.payloads[0];
+//   size_t n = ForEachConnectorSample(p.payload, *p.row, ctx, [&](const ConnectorSample& s) {
+//     for (double v : s.values) sums[p.row->metrics[s.metric_index].name] += v;
 //   });
-#ifndef VMETRICS_KV_CONNECTOR_STATS_H_
-#define VMETRICS_KV_CONNECTOR_STATS_H_
+#ifndef VMETRICS_CONNECTOR_WALK_H_
+#define VMETRICS_CONNECTOR_WALK_H_
 
 #include <functional>
 #include <span>
 #include <string_view>
 
+#include "vmetrics/connector_catalog.h"
 #include "vmetrics/engine_core_outputs.h"
 
 namespace vmetrics {
@@ -58,14 +60,12 @@ using ConnectorSampleFn = std::function<void(const ConnectorSample&)>;
 
 // ForEachConnectorSample
 //
-// Calls `fn` for each sample of `payload` with the metrics of `row` (default: payload.row).
-// Returns the number of values produced (the sum of every sample's values.size()); 0 for a
-// malformed payload or without a row. Problems go to ctx.reporter with the connector name and key.
-size_t ForEachConnectorSample(const ConnectorPayload& payload, const DecodeContext& ctx,
-                              const ConnectorSampleFn& fn);
+// Calls `fn` for each sample of `payload` with the metrics of `row`. Returns the number of
+// values produced (the sum of every sample's values.size()); 0 for a malformed payload.
+// Problems go to ctx.reporter with the connector name and key.
 size_t ForEachConnectorSample(const ConnectorPayload& payload, const ConnectorRow& row,
                               const DecodeContext& ctx, const ConnectorSampleFn& fn);
 
 }  // namespace vmetrics
 
-#endif  // VMETRICS_KV_CONNECTOR_STATS_H_
+#endif  // VMETRICS_CONNECTOR_WALK_H_

@@ -1,4 +1,4 @@
-// Tests of src/protocol/connector_catalog.cc: the built-in rows (inference order, class names,
+// Tests of src/metrics/connector_catalog.cc: the built-in rows (inference order, class names,
 // validity) and ValidateRow / AddRow, one test per kind of rejection.
 #include "vmetrics/connector_catalog.h"
 

@@ -6,8 +6,11 @@
 //
 // Thread safety: the free functions are reentrant; a socket is still used by one thread at a
 // time. WakePipe::Notify may be called from anywhere.
-#ifndef VMETRICS_TRANSPORT_ZMQ_UTIL_H_
-#define VMETRICS_TRANSPORT_ZMQ_UTIL_H_
+//
+// Internal (include/vmetrics/internal/: shared by the libraries of this tree, not a stable API):
+// the transport library's, also used by the simulator's engine sockets.
+#ifndef VMETRICS_INTERNAL_ZMQ_UTIL_H_
+#define VMETRICS_INTERNAL_ZMQ_UTIL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -92,4 +95,4 @@ class WakePipe {
 
 }  // namespace vmetrics::internal
 
-#endif  // VMETRICS_TRANSPORT_ZMQ_UTIL_H_
+#endif  // VMETRICS_INTERNAL_ZMQ_UTIL_H_

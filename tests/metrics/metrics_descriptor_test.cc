@@ -1,10 +1,10 @@
-// Tests of the `_metrics_descriptor` protocol on the protocol side:
-//   - src/protocol/metrics_descriptor.cc: ParseMetricsDescriptor on the descriptors Python
+// Tests of the `_metrics_descriptor` protocol:
+//   - src/metrics/metrics_descriptor.cc: ParseMetricsDescriptor on the descriptors Python
 //     connectors send (tests/fixtures/descriptor_v1/, tools/gen_descriptor_fixtures.py), one test
 //     per way of being invalid (invalid_cases.tsv), DescribeRowAsDescriptorJson both ways;
-//   - the run-time half of src/protocol/connector_catalog.cc (AddRow/AddAlias from several
+//   - the run-time half of src/metrics/connector_catalog.cc (AddRow/AddAlias from several
 //     threads, the run-time row limit);
-//   - what kv_connector_stats.cc does with descriptors: identification of a bare payload by its
+//   - what identification and the walk do with descriptors: a bare payload named by its
 //     descriptor and by the sole described row, Multi children that carry one, reserved keys,
 //     typed values keyed by label tuples.
 #include "vmetrics/metrics_descriptor.h"
@@ -21,10 +21,11 @@
 #include <thread>
 #include <vector>
 
-#include "fixture_util.h"
+#include "tests/protocol/fixture_util.h"
 #include "vmetrics/connector_catalog.h"
+#include "vmetrics/connector_identification.h"
+#include "vmetrics/connector_walk.h"
 #include "vmetrics/engine_core_outputs.h"
-#include "vmetrics/kv_connector_stats.h"
 
 namespace vmetrics {
 namespace {
@@ -438,6 +439,7 @@ struct Decoded {
   RecordingReporter reporter;
   DecodeContext ctx;
   std::vector<EngineCoreOutputs> out;
+  std::vector<IdentifiedPayloads> ids;  // per message, identified with the catalog
 };
 
 std::unique_ptr<Decoded> DecodeScenario(std::string_view scenario, const ConnectorCatalog* catalog,
@@ -445,20 +447,27 @@ std::unique_ptr<Decoded> DecodeScenario(std::string_view scenario, const Connect
   auto d = std::make_unique<Decoded>();
   d->data = ReadFixture("descriptor_v1/scenario_" + std::string(scenario));
   d->messages = testing::SplitMessages(d->data);
-  d->ctx.catalog = catalog;
   d->ctx.connectors = config;
   d->ctx.reporter = &d->reporter;
   d->out.resize(d->messages.size());
+  d->ids.resize(d->messages.size());
   for (size_t i = 0; i < d->messages.size(); ++i) {
     d->ctx.message_number = i + 1;
     Status s = DecodeOne(d->messages[i], d->ctx, &d->out[i]);
     EXPECT_TRUE(s.ok()) << scenario << " message " << i + 1 << ": " << s.ToString();
+    if (s.ok() && d->out[i].scheduler_stats && d->out[i].scheduler_stats->kv_connector_stats) {
+      IdentifyConnectorPayloads(*d->out[i].scheduler_stats->kv_connector_stats, *catalog, d->ctx,
+                                &d->ids[i]);
+    }
   }
   return d;
 }
 
+const IdentifiedPayload& Identified(const Decoded& d, size_t message, size_t index) {
+  return d.ids.at(message).payloads.at(index);
+}
 const ConnectorPayload& Payload(const Decoded& d, size_t message, size_t index) {
-  return d.out.at(message).scheduler_stats->kv_connector_stats->payloads.at(index);
+  return Identified(d, message, index).payload;
 }
 
 TEST(DescriptorPayloads, BarePayloadWithADescriptorIsNamedByIt) {
@@ -466,7 +475,7 @@ TEST(DescriptorPayloads, BarePayloadWithADescriptorIsNamedByIt) {
   auto d = DecodeScenario("unconfigured", &catalog);
   const ConnectorPayload& p = Payload(*d, 0, 0);
   EXPECT_EQ(p.connector, "AcmeFlatConnector");
-  EXPECT_EQ(p.row, nullptr) << "no row until the recorder adopts the descriptor";
+  EXPECT_EQ(Identified(*d, 0, 0).row, nullptr) << "no row until the recorder adopts the descriptor";
   EXPECT_FALSE(p.descriptor.empty());
   for (const testing::KeptProblem& problem : d->reporter.problems) {
     EXPECT_NE(problem.message_number, 1u) << d->reporter.Dump();
@@ -481,7 +490,7 @@ TEST(DescriptorPayloads, LaterBarePayloadsBelongToTheSoleDescribedRow) {
   auto d = DecodeScenario("unconfigured", &catalog);
   for (size_t m = 0; m < 3; ++m) {
     EXPECT_EQ(Payload(*d, m, 0).connector, "AcmeFlatConnector") << m;
-    EXPECT_NE(Payload(*d, m, 0).row, nullptr) << m;
+    EXPECT_NE(Identified(*d, m, 0).row, nullptr) << m;
   }
   // ...but with two described rows nothing is guessed.
   ConnectorRow other = RowFrom("acme_flat");
@@ -497,18 +506,18 @@ TEST(DescriptorPayloads, LaterBarePayloadsBelongToTheSoleDescribedRow) {
 TEST(DescriptorPayloads, MultiChildrenKeepTheirDescriptorsAndClassNames) {
   ConnectorCatalog catalog = ConnectorCatalog::BuiltIn();
   auto d = DecodeScenario("hisparse_multi", &catalog);
-  const KvConnectorStats& kv = *d->out[0].scheduler_stats->kv_connector_stats;
+  const IdentifiedPayloads& kv = d->ids[0];
   EXPECT_TRUE(kv.multi) << "no connector configured: children carrying descriptors make a Multi";
   ASSERT_EQ(kv.payloads.size(), 3u);
-  EXPECT_EQ(kv.payloads[0].connector, "HiSparseConnector");
+  EXPECT_EQ(kv.payloads[0].payload.connector, "HiSparseConnector");
   EXPECT_NE(kv.payloads[0].row, nullptr);
-  EXPECT_FALSE(kv.payloads[0].descriptor.empty()) << "kept, for the recorder to check";
-  EXPECT_EQ(kv.payloads[1].connector, "AcmeHiSparseConnector");
+  EXPECT_FALSE(kv.payloads[0].payload.descriptor.empty()) << "kept, for the recorder to check";
+  EXPECT_EQ(kv.payloads[1].payload.connector, "AcmeHiSparseConnector");
   EXPECT_EQ(kv.payloads[1].row, nullptr);
-  EXPECT_FALSE(kv.payloads[1].descriptor.empty());
-  EXPECT_EQ(kv.payloads[2].connector, "MyHiSparseConnector");
-  // Decoding reports no unknown connector for children that describe themselves (in message 2
-  // they send data only, and only the recorder knows their rows by then).
+  EXPECT_FALSE(kv.payloads[1].payload.descriptor.empty());
+  EXPECT_EQ(kv.payloads[2].payload.connector, "MyHiSparseConnector");
+  // Identification reports no unknown connector for children that describe themselves (in
+  // message 2 they send data only, and only the recorder knows their rows by then).
   for (const testing::KeptProblem& problem : d->reporter.problems) {
     EXPECT_NE(problem.message_number, 1u) << d->reporter.Dump();
   }

@@ -8,6 +8,9 @@
 #include <map>
 #include <set>
 
+#include "row_checks.h"
+#include "vmetrics/engine_core_outputs.h"  // the reserved payload keys
+
 namespace vmetrics {
 namespace {
 
@@ -86,7 +89,7 @@ std::vector<MetricDef> NixlLikeMetrics(const std::string& prefix, const std::str
 }
 
 // The built-in rows, in inference order. When no connector is configured, a bare payload is
-// identified by the first rule that holds (DecodeKvConnectorStats applies them in this order):
+// identified by the first rule that holds (IdentifyConnectorPayloads applies them in this order):
 //   0. It carries `_metrics_descriptor`: it names itself (the descriptor's connector_id). Identity
 //      beats shape, and the built-in connectors that send descriptors (HiSparse, HF3FS,
 //      Offloading) name their own rows.
@@ -279,23 +282,6 @@ bool KindFitsType(SampleKind kind, MetricType type) {
   return false;
 }
 
-// Prometheus data model: metric names [a-zA-Z_:][a-zA-Z0-9_:]*, label names
-// [a-zA-Z_][a-zA-Z0-9_]*. The exposition writer assumes valid names (like expfmt's writers do),
-// so anything that reaches the registry is checked here.
-bool IsNameChar(char c, bool first, bool colon) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_') return true;
-  if (colon && c == ':') return true;
-  return !first && c >= '0' && c <= '9';
-}
-
-bool IsValidName(std::string_view name, bool colon) {
-  if (name.empty()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (!IsNameChar(name[i], i == 0, colon)) return false;
-  }
-  return true;
-}
-
 // Label names of a metric after model_name and engine: the row's record labels, the metric's
 // payload labels, then its const labels (the order FamilySpec::label_names gets them in).
 std::vector<std::string> LabelNamesOf(const ConnectorRow& row, const MetricDef& m) {
@@ -308,7 +294,7 @@ std::vector<std::string> LabelNamesOf(const ConnectorRow& row, const MetricDef& 
 Status CheckLabelNames(const std::vector<std::string>& names, const std::string& where) {
   std::set<std::string_view> seen = {"model_name", "engine", "le"};
   for (const std::string& n : names) {
-    if (!IsValidName(n, /*colon=*/false) || n.rfind("__", 0) == 0) {
+    if (!IsValidLabelName(n) || n.rfind("__", 0) == 0) {
       return Status::InvalidArgument(where + "label name '" + n + "' is not a valid label name");
     }
     if (!seen.insert(n).second) {
@@ -338,10 +324,10 @@ Status CheckPath(std::string_view path, const std::string& where) {
   }
 }
 
-Status CheckMetric(const ConnectorRow& row, const MetricDef& m) {
-  const std::string where = "connector " + row.id + ", metric '" + m.name + "': ";
+Status CheckMetric(const ConnectorRow& row, const MetricDef& m, std::string_view opening) {
+  const std::string where = std::string(opening) + "metric '" + m.name + "': ";
   if (m.name.empty()) return Status::InvalidArgument(where + "name is empty");
-  if (!IsValidName(m.name, /*colon=*/true)) {
+  if (!IsValidMetricName(m.name)) {
     return Status::InvalidArgument(where + "name is not a valid Prometheus metric name");
   }
   if (!KindFitsType(m.sample_kind, m.type)) {
@@ -375,8 +361,9 @@ Status CheckMetric(const ConnectorRow& row, const MetricDef& m) {
 }
 
 // Two metrics of one row that name the same family must describe the same family.
-Status CheckSameFamily(const ConnectorRow& row, const MetricDef& a, const MetricDef& b) {
-  const std::string where = "connector " + row.id + ", metric '" + b.name + "': ";
+Status CheckSameFamily(const ConnectorRow& row, const MetricDef& a, const MetricDef& b,
+                       std::string_view opening) {
+  const std::string where = std::string(opening) + "metric '" + b.name + "': ";
   if (a.type != b.type || a.documentation != b.documentation || a.buckets != b.buckets) {
     return Status::InvalidArgument(where +
                                    "shares its family name with an earlier metric but differs in "
@@ -392,18 +379,6 @@ Status CheckSameFamily(const ConnectorRow& row, const MetricDef& a, const Metric
 }
 
 }  // namespace
-
-const char* MetricTypeName(MetricType type) {
-  switch (type) {
-    case MetricType::kCounter:
-      return "counter";
-    case MetricType::kGauge:
-      return "gauge";
-    case MetricType::kHistogram:
-      return "histogram";
-  }
-  return "untyped";
-}
 
 namespace {
 constexpr std::pair<SampleKind, const char*> kSampleKindNames[] = {
@@ -435,10 +410,6 @@ bool ParseSampleKind(std::string_view name, SampleKind* kind) {
   return false;
 }
 
-bool IsReservedPayloadKey(std::string_view key) {
-  return key == kMetricsDescriptorKey || key == kNStepsKey;
-}
-
 std::vector<std::string> ConnectorRow::ExtraLabelNames() const {
   std::vector<std::string> names;
   if (record_shaped()) {
@@ -448,39 +419,23 @@ std::vector<std::string> ConnectorRow::ExtraLabelNames() const {
   return names;
 }
 
-std::vector<std::string> ExpositionNames(std::string_view name, MetricType type) {
-  const std::string n(name);
-  switch (type) {
-    case MetricType::kCounter:
-      return {n, n + "_total", n + "_created"};
-    case MetricType::kHistogram:
-      return {n, n + "_bucket", n + "_count", n + "_sum", n + "_created"};
-    case MetricType::kGauge:
-      return {n};
-  }
-  return {n};
-}
+namespace internal {
 
-Status ValidateRow(const ConnectorRow& row) {
-  if (row.id.empty()) return Status::InvalidArgument("connector id is empty");
-  if (row.record_shaped()) {
-    std::vector<std::string> record_labels = row.ExtraLabelNames();
-    if (Status s = CheckLabelNames(record_labels, "connector " + row.id + ": "); !s.ok()) return s;
-  }
+Status ValidateRowMetrics(const ConnectorRow& row, std::string_view opening) {
   for (size_t i = 0; i < row.metrics.size(); ++i) {
     const MetricDef& m = row.metrics[i];
-    if (Status s = CheckMetric(row, m); !s.ok()) return s;
+    if (Status s = CheckMetric(row, m, opening); !s.ok()) return s;
     for (size_t j = 0; j < i; ++j) {
       const MetricDef& earlier = row.metrics[j];
       if (earlier.name == m.name) {
-        if (Status s = CheckSameFamily(row, earlier, m); !s.ok()) return s;
+        if (Status s = CheckSameFamily(row, earlier, m, opening); !s.ok()) return s;
         break;
       }
       // Different families whose sample names collide (counter `x` and gauge `x_total`).
       for (const std::string& a : ExpositionNames(earlier.name, earlier.type)) {
         for (const std::string& b : ExpositionNames(m.name, m.type)) {
           if (a == b) {
-            return Status::InvalidArgument("connector " + row.id + ", metric '" + m.name +
+            return Status::InvalidArgument(std::string(opening) + "metric '" + m.name +
                                            "': its sample name " + b + " collides with metric '" +
                                            earlier.name + "'");
           }
@@ -489,6 +444,17 @@ Status ValidateRow(const ConnectorRow& row) {
     }
   }
   return Status::Ok();
+}
+
+}  // namespace internal
+
+Status ValidateRow(const ConnectorRow& row) {
+  if (row.id.empty()) return Status::InvalidArgument("connector id is empty");
+  if (row.record_shaped()) {
+    std::vector<std::string> record_labels = row.ExtraLabelNames();
+    if (Status s = CheckLabelNames(record_labels, "connector " + row.id + ": "); !s.ok()) return s;
+  }
+  return internal::ValidateRowMetrics(row, "connector " + row.id + ", ");
 }
 
 const ConnectorCatalog& ConnectorCatalog::BuiltIn() {

@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/msgpack_reader.h"
+#include "row_checks.h"
+#include "vmetrics/engine_core_outputs.h"  // the reserved payload keys
+#include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics {
 namespace {
@@ -169,13 +171,6 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// ValidateRow's message without its "connector <id>, " opening: the caller names the field.
-std::string WithoutConnector(const Status& s, const std::string& id) {
-  const std::string opening = "connector " + id + ", ";
-  const std::string& m = s.message();
-  return m.rfind(opening, 0) == 0 ? m.substr(opening.size()) : m;
-}
-
 // One entry of `metrics`. `field` is "metrics[i]".
 Status ParseMetric(MsgpackReader& r, const std::string& field, const std::string& connector_id,
                    MetricDef* m) {
@@ -234,10 +229,7 @@ Status ParseMetric(MsgpackReader& r, const std::string& field, const std::string
     return FieldError(field + ".sample_kind", "'" + *sample_kind + "' is not a sample kind");
   }
   // prometheus_client strips one `_total` from a counter's name and adds it back on samples.
-  m->name = *name;
-  if (m->type == MetricType::kCounter && EndsWith(m->name, "_total")) {
-    m->name.resize(m->name.size() - 6);
-  }
+  m->name = std::string(FamilyName(*name, m->type));
   if (m->name.empty()) return FieldError(field + ".name", "empty");
   if (m->name.rfind("vmetrics_", 0) == 0) {
     return FieldError(field + ".name", "'" + m->name +
@@ -266,12 +258,14 @@ Status ParseMetric(MsgpackReader& r, const std::string& field, const std::string
   m->documentation = help + ".";
 
   // Everything else (name syntax, kind vs type, bucket order, labels, path) is the row check
-  // the built-in rows pass too; its message is prefixed with this metric's position.
+  // the built-in rows pass too; its message opens with this metric's position.
   ConnectorRow one;
   one.id = connector_id;
   one.builtin = false;
   one.metrics.push_back(*m);
-  if (Status s = ValidateRow(one); !s.ok()) return FieldError(field, WithoutConnector(s, one.id));
+  if (Status s = internal::ValidateRowMetrics(one, ""); !s.ok()) {
+    return FieldError(field, s.message());
+  }
   return Status::Ok();
 }
 
@@ -413,8 +407,8 @@ Result<ConnectorRow> ParseMetricsDescriptor(std::string_view raw, size_t base_of
     if (Status s = ParseMetric(*metrics_at, field, row.id, &row.metrics[i]); !s.ok()) return s;
   }
   // Across metrics: shared family names must agree, sample names must not collide.
-  if (Status s = ValidateRow(row); !s.ok()) {
-    return FieldError("metrics", WithoutConnector(s, row.id));
+  if (Status s = internal::ValidateRowMetrics(row, ""); !s.ok()) {
+    return FieldError("metrics", s.message());
   }
   return row;
 }

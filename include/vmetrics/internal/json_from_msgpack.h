@@ -4,8 +4,11 @@
 // unknown connectors, kv_transfer_params, utility results). Non-string map keys become their
 // JSON text ("[]" for the empty tuple); bin and ext values become {"$bin"|"$ext": ..., "len": n}.
 // Nesting deeper than `max_depth` renders as the string "<too deep>".
-#ifndef VMETRICS_PROTOCOL_JSON_FROM_MSGPACK_H_
-#define VMETRICS_PROTOCOL_JSON_FROM_MSGPACK_H_
+//
+// Internal (include/vmetrics/internal/: shared by the libraries of this tree, not a stable API):
+// written by the protocol library, used by the frontend's `vmetrics decode`.
+#ifndef VMETRICS_INTERNAL_JSON_FROM_MSGPACK_H_
+#define VMETRICS_INTERNAL_JSON_FROM_MSGPACK_H_
 
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -18,4 +21,4 @@ Result<nlohmann::ordered_json> MsgpackToJson(std::string_view raw, int max_depth
 
 }  // namespace vmetrics::protocol
 
-#endif  // VMETRICS_PROTOCOL_JSON_FROM_MSGPACK_H_
+#endif  // VMETRICS_INTERNAL_JSON_FROM_MSGPACK_H_

@@ -15,6 +15,10 @@
 // Every failing call returns a non-ok Status whose offset is the absolute byte offset of the
 // value that failed, and leaves the cursor where it was.
 //
+// Internal (include/vmetrics/internal/: shared by the libraries of this tree, not a stable API):
+// the protocol library's reader, also used by transport (engine liveness), requests (request
+// bodies), metrics (the connector walk), the simulator and the frontend.
+//
 // Thread safety: a reader is a value; use one per thread.
 //
 // Example:
@@ -22,8 +26,8 @@
 //   uint32_t n; ASSERT_TRUE(r.ReadArrayHeader(&n).ok());  // n == 2
 //   int64_t i;  ASSERT_TRUE(r.ReadInt(&i).ok());          // i == 1
 //   std::string_view s; ASSERT_TRUE(r.ReadStr(&s).ok());  // s == "x"
-#ifndef VMETRICS_PROTOCOL_MSGPACK_READER_H_
-#define VMETRICS_PROTOCOL_MSGPACK_READER_H_
+#ifndef VMETRICS_INTERNAL_MSGPACK_READER_H_
+#define VMETRICS_INTERNAL_MSGPACK_READER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -308,4 +312,4 @@ Status ValidateOne(std::string_view data, size_t* length);
 
 }  // namespace vmetrics::protocol
 
-#endif  // VMETRICS_PROTOCOL_MSGPACK_READER_H_
+#endif  // VMETRICS_INTERNAL_MSGPACK_READER_H_
