@@ -22,6 +22,7 @@
 
 #include "vmetrics/reporter.h"
 #include "vmetrics/status.h"
+#include "vmetrics/wire_generation.h"
 
 namespace vmetrics {
 
@@ -73,9 +74,11 @@ struct StopReason {
   std::string_view text;
 };
 
-// EngineCoreOutput: msgspec Struct, array_like; 16 positions at 6adad087, newer engines append
-// spec_decode_metrics (17th) and more. Positions 0-1 are required; missing trailing positions
-// take their defaults; extra trailing positions are counted and ignored.
+// EngineCoreOutput: msgspec Struct, array_like. Which field each position holds depends on the
+// engine's wire generation (wire_generation.h: 11 positions in 2025-09, 16 at 6adad087, 17 in
+// the newest layout); the decoder reads it through the generation's table. Positions 0-1 are
+// required; missing trailing positions take their defaults; extra trailing positions are
+// skipped.
 struct EngineCoreOutput {
   std::string_view request_id;
   std::vector<int64_t> new_token_ids;
@@ -90,6 +93,12 @@ struct EngineCoreOutput {
   std::string_view ec_transfer_params;  // raw msgpack, empty when nil
   std::string_view trace_headers;       // raw msgpack, empty when nil
   std::optional<PrefillStats> prefill_stats;
+  // Older generations (up to g20260413) send these on every output instead of prefill_stats;
+  // the frontend turns them into the request's prefill statistics with the prompt length it
+  // knows (PrefillStatsOfOlderEngine, iteration_stats.h).
+  bool has_num_cached_tokens = false;
+  int64_t num_cached_tokens = 0;
+  int64_t num_external_computed_tokens = 0;  // g20260413 only; 0 before
   bool has_routed_experts = false;
   int64_t num_nans_in_logits = 0;
   std::vector<std::string_view> mm_cache_miss_hashes;
@@ -230,7 +239,29 @@ struct UtilityOutput {
   std::string_view result;  // raw msgpack of the UtilityResult, empty when nil
 };
 
-// EngineCoreOutputs: msgspec Struct, array_like; 8 positions. All positions default.
+// The parts of a message that did not decode and were skipped while the rest of the message was
+// decoded (vmetrics_decode_errors_total{part}; docs/design.md §4.2). A failure of the message as
+// a whole is DecodeEngineCoreOutputs' return value instead.
+enum class DecodePart : uint8_t {
+  kMessage,  // not one msgpack value, envelope not an array, trailing bytes, pickle
+  kOutput,   // one EngineCoreOutput entry
+  kSchedulerStats,
+  kUtilityOutput,
+  kFinishedRequests,
+};
+inline constexpr size_t kDecodeParts = 5;
+const char* DecodePartName(DecodePart part);  // "message", "output", "scheduler_stats", ...
+
+struct DecodeSkips {
+  uint32_t outputs = 0;
+  uint32_t scheduler_stats = 0;
+  uint32_t utility_output = 0;
+  uint32_t finished_requests = 0;
+  bool any() const { return (outputs | scheduler_stats | utility_output | finished_requests) != 0; }
+};
+
+// EngineCoreOutputs: msgspec Struct, array_like; 8 positions in every generation. All
+// positions default.
 struct EngineCoreOutputs {
   int64_t engine_index = 0;
   std::vector<EngineCoreOutput> outputs;
@@ -242,6 +273,7 @@ struct EngineCoreOutputs {
   std::optional<int64_t> start_wave;
   uint32_t wire_fields = 0;   // positions present on the wire
   size_t wire_bytes = 0;      // size of frame 0
+  DecodeSkips skipped;        // parts skipped because they did not decode
 };
 
 // The connectors this frontend was configured with: vLLM's --kv-transfer-config
@@ -261,6 +293,8 @@ struct DecodeContext {
   const ConnectorConfig* connectors = nullptr;  // nullptr = none configured
   Reporter* reporter = nullptr;                 // nullptr = problems are dropped
   uint64_t message_number = 0;
+  // The engine's wire generation (wire_decoder.h recognises it); nullptr = the newest.
+  const WireGeneration* wire = nullptr;
 
   // Reports a problem that does not stop the message (nothing without a reporter).
   void Report(int64_t offset, std::string_view connector, std::string_view key,
@@ -285,11 +319,15 @@ inline bool IsEngineCoreDead(std::span<const std::string_view> frames) {
 // DecodeEngineCoreOutputs
 //
 // Decodes frame 0 (msgpack EngineCoreOutputs) with frames 1..n as aux buffers into `out`
-// (cleared first; its vectors keep their capacity, so reusing one `out` avoids allocation).
-// On success every field is filled; problems inside SchedulerStats and kv_connector_stats
-// went to ctx.reporter and did not fail the message. Fails (Malformed, Unsupported,
-// LimitExceeded) when frame 0 is not one complete msgpack value, the envelope or an output
-// has the wrong shape, or a pickle ext type appears. Trailing bytes after the value fail too.
+// (cleared first; its vectors keep their capacity, so reusing one `out` avoids allocation),
+// reading EngineCoreOutput positions through ctx.wire's table. A part that does not decode —
+// one output entry, the SchedulerStats, the utility output, finished_requests — is skipped,
+// counted in out->skipped and reported through ctx.reporter; the rest of the message is
+// decoded. Problems inside SchedulerStats and kv_connector_stats that cost one field only were
+// reported too. Fails (Malformed, Unsupported, LimitExceeded) only for the message as a whole:
+// frame 0 is not one complete msgpack value, the envelope is not an array, its engine_index or
+// timestamp is not a number, a pickle ext type appears anywhere, a tensor names an aux frame
+// the message does not have, or bytes trail the value.
 //
 // Example:
 //   EngineCoreOutputs out;

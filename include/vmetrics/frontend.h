@@ -118,6 +118,12 @@ struct FrontendOptions {
   // before Start fails. vLLM's VLLM_ENGINE_READY_TIMEOUT_S default: loading a model is slow.
   double engine_ready_timeout_s = 600;
 
+  // --engine-wire: the engines' wire generation (wire_decoder.h). "auto" recognises each
+  // engine from its handshake and first messages; a generation name ("g20260712-370b678a",
+  // "g20260712") or a vLLM release a table pins forces that layout for every engine.
+  // vmetrics_engine_wire_info{engine,generation} reports what each engine was taken for.
+  std::string engine_wire = "auto";
+
   // ---- Metrics ----
 
   // --served-model-name: the `model_name` label, and the `model` a completion may name.

@@ -156,7 +156,12 @@ struct EngineCoreReadyResponse {
   // Keys whose value had an unexpected type and were skipped (kept at their default), for the
   // caller to log. Unknown keys are not listed: newer engines add keys all the time.
   std::vector<std::string> skipped_keys;
+
+  // Every key the response carried, in order (the first kMaxReadyResponseKeys): which fields an
+  // engine sends dates it (wire_decoder.h).
+  std::vector<std::string> keys;
 };
+inline constexpr size_t kMaxReadyResponseKeys = 64;
 
 // DecodeEngineCoreReadyResponse
 //

@@ -45,6 +45,39 @@ struct PromptTokenStats {
   }
 };
 
+// PrefillStatsOfOlderEngine
+//
+// Engines up to g20260413 (wire_generation.h) send no PrefillStats: every output carries
+// num_cached_tokens (and, in g20260413, num_external_computed_tokens), and the frontend knows
+// the prompt length from its own request. This is the PrefillStats a newer engine sends on the
+// request's first output for the same prefill (vllm/v1/metrics/stats.py PrefillStats.set at
+// vllm-project/vllm 6adad087: cached = local + external, computed = prompt - cached), so the
+// newest frontend's families are fed the same way whatever the engine's generation
+// (docs/recording.md, "Wire generations"). Before g20260413 the engine does not tell external
+// tokens apart: all cached tokens count as local. Values are clamped to 0 <= external <= cached
+// <= prompt, which the engine's own PrefillStats guarantees.
+//
+// Example:
+//   PrefillStats p = PrefillStatsOfOlderEngine(981, 351, 63);
+//   EXPECT_EQ(p.num_computed_tokens, 630);
+//   EXPECT_EQ(p.num_local_cached_tokens, 288);
+inline PrefillStats PrefillStatsOfOlderEngine(int64_t prompt_len, int64_t num_cached_tokens,
+                                              int64_t num_external_computed_tokens) {
+  const int64_t prompt = prompt_len < 0 ? 0 : prompt_len;
+  const int64_t cached =
+      num_cached_tokens < 0 ? 0 : (num_cached_tokens > prompt ? prompt : num_cached_tokens);
+  const int64_t external = num_external_computed_tokens < 0 ? 0
+                           : num_external_computed_tokens > cached ? cached
+                                                                   : num_external_computed_tokens;
+  PrefillStats p;
+  p.num_prompt_tokens = prompt;
+  p.num_cached_tokens = cached;
+  p.num_computed_tokens = prompt - cached;
+  p.num_local_cached_tokens = cached - external;
+  p.num_external_cached_tokens = external;
+  return p;
+}
+
 // FinishedRequestStats, field order as in Python.
 struct FinishedRequestStats {
   FinishReason finish_reason = FinishReason::kStop;

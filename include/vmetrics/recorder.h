@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -57,6 +58,9 @@ struct RecorderOptions {
   // Registers vmetrics_engine_up{engine} (1 while the engine is connected, 0 once it died);
   // `serve` sets it, `replay` has no engines to watch.
   bool track_engine_liveness = false;
+  // Registers vmetrics_engine_wire_info{engine,generation} (SetEngineWire); `serve` sets it.
+  // `replay` and `decode` print the recognition instead.
+  bool report_engine_wire = false;
   // Cardinality guard: at most this many children per family may be created from label
   // values that engines send (Mooncake store operation/status, a descriptor's labelnames,
   // connector class names). Past it a sample with a new label value is dropped and counted in
@@ -74,8 +78,10 @@ class StatsRecorder {
   // The context to decode messages with (configured connectors, reporter).
   DecodeContext decode_context(uint64_t message_number) const;
 
-  // Records one decoded message (docs/recording.md). A message from an engine index not in
-  // options.engine_indexes is counted in vmetrics_unknown_engine_messages_total and skipped.
+  // Records one decoded message (docs/recording.md). The parts decoding skipped
+  // (message.skipped) are counted in vmetrics_decode_errors_total{part} first. A message from
+  // an engine index not in options.engine_indexes is counted in
+  // vmetrics_unknown_engine_messages_total and skipped.
   // With LoRA enabled, vllm:lora_requests_info takes its adapter names from the message's
   // SchedulerStats: a frontend fills them in first (RequestTracker::UpdateSchedulerStats), as
   // Python's output handler does before it records.
@@ -106,8 +112,19 @@ class StatsRecorder {
   // Record would. `vmetrics decode` shows with it what recording does with each payload.
   IdentifiedPayloads ResolveConnectors(const KvConnectorStats& stats, const DecodeContext& ctx);
 
-  // Counts a message that failed to decode (vmetrics_decode_errors_total).
+  // Counts a message that failed to decode as a whole (vmetrics_decode_errors_total
+  // {part="message"}).
   void CountDecodeError();
+
+  // SetEngineWire
+  //
+  // vmetrics_engine_wire_info{engine, generation} = 1 (requires options.report_engine_wire;
+  // `generation` is a wire generation's name, or "unknown"). A generation the engine was
+  // recognised as before is set to 0: the series stays, so a change shows in its history.
+  //
+  // Example:
+  //   rec.SetEngineWire(0, "g20260814-6adad087");
+  void SetEngineWire(int64_t engine_index, std::string_view generation);
 
   // Sets vllm:cache_config_info's children (one per engine, value 1.0). Only the first call
   // has an effect (Python registers it once, after the handshake).

@@ -39,6 +39,9 @@ void AddDecodeCommand(CLI::App& app, int* exit_code) {
       ->required();
   cmd->add_option("--kv-transfer-config", options->kv_transfer_config,
                   "vLLM's KVTransferConfig JSON (configured connector)");
+  cmd->add_option("--engine-wire", options->engine_wire,
+                  "Wire generation of the engines: auto (recognised from the messages), a "
+                  "generation (g20260712-370b678a, or g20260712) or a vLLM release");
   cmd->callback([options, exit_code] { *exit_code = RunDecode(*options); });
 }
 

@@ -69,6 +69,9 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
                 "Omit _created samples (also PROMETHEUS_DISABLE_CREATED_SERIES=True)");
   cmd->add_option("--created-timestamp", o.created_timestamp,
                   "Pin every _created value to this Unix time (for reproducible output)");
+  cmd->add_option("--engine-wire", o.engine_wire,
+                  "Wire generation of the engines: auto (recognised from the messages), a "
+                  "generation (g20260712-370b678a, or g20260712) or a vLLM release");
   cmd->add_option("--requests", o.requests,
                   "JSON-lines sidecar of the frontend side (requests, aborts, per-message clocks): "
                   "feeds the request and iteration families");

@@ -46,6 +46,11 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--engine-ready-timeout", a->engine_ready_timeout_s,
                   "Seconds to wait for each startup stage")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--engine-wire", a->engine_wire,
+                  "Wire generation of the engines: auto (recognised from the handshake and "
+                  "first messages), a generation (g20260712-370b678a, or g20260712) or a vLLM "
+                  "release")
+      ->capture_default_str();
   cmd->add_option("--speculative-config", a->speculative_config,
                   "vLLM's speculative config JSON (num_speculative_tokens)");
   cmd->add_flag("--kv-cache-metrics", a->kv_cache_metrics,

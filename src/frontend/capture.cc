@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
 
 #include "vmetrics/internal/msgpack_reader.h"
 
@@ -47,33 +48,43 @@ Status ForEachMessage(std::string_view data,
   return Status::Ok();
 }
 
-uint64_t DecodeStream(std::string_view data,
+uint64_t DecodeStream(std::string_view data, WireDecoder& wire,
                       const std::function<DecodeContext(uint64_t)>& context_for,
                       const std::function<void(EngineCoreOutputs&, uint64_t, size_t,
                                                const DecodeContext&)>& on_message,
                       const std::function<void(const std::string&)>& on_error) {
   uint64_t failed = 0;
   uint64_t seen = 0;
-  EngineCoreOutputs message;  // reused: its vectors keep their capacity
+  // Where each message starts, until it is delivered (a held message is delivered later).
+  std::unordered_map<uint64_t, size_t> offsets;
+  const auto offset_of = [&offsets](uint64_t number) {
+    auto it = offsets.find(number);
+    if (it == offsets.end()) return size_t{0};
+    const size_t offset = it->second;
+    offsets.erase(it);
+    return offset;
+  };
+  const WireDecoder::OnMessage deliver = [&](EngineCoreOutputs& m, const DecodeContext& ctx) {
+    on_message(m, ctx.message_number, offset_of(ctx.message_number), ctx);
+  };
+  const WireDecoder::OnFailure fail = [&](const Status& s, const DecodeContext& ctx) {
+    ++failed;
+    const size_t offset = offset_of(ctx.message_number);
+    if (on_error) {
+      on_error("message " + std::to_string(ctx.message_number) + " at byte " +
+               std::to_string(offset + static_cast<size_t>(std::max<int64_t>(s.offset(), 0))) +
+               ": " + s.ToString() + "; skipped");
+    }
+  };
   Status stream = ForEachMessage(
       data,
       [&](uint64_t number, size_t offset, std::string_view bytes) {
-        const DecodeContext ctx = context_for(number);
-        std::string_view frames[] = {bytes};
-        Status s = DecodeEngineCoreOutputs(frames, ctx, &message);
-        if (!s.ok()) {
-          ++failed;
-          if (on_error) {
-            on_error(
-                "message " + std::to_string(number) + " at byte " +
-                std::to_string(offset + static_cast<size_t>(std::max<int64_t>(s.offset(), 0))) +
-                ": " + s.ToString() + "; skipped");
-          }
-          return;
-        }
-        on_message(message, number, offset, ctx);
+        offsets.emplace(number, offset);
+        const std::string_view frames[] = {bytes};
+        wire.Feed(frames, context_for(number), deliver, fail);
       },
       &seen);
+  wire.Finish(deliver, fail);
   if (!stream.ok()) {
     ++failed;
     if (on_error) {

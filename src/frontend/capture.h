@@ -15,6 +15,7 @@
 
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/status.h"
+#include "vmetrics/wire_decoder.h"
 
 namespace vmetrics::frontend {
 
@@ -36,12 +37,15 @@ Status ForEachMessage(std::string_view data,
 
 // DecodeStream
 //
-// Decodes every message of `data` in order. Good messages go to `on_message`, which may change
-// the message (the next one is decoded over it, so its vectors keep their capacity). A message
-// that does not decode goes to `on_error` ("message N at byte B: <status>; skipped") and is
-// skipped; a structural error ends the stream ("message N: <status>; the next message cannot
-// be found, stopping"). Returns the number of failures, counting the structural one.
-uint64_t DecodeStream(std::string_view data,
+// Decodes every message of `data` through `wire` (wire_decoder.h: each engine's messages with
+// its wire generation's table; a message of an engine not recognised yet may be held and
+// decoded later, still in its engine's order, at the latest when the stream ends). Good
+// messages go to `on_message`, which may change the message (the next one is decoded over it,
+// so its vectors keep their capacity). A message that does not decode goes to `on_error`
+// ("message N at byte B: <status>; skipped") and is skipped; a structural error ends the stream
+// ("message N: <status>; the next message cannot be found, stopping"). Returns the number of
+// failures, counting the structural one.
+uint64_t DecodeStream(std::string_view data, WireDecoder& wire,
                       const std::function<DecodeContext(uint64_t)>& context_for,
                       const std::function<void(EngineCoreOutputs&, uint64_t number, size_t offset,
                                                const DecodeContext&)>& on_message,

@@ -1,6 +1,7 @@
 // DecodeCapture: each message of a capture as one JSON line; see decode.h.
 #include "vmetrics/frontend/decode.h"
 
+#include <bit>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/connector_walk.h"
 #include "vmetrics/recorder.h"
+#include "vmetrics/wire_decoder.h"
 
 namespace vmetrics::frontend {
 namespace {
@@ -201,6 +203,10 @@ Json OutputJson(const EngineCoreOutput& o) {
   j["kv_transfer_params"] = RawToJson(o.kv_transfer_params);
   j["ec_transfer_params"] = RawToJson(o.ec_transfer_params);
   j["trace_headers"] = RawToJson(o.trace_headers);
+  if (o.has_num_cached_tokens) {
+    j["num_cached_tokens"] = o.num_cached_tokens;
+    j["num_external_computed_tokens"] = o.num_external_computed_tokens;
+  }
   if (o.prefill_stats) {
     const auto& p = *o.prefill_stats;
     j["prefill_stats"] = {{"num_prompt_tokens", p.num_prompt_tokens},
@@ -223,13 +229,36 @@ Json OutputJson(const EngineCoreOutput& o) {
 }
 
 Json MessageJson(const EngineCoreOutputs& m, uint64_t number, size_t offset,
-                 const DecodeContext& ctx, const Resolutions& resolved) {
+                 const DecodeContext& ctx, const Resolutions& resolved,
+                 const WireRecognition* wire) {
   Json j;
   j["message"] = number;
   j["offset"] = offset;
   j["bytes"] = m.wire_bytes;
   j["wire_fields"] = m.wire_fields;
   j["engine_index"] = m.engine_index;
+  // The engine's wire generation, and the table this message was decoded with.
+  if (wire != nullptr && wire->recognised) {
+    j["wire_generation"] = wire->name();
+  } else {
+    j["wire_generation"] = nullptr;
+  }
+  if (wire != nullptr && std::popcount(wire->candidates) > 1) {
+    Json c = Json::array();
+    for (const WireGeneration& g : WireGenerations()) {
+      if ((wire->candidates & (WireCandidates{1} << WireGenerationIndex(g))) != 0) {
+        c.push_back(std::string(g.name));
+      }
+    }
+    j["wire_candidates"] = c;
+  }
+  j["decoded_as"] = ctx.wire != nullptr ? std::string(ctx.wire->name) : std::string();
+  if (m.skipped.any()) {
+    j["skipped"] = {{"output", m.skipped.outputs},
+                    {"scheduler_stats", m.skipped.scheduler_stats},
+                    {"utility_output", m.skipped.utility_output},
+                    {"finished_requests", m.skipped.finished_requests}};
+  }
   Json outs = Json::array();
   for (const auto& o : m.outputs) outs.push_back(OutputJson(o));
   j["outputs"] = outs;
@@ -283,17 +312,26 @@ Result<uint64_t> DecodeCapture(const DecodeCaptureOptions& args,
     if (args.log) args.log(line);
   };
   options.log = [&log](const std::string& line) { log(line); };
+  Result<const WireGeneration*> forced = ParseEngineWire(args.engine_wire);
+  if (!forced.ok()) return forced.status();
   Registry registry;
   StatsRecorder recorder(&registry, options);
   Resolutions resolved;
+  WireDecoderOptions wire_options;
+  wire_options.forced = *forced;
+  wire_options.log = [&log](const std::string& line) { log(line); };
+  wire_options.on_recognised = [&log](const WireRecognition& r) { log(DescribeRecognition(r)); };
+  WireDecoder wire(std::move(wire_options));
   return DecodeStream(
-      *data, [&](uint64_t number) { return recorder.decode_context(number); },
+      *data, wire, [&](uint64_t number) { return recorder.decode_context(number); },
       [&](EngineCoreOutputs& m, uint64_t number, size_t offset, const DecodeContext& ctx) {
         resolved = {};
         if (m.scheduler_stats && m.scheduler_stats->kv_connector_stats) {
           resolved = recorder.ResolveConnectors(*m.scheduler_stats->kv_connector_stats, ctx);
         }
-        std::string line = MessageJson(m, number, offset, ctx, resolved).dump();
+        std::string line =
+            MessageJson(m, number, offset, ctx, resolved, wire.recognition(m.engine_index))
+                .dump();
         line.push_back('\n');
         out(line);
       },

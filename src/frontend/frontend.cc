@@ -19,6 +19,7 @@
 #include "vmetrics/exposition.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/web_config.h"
+#include "vmetrics/wire_decoder.h"
 
 namespace vmetrics {
 
@@ -66,6 +67,7 @@ std::string PyRepr(const nlohmann::json& v) {
 // What Bind reads from the options' JSON and files, for Start.
 struct CheckedOptions {
   std::optional<ConnectorConfig> connectors;  // --kv-transfer-config, when given
+  const WireGeneration* engine_wire = nullptr;  // --engine-wire; nullptr = auto
   int64_t num_speculative_tokens = 0;
   std::vector<std::pair<std::string, std::string>> cache_config_info;  // --cache-config-info
   std::vector<LoraModule> lora_modules;                                // numbered
@@ -83,6 +85,9 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
     return Status::InvalidArgument("--engine-ready-timeout must be positive");
   }
   if (o->max_loras < 1) return Status::InvalidArgument("--max-loras must be at least 1");
+  Result<const WireGeneration*> wire = ParseEngineWire(o->engine_wire);
+  if (!wire.ok()) return wire.status();
+  checked.engine_wire = *wire;
   // As vLLM does, LoRA modules need --enable-lora.
   if (!o->lora_modules.empty() && !o->enable_lora) {
     return Status::InvalidArgument("--lora-modules requires --enable-lora");
@@ -173,7 +178,9 @@ struct Frontend::Impl {
   std::unique_ptr<HttpServer> http;
   ExpositionOptions expo;
   std::atomic<uint64_t> recorded{0};
-  EngineCoreOutputs scratch;  // reused by the (single) output thread
+  // Each engine's wire generation, and decoding with its table; used by the (single) output
+  // thread only, after Start.
+  std::unique_ptr<WireDecoder> wire;
 
   // Start builds the parts below under `lifecycle_mu` once the engines are in, and Stop takes
   // them down under it, so a Stop from another thread (a signal during startup) and Start
@@ -190,20 +197,14 @@ struct Frontend::Impl {
   std::atomic<uint64_t> wake_at{UINT64_MAX};
 
   void OnMessage(std::span<const std::string_view> frames, uint64_t number) {
-    Status s = DecodeEngineCoreOutputs(frames, recorder->decode_context(number), &scratch);
-    if (!s.ok()) {
-      recorder->CountDecodeError();
-      Problem p;
-      p.message_number = number;
-      p.offset = s.offset();
-      // The offset goes in p.offset, not in the text: one bad frame after another at different
-      // offsets is one problem to the reporter, logged once and counted.
-      p.what = std::string("message skipped: ") + StatusCodeName(s.code()) + ": " + s.message();
-      recorder->reporter().Report(p);
-      return;
-    }
+    // The engine's wire generation decides the table; a message of an engine not recognised
+    // yet may be held and recorded with a later one (wire_decoder.h).
+    wire->Feed(frames, recorder->decode_context(number), on_decoded, on_failed);
+  }
+
+  void OnDecoded(EngineCoreOutputs& message) {
     // Python records a message's SchedulerStats, then its IterationStats.
-    requests->OnOutputs(&scratch, [&](const EngineCoreOutputs& m, const IterationStats* it) {
+    requests->OnOutputs(&message, [&](const EngineCoreOutputs& m, const IterationStats* it) {
       recorder->Record(m);
       if (it != nullptr) recorder->RecordIteration(*it, m.engine_index);
     });
@@ -214,6 +215,24 @@ struct Frontend::Impl {
       wait_cv.notify_all();
     }
   }
+
+  void OnFailed(const Status& s, const DecodeContext& ctx) {
+    recorder->CountDecodeError();
+    Problem p;
+    p.message_number = ctx.message_number;
+    p.offset = s.offset();
+    // The offset goes in p.offset, not in the text: one bad frame after another at different
+    // offsets is one problem to the reporter, logged once and counted.
+    p.what = std::string("message skipped: ") + StatusCodeName(s.code()) + ": " + s.message();
+    recorder->reporter().Report(p);
+  }
+
+  const WireDecoder::OnMessage on_decoded = [this](EngineCoreOutputs& m, const DecodeContext&) {
+    OnDecoded(m);
+  };
+  const WireDecoder::OnFailure on_failed = [this](const Status& s, const DecodeContext& ctx) {
+    OnFailed(s, ctx);
+  };
 
   void OnEngineEvent(const EngineEvent& e) {
     if (e.kind != EngineEventKind::kDead) {
@@ -259,6 +278,7 @@ struct Frontend::Impl {
       o.max_loras = ready.max_loras;
     }
     o.track_engine_liveness = true;
+    o.report_engine_wire = true;
     o.max_label_values_per_family = a.max_label_values_per_family;
     o.log = [](const std::string& line) { LogWarning(line); };
     if (checked.connectors) {
@@ -332,6 +352,18 @@ Status Frontend::Start() {
             (e.ready_response.kv_connector ? ", kv_connector " + *e.ready_response.kv_connector
                                            : std::string()) +
             ")");
+  }
+
+  WireDecoderOptions wire_options;
+  wire_options.forced = m.checked.engine_wire;
+  wire_options.log = [](const std::string& line) { LogWarning(line); };
+  wire_options.on_recognised = [&m](const WireRecognition& r) {
+    (r.ambiguous || r.generation == nullptr ? LogWarning : LogInfo)(DescribeRecognition(r));
+    m.recorder->SetEngineWire(r.engine_index, r.name());
+  };
+  m.wire = std::make_unique<WireDecoder>(std::move(wire_options));
+  for (const EngineInfo& e : engines) {
+    m.wire->ObserveHandshake(e.index, e.ready_response, e.ready ? &*e.ready : nullptr);
   }
 
   frontend::RequestService::Options ro;

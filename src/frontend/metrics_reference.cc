@@ -67,6 +67,7 @@ const char* GateText(Gate gate) {
     case Gate::kKvCacheMetrics: return "`--kv-cache-metrics`";
     case Gate::kLora: return "`--enable-lora`, or engines that report LoRA support";
     case Gate::kEngineLiveness: return "`vmetrics serve`";
+    case Gate::kEngineWire: return "`vmetrics serve`";
     case Gate::kFirstDrop: return "the first sample dropped by the cardinality guard";
   }
   return "";
@@ -190,6 +191,7 @@ std::string MetricsReference() {
   options.kv_cache_metrics = true;
   options.max_loras = 1;
   options.track_engine_liveness = true;
+  options.report_engine_wire = true;
   options.connectors.connector = "MultiConnector";
   for (const auto& row : catalog.rows()) options.connectors.children.push_back(row->id);
   options.log = [](const std::string&) {};

@@ -69,11 +69,18 @@ Result<ReplayOutput> Replay(const ReplayOptions& args) {
     sidecar = std::move(*loaded);
   }
 
+  Result<const WireGeneration*> forced = ParseEngineWire(args.engine_wire);
+  if (!forced.ok()) return forced.status();
   Result<std::string> data = ReadCaptureFile(args.input);
   if (!data.ok()) return data.status();
   ReplayOutput out;
+  WireDecoderOptions wire_options;
+  wire_options.forced = *forced;
+  wire_options.log = [&log](const std::string& line) { log(line); };
+  wire_options.on_recognised = [&log](const WireRecognition& r) { log(DescribeRecognition(r)); };
+  WireDecoder wire(std::move(wire_options));
   out.failed_messages = DecodeStream(
-      *data, [&](uint64_t n) { return recorder.decode_context(n); },
+      *data, wire, [&](uint64_t n) { return recorder.decode_context(n); },
       [&](EngineCoreOutputs& m, uint64_t number, size_t, const DecodeContext&) {
         if (!sidecar) {
           recorder.Record(m);
@@ -93,6 +100,10 @@ Result<ReplayOutput> Replay(const ReplayOptions& args) {
         log(what);
       });
   if (sidecar) sidecar->Finish(&tracker);
+  out.recognitions = wire.recognitions();
+  for (const WireRecognition& r : out.recognitions) {
+    if (!r.recognised) log(DescribeRecognition(r));
+  }
   ExpositionOptions expo;
   expo.created_series = !(args.disable_created_series || CreatedDisabledByEnvironment());
   if (args.format == ExpositionFormat::kOpenMetrics) {

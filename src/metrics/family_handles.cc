@@ -49,6 +49,8 @@ bool OpenGates::Open(Gate gate) const {
       return lora;
     case Gate::kEngineLiveness:
       return engine_liveness;
+    case Gate::kEngineWire:
+      return engine_wire;
     case Gate::kFirstDrop:
       return false;  // registered by the cardinality guard, on its first drop
   }

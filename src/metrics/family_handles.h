@@ -104,6 +104,7 @@ struct OpenGates {
   bool kv_cache_metrics = false;
   bool lora = false;
   bool engine_liveness = false;
+  bool engine_wire = false;
   bool Open(Gate gate) const;
 };
 

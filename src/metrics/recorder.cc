@@ -10,6 +10,7 @@
 #include "vmetrics/recorder.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <span>
 
@@ -48,6 +49,7 @@ internal::OpenGates GatesOf(const RecorderOptions& o) {
   gates.kv_cache_metrics = o.kv_cache_metrics;
   gates.lora = o.max_loras > 0;
   gates.engine_liveness = o.track_engine_liveness;
+  gates.engine_wire = o.report_engine_wire;
   return gates;
 }
 
@@ -91,6 +93,12 @@ struct StatsRecorder::Impl {
     }
     declared.Register(/*before_connector_rows=*/false);
     connectors.UseAccounting(declared.family<FamilyId::kKvConnectorPayloads>());
+    // vmetrics_decode_errors' eager children, one per DecodePart (their order).
+    const CounterFamily decode_errors_family = declared.family<FamilyId::kDecodeErrors>();
+    for (size_t i = 0; i < kDecodeParts; ++i) {
+      const std::string_view part[] = {DecodePartName(static_cast<DecodePart>(i))};
+      decode_errors[i] = decode_errors_family.GetOrCreate(part);
+    }
     max_lora_label = std::to_string(options.max_loras);
     if (!options.cache_config.empty()) SetCacheConfig(options.cache_config);
   }
@@ -282,6 +290,9 @@ struct StatsRecorder::Impl {
   // the caller's catalog).
   internal::ConnectorRecorder connectors;
   std::string max_lora_label;  // str(max_loras)
+  std::array<Counter*, kDecodeParts> decode_errors{};  // by DecodePart
+  std::mutex wire_mu;  // engine -> the generation it was last reported as
+  std::vector<std::pair<std::string, std::string>> wire_info;
   std::mutex cache_config_mu;
   bool cache_config_set = false;
 };
@@ -302,6 +313,15 @@ DecodeContext StatsRecorder::decode_context(uint64_t message_number) const {
 }
 
 void StatsRecorder::Record(const EngineCoreOutputs& message) {
+  if (message.skipped.any()) {
+    const auto count = [this](DecodePart part, uint32_t n) {
+      if (n > 0) impl_->decode_errors[static_cast<size_t>(part)]->Add(n);
+    };
+    count(DecodePart::kOutput, message.skipped.outputs);
+    count(DecodePart::kSchedulerStats, message.skipped.scheduler_stats);
+    count(DecodePart::kUtilityOutput, message.skipped.utility_output);
+    count(DecodePart::kFinishedRequests, message.skipped.finished_requests);
+  }
   const int slot = impl_->Slot(message.engine_index);
   if (slot < 0) {
     impl_->declared.single<FamilyId::kUnknownEngineMessages>()->Add(1);
@@ -335,7 +355,27 @@ IdentifiedPayloads StatsRecorder::ResolveConnectors(const KvConnectorStats& stat
 }
 
 void StatsRecorder::CountDecodeError() {
-  impl_->declared.single<FamilyId::kDecodeErrors>()->Add(1);
+  impl_->decode_errors[static_cast<size_t>(DecodePart::kMessage)]->Add(1);
+}
+
+void StatsRecorder::SetEngineWire(int64_t engine_index, std::string_view generation) {
+  const GaugeFamily info = impl_->declared.family<FamilyId::kEngineWireInfo>();
+  if (!info) return;
+  const std::string engine = std::to_string(engine_index);
+  std::lock_guard<std::mutex> lock(impl_->wire_mu);
+  for (auto& [e, previous] : impl_->wire_info) {
+    if (e != engine) continue;
+    if (previous == generation) return;
+    const std::string_view before[] = {engine, previous};
+    info.GetOrCreate(before)->Set(0);
+    previous = std::string(generation);
+    const std::string_view now[] = {engine, previous};
+    info.GetOrCreate(now)->Set(1);
+    return;
+  }
+  impl_->wire_info.emplace_back(engine, std::string(generation));
+  const std::string_view now[] = {engine, generation};
+  info.GetOrCreate(now)->Set(1);
 }
 
 void StatsRecorder::SetCacheConfig(std::vector<std::pair<std::string, std::string>> config) {

@@ -147,9 +147,16 @@ Status DecodePrefillStats(MsgpackReader& r, PrefillStats* out) {
 }
 
 // Reads an optional raw value (map or anything): nil -> empty view.
-Status ReadOptionalRaw(MsgpackReader& r, std::string_view* out) {
+// An optional map kept as raw msgpack (kv_transfer_params, ec_transfer_params, trace_headers:
+// dicts in every generation). Anything else is refused, as msgspec refuses it: a scalar there
+// means the engine's layout is not the table's (an older engine's num_cached_tokens read as
+// trace_headers), which must not pass for a value.
+Status ReadOptionalMap(MsgpackReader& r, std::string_view* out) {
   *out = {};
   if (ConsumeNil(r)) return Status::Ok();
+  MsgpackType t;
+  if (Status s = r.PeekType(&t); !s.ok()) return s;
+  if (t != MsgpackType::kMap) return Malformed(r, "expected map");
   return r.ReadRaw(out);
 }
 
@@ -158,8 +165,8 @@ Status ReadOptionalRaw(MsgpackReader& r, std::string_view* out) {
 // (assigning EngineCoreOutput{} frees them, and a step of 256 outputs allocated 256 times;
 // move-assigning a default-constructed one costs half the decode). Every field is named here:
 // the static_assert is a reminder to reset a field added to the struct.
-static_assert(sizeof(EngineCoreOutput) == 400 || sizeof(void*) != 8,
-              "EngineCoreOutput changed: reset the new field in ResetOutput, then update 400");
+static_assert(sizeof(EngineCoreOutput) == 424 || sizeof(void*) != 8,
+              "EngineCoreOutput changed: reset the new field in ResetOutput, then update 424");
 void ResetOutput(EngineCoreOutput* out) {
   out->request_id = {};
   out->new_token_ids.clear();
@@ -174,6 +181,9 @@ void ResetOutput(EngineCoreOutput* out) {
   out->ec_transfer_params = {};
   out->trace_headers = {};
   out->prefill_stats.reset();
+  out->has_num_cached_tokens = false;
+  out->num_cached_tokens = 0;
+  out->num_external_computed_tokens = 0;
   out->has_routed_experts = false;
   out->num_nans_in_logits = 0;
   out->mm_cache_miss_hashes.clear();
@@ -181,8 +191,10 @@ void ResetOutput(EngineCoreOutput* out) {
   out->wire_fields = 0;
 }
 
+// One EngineCoreOutput, its positions read through the generation's table: the field at each
+// position decides what is read, so the same loop reads every generation.
 Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
-                    EngineCoreOutput* out) {
+                    const WireGeneration& wire, EngineCoreOutput* out) {
   uint32_t n;
   if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
   if (n < 2) return Malformed(r, "EngineCoreOutput needs request_id and new_token_ids");
@@ -199,25 +211,29 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
       out->new_token_ids.push_back(tok);
     }
   }
+  const uint32_t known = wire.output_count;
   for (uint32_t pos = 2; pos < n; ++pos) {
-    // Most positions of most outputs are nil, and nil leaves every field but
-    // num_nans_in_logits (an int, never None, position 13) at its default: consume the run of
-    // nils up to the next non-nil value or position 13, and move on.
-    constexpr uint32_t kNumNansPosition = 13;
-    pos += r.SkipNils((pos < kNumNansPosition ? std::min(n, kNumNansPosition) : n) - pos);
+    // Most positions of most outputs are nil, and nil leaves every field at its default except
+    // the int fields that never are None (num_nans_in_logits, num_cached_tokens): consume the
+    // run of nils up to the next of those (the table's nil_run_end), and move on. Past the
+    // table's last int field, and past its last position, the run goes to the end.
+    uint32_t stop = pos < known ? wire.nil_run_end[pos] : n;
+    if (stop >= known) stop = n;
+    pos += r.SkipNils(std::min(n, stop) - pos);
     if (pos == n) break;
     Status s;
-    switch (pos) {
-      case 2:
-      case 3: {
-        auto& dst = pos == 2 ? out->new_logprobs : out->new_prompt_logprobs_tensors;
+    switch (wire.output_field(pos)) {
+      case OutputField::kNewLogprobs:
+      case OutputField::kNewPromptLogprobsTensors: {
+        auto& dst = wire.output[pos] == OutputField::kNewLogprobs ? out->new_logprobs
+                                                                  : out->new_prompt_logprobs_tensors;
         if (!ConsumeNil(r)) {
           dst.emplace();
           s = DecodeLogprobs(r, frames, &*dst);
         }
         break;
       }
-      case 4:
+      case OutputField::kPoolingOutput:
         if (!ConsumeNil(r)) {
           out->has_pooling_output = true;
           Tensor t;
@@ -228,7 +244,7 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
           }
         }
         break;
-      case 5:
+      case OutputField::kFinishReason:
         if (!ConsumeNil(r)) {
           int64_t reason;
           s = r.ReadInt(&reason);
@@ -238,7 +254,7 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
           if (s.ok()) out->finish_reason = static_cast<FinishReason>(reason);
         }
         break;
-      case 6:
+      case OutputField::kStopReason:
         if (!ConsumeNil(r)) {
           MsgpackType t;
           s = r.PeekType(&t);
@@ -251,27 +267,34 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
           }
         }
         break;
-      case 7:
+      case OutputField::kEvents:
         if (!ConsumeNil(r)) {
           out->events.emplace();
           s = DecodeEvents(r, &*out->events);
         }
         break;
-      case 8: s = ReadOptionalRaw(r, &out->kv_transfer_params); break;
-      case 9: s = ReadOptionalRaw(r, &out->ec_transfer_params); break;
-      case 10: s = ReadOptionalRaw(r, &out->trace_headers); break;
-      case 11:
+      case OutputField::kKvTransferParams: s = ReadOptionalMap(r, &out->kv_transfer_params); break;
+      case OutputField::kEcTransferParams: s = ReadOptionalMap(r, &out->ec_transfer_params); break;
+      case OutputField::kTraceHeaders: s = ReadOptionalMap(r, &out->trace_headers); break;
+      case OutputField::kPrefillStats:
         if (!ConsumeNil(r)) {
           out->prefill_stats.emplace();
           s = DecodePrefillStats(r, &*out->prefill_stats);
         }
         break;
-      case 12:
+      case OutputField::kNumCachedTokens:
+        s = r.ReadInt(&out->num_cached_tokens);
+        out->has_num_cached_tokens = s.ok();
+        break;
+      case OutputField::kNumExternalComputedTokens:
+        s = r.ReadInt(&out->num_external_computed_tokens);
+        break;
+      case OutputField::kRoutedExperts:
         out->has_routed_experts = !r.NextIsNil();
         s = r.Skip();
         break;
-      case kNumNansPosition: s = r.ReadInt(&out->num_nans_in_logits); break;
-      case 14:
+      case OutputField::kNumNansInLogits: s = r.ReadInt(&out->num_nans_in_logits); break;
+      case OutputField::kMmCacheMissHashes:
         if (!ConsumeNil(r)) {
           uint32_t count;
           s = r.ReadArrayHeader(&count);
@@ -282,15 +305,26 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
           }
         }
         break;
-      case 15:
+      case OutputField::kNewSamplingMask:
         out->has_new_sampling_mask = !r.NextIsNil();
         s = r.Skip();
         break;
-      default:
-        s = r.Skip();  // newer trailing fields (spec_decode_metrics, ...)
+      case OutputField::kRequestId:    // positions 0 and 1 are read above
+      case OutputField::kNewTokenIds:
+      case OutputField::kSpecDecodeMetrics:  // not a metrics input
+      case OutputField::kUnknown:      // newer trailing fields
+        s = r.Skip();
         break;
     }
-    if (!s.ok()) return s;
+    if (!s.ok()) {
+      if (s.code() == StatusCode::kMalformed && s.detail() == StatusDetail::kNone) {
+        // Name the field: a wrong type at a position says which generation's field it was.
+        return Status::Malformed(std::string(OutputFieldName(wire.output_field(pos))) + ": " +
+                                     s.message(),
+                                 s.offset());
+      }
+      return s;
+    }
   }
   return Status::Ok();
 }
@@ -322,7 +356,8 @@ Status DecodeUtility(MsgpackReader& r, UtilityOutput* out) {
         if (s.ok()) out->failure_message = msg;
       }
     } else if (pos == 2) {
-      s = ReadOptionalRaw(r, &out->result);
+      out->result = {};
+      if (!ConsumeNil(r)) s = r.ReadRaw(&out->result);
     } else {
       s = r.Skip();
     }
@@ -353,6 +388,40 @@ const char* FinishReasonName(FinishReason reason) {
   return "?";
 }
 
+const char* DecodePartName(DecodePart part) {
+  switch (part) {
+    case DecodePart::kMessage: return "message";
+    case DecodePart::kOutput: return "output";
+    case DecodePart::kSchedulerStats: return "scheduler_stats";
+    case DecodePart::kUtilityOutput: return "utility_output";
+    case DecodePart::kFinishedRequests: return "finished_requests";
+  }
+  return "message";
+}
+
+namespace {
+
+// A part that failed to decode is skipped when that is possible: the failure is about its
+// shape (not a pickle ext, not a missing aux frame, which fail the message in Python's decoder
+// too) and the value can be stepped over. Returns the status the message fails with, or Ok
+// with `r` after the part.
+Status SalvagePart(const Status& failure, const MsgpackReader& start, MsgpackReader& r,
+                   const DecodeContext& ctx, DecodePart part, uint32_t* skipped) {
+  if (failure.code() == StatusCode::kUnsupported || failure.detail() == StatusDetail::kAuxFrame) {
+    return failure;
+  }
+  r = start;
+  if (Status skip = r.Skip(); !skip.ok()) return skip;
+  ++*skipped;
+  // Logged once per kind of problem (the reporter keys on the part and the text, not on the
+  // message number or offset).
+  internal::ReportProblem(ctx, failure.offset(), "", DecodePartName(part),
+                          "skipped, the rest of the message is recorded: " + failure.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
 // Budget (bench/README.md, decode_bench): W1, a stats-only message of ~3.5 kB with a
 // MultiConnector payload, decodes in 1.58 µs against a floor (reading every header, building
 // nothing) of 0.93 µs; W2, 256 outputs in ~17 kB, in 7.93 µs against a floor of 7.24 µs. The
@@ -376,7 +445,9 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
   out->engine_index = 0;
   out->timestamp = 0;
   out->wire_fields = 0;
+  out->skipped = DecodeSkips{};
   if (frames.empty()) return Status::Malformed("message has no frames", 0);
+  const WireGeneration& wire = ctx.wire != nullptr ? *ctx.wire : NewestWireGeneration();
   out->wire_bytes = frames[0].size();
   MsgpackReader r(frames[0]);
   uint32_t n;
@@ -385,22 +456,31 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
   }
   out->wire_fields = n;
   for (uint32_t pos = 0; pos < n; ++pos) {
+    const MsgpackReader start = r;
     Status s;
     switch (pos) {
       case 0: s = r.ReadInt(&out->engine_index); break;
       case 1: {
         if (ConsumeNil(r)) break;
         uint32_t count;
-        s = r.ReadArrayHeader(&count);
-        if (!s.ok()) break;
+        if (s = r.ReadArrayHeader(&count); !s.ok()) {
+          s = SalvagePart(s, start, r, ctx, DecodePart::kOutput, &out->skipped.outputs);
+          break;
+        }
         // Grown one decoded output at a time: a count is only a claim until the outputs are
         // there, and an EngineCoreOutput is far larger than the byte that claims it.
         for (uint32_t i = 0; s.ok() && i < count; ++i) {
           // The element the previous message left at this index is decoded into again
           // (ResetOutput keeps its token-id capacity); new ones are appended.
           if (used == out->outputs.size()) out->outputs.emplace_back();
-          s = DecodeOutput(r, frames, &out->outputs[used]);
-          if (s.ok()) ++used;
+          const MsgpackReader entry = r;
+          s = DecodeOutput(r, frames, wire, &out->outputs[used]);
+          if (s.ok()) {
+            ++used;
+          } else {
+            // This entry only: the other outputs and the statistics still count.
+            s = SalvagePart(s, entry, r, ctx, DecodePart::kOutput, &out->skipped.outputs);
+          }
         }
         break;
       }
@@ -408,6 +488,11 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
         if (!ConsumeNil(r)) {
           out->scheduler_stats.emplace();
           s = internal::DecodeSchedulerStatsAt(r, ctx, &*out->scheduler_stats);
+          if (!s.ok()) {
+            out->scheduler_stats.reset();
+            s = SalvagePart(s, start, r, ctx, DecodePart::kSchedulerStats,
+                            &out->skipped.scheduler_stats);
+          }
         }
         break;
       case 3: s = r.ReadDouble(&out->timestamp); break;
@@ -415,19 +500,30 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
         if (!ConsumeNil(r)) {
           out->utility_output.emplace();
           s = DecodeUtility(r, &*out->utility_output);
+          if (!s.ok()) {
+            out->utility_output.reset();
+            s = SalvagePart(s, start, r, ctx, DecodePart::kUtilityOutput,
+                            &out->skipped.utility_output);
+          }
         }
         break;
       case 5:
         if (!ConsumeNil(r)) {
           uint32_t count;
           s = r.ReadArrayHeader(&count);
-          if (!s.ok()) break;
-          out->finished_requests.emplace();
-          out->finished_requests->reserve(count);  // bounded: count <= remaining bytes
-          for (uint32_t i = 0; s.ok() && i < count; ++i) {
-            std::string_view id;
-            s = r.ReadStr(&id);
-            if (s.ok()) out->finished_requests->push_back(id);
+          if (s.ok()) {
+            out->finished_requests.emplace();
+            out->finished_requests->reserve(count);  // bounded: count <= remaining bytes
+            for (uint32_t i = 0; s.ok() && i < count; ++i) {
+              std::string_view id;
+              s = r.ReadStr(&id);
+              if (s.ok()) out->finished_requests->push_back(id);
+            }
+          }
+          if (!s.ok()) {
+            out->finished_requests.reset();
+            s = SalvagePart(s, start, r, ctx, DecodePart::kFinishedRequests,
+                            &out->skipped.finished_requests);
           }
         }
         break;

@@ -273,6 +273,7 @@ Result<EngineCoreReadyResponse> DecodeEngineCoreReadyResponse(std::string_view f
   // keeps its default) and named in skipped_keys. Returning ok with consumed = false makes
   // the walker skip the value.
   Status s = ForEachMapEntry(&r, [&](std::string_view key, bool* consumed) -> Status {
+    if (rr.keys.size() < kMaxReadyResponseKeys) rr.keys.emplace_back(key);
     auto lenient = [&](Status st) -> Status {
       if (st.ok()) return st;
       // The reader leaves its cursor in place on failure, so the walker can skip the value.

@@ -116,8 +116,16 @@ std::optional<IterationStats> RequestTracker::ProcessOutputs(const EngineCoreOut
     RequestState& s = slot->state;
     const auto num_new = static_cast<int64_t>(o.new_token_ids.size());
     it.num_generation_tokens += num_new;  // 1.
+    // An older engine's prefill numbers, as the PrefillStats a newer one sends (only read
+    // while prefilling: steps 2 and 8).
+    std::optional<PrefillStats> older;
+    if (s.is_prefilling && !o.prefill_stats && o.has_num_cached_tokens) {
+      older = PrefillStatsOfOlderEngine(s.info.prompt_len, o.num_cached_tokens,
+                                        o.num_external_computed_tokens);
+    }
+    const std::optional<PrefillStats>& prefill = o.prefill_stats ? o.prefill_stats : older;
     if (s.is_prefilling) {                // 2. TTFT even when no token came (quirk)
-      if (o.prefill_stats) it.prompt_token_stats.UpdateFromOutput(*o.prefill_stats);
+      if (prefill) it.prompt_token_stats.UpdateFromOutput(*prefill);
       const double ttft = iteration_timestamp - s.info.arrival_time;
       it.time_to_first_tokens_iter.push_back(ttft);
       s.first_token_latency = ttft;
@@ -152,7 +160,7 @@ std::optional<IterationStats> RequestTracker::ProcessOutputs(const EngineCoreOut
     }
     s.last_token_ts = t;    // 7.
     if (s.is_prefilling) {  // 8.
-      if (o.prefill_stats) s.num_cached_tokens = o.prefill_stats->num_cached_tokens;
+      if (prefill) s.num_cached_tokens = prefill->num_cached_tokens;
       s.is_prefilling = false;
     }
     // 9. (stop strings) needs a detokenizer: not part of vmetrics.

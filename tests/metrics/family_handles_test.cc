@@ -82,7 +82,12 @@ TEST(DeclaredFamilies, HandlesPointAtTheDeclaredChildrenOfTheirEngine) {
   // Eager children start where the table says.
   EXPECT_EQ((h.Get<F::kEngineSleepState, "awake">()->value()), 1.0);
   EXPECT_EQ((h.Get<F::kEngineSleepState, "discard_all">()->value()), 0.0);
-  EXPECT_EQ(declared.single<F::kDecodeErrors>()->label_values().size(), 0u);
+  // vmetrics_decode_errors_total{part}: one eager child per part, in DecodePart's order.
+  const std::vector<const Child*> parts =
+      declared.family<F::kDecodeErrors>().family().Children();
+  ASSERT_EQ(parts.size(), 5u);
+  EXPECT_EQ(Labels(parts[0]), (std::vector<std::string>{"message"}));
+  EXPECT_EQ(Labels(parts[2]), (std::vector<std::string>{"scheduler_stats"}));
   ASSERT_TRUE(declared.family<F::kEngineUp>());
   const std::vector<const Child*> up = declared.family<F::kEngineUp>().family().Children();
   ASSERT_EQ(up.size(), 2u);

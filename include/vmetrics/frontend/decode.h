@@ -31,6 +31,10 @@ struct DecodeCaptureOptions {
   std::string input;
   // vLLM's KVTransferConfig JSON: the configured connector, as `replay` would have it.
   std::string kv_transfer_config;
+  // --engine-wire: "auto", a wire generation or a vLLM release (wire_decoder.h). Each line
+  // says the engine's generation (`wire_generation`, null while undecided, with
+  // `wire_candidates`) and the table it was decoded with (`decoded_as`).
+  std::string engine_wire = "auto";
   // Where the messages that do not decode and once-logged recording problems go, one line
   // each without a newline. nullptr = dropped.
   std::function<void(std::string_view)> log;
@@ -40,7 +44,7 @@ struct DecodeCaptureOptions {
 //
 // Passes one JSON document per message, ending in '\n', to `out`, in order. Returns the number
 // of messages that did not decode (skipped and logged). Failure (kInvalidArgument) for bad
-// kv_transfer_config JSON or an unreadable capture.
+// kv_transfer_config JSON, an unknown --engine-wire or an unreadable capture.
 Result<uint64_t> DecodeCapture(const DecodeCaptureOptions& options,
                                const std::function<void(std::string_view line)>& out);
 

@@ -24,9 +24,11 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vmetrics/exposition.h"
 #include "vmetrics/status.h"
+#include "vmetrics/wire_decoder.h"
 
 namespace vmetrics::frontend {
 
@@ -60,20 +62,26 @@ struct ReplayOptions {
   // to the capture, so a capture and its sidecar travel together.
   std::string requests;
 
+  // --engine-wire: "auto" recognises each engine's wire generation from its messages
+  // (wire_decoder.h); a generation name or vLLM release forces that table.
+  std::string engine_wire = "auto";
+
   // Where the messages of the replay go (a message that does not decode, once-logged
-  // recording problems), one line each without a newline. nullptr = dropped.
+  // recording problems, each engine's wire generation), one line each without a newline.
+  // nullptr = dropped.
   std::function<void(std::string_view)> log;
 };
 
 struct ReplayOutput {
   std::string exposition;        // in options.format
   uint64_t failed_messages = 0;  // messages that did not decode (skipped, and counted)
+  std::vector<WireRecognition> recognitions;  // each engine's wire generation
 };
 
 // Replay
 //
 // Failure (kInvalidArgument, naming the flag) for options that cannot be used: bad JSON, an
-// unreadable capture or sidecar, a sidecar line that is wrong. Messages that do not decode are
+// unknown --engine-wire, an unreadable capture or sidecar, a sidecar line that is wrong. Messages that do not decode are
 // not failures: they are skipped, counted in vmetrics_decode_errors_total and in
 // failed_messages, and logged.
 Result<ReplayOutput> Replay(const ReplayOptions& options);

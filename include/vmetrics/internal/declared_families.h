@@ -88,6 +88,7 @@ enum class FamilyId : uint8_t {
   kUnknownEngineMessages,
   kKvConnectorPayloads,
   kEngineUp,
+  kEngineWireInfo,
   kLabelValuesDropped,
 };
 
@@ -110,6 +111,7 @@ enum class Gate : uint8_t {
   kKvCacheMetrics,  // --kv-cache-metrics
   kLora,            // LoRA enabled (max_loras > 0)
   kEngineLiveness,  // `serve` watches its engines (track_engine_liveness)
+  kEngineWire,      // `serve` reports each engine's wire generation (report_engine_wire)
   kFirstDrop,       // the first sample the cardinality guard drops (cardinality_guard.h)
 };
 
@@ -462,12 +464,17 @@ inline constexpr FamilyDeclaration kDeclaredFamilies[] = {
      .source = "`serve`: the engines' ready responses, value 1.0; `replay`: HELP and TYPE only",
      .labels = {},
      .children = Children::kLabelsAtRunTime},
+    // The part values are DecodePart's, in its order (engine_core_outputs.h).
     {.id = FamilyId::kDecodeErrors,
      .name = "vmetrics_decode_errors",
      .type = MetricType::kCounter,
-     .help = "EngineCoreOutputs messages that could not be decoded and were skipped.",
-     .source = "+1 per message that does not decode",
-     .labels = {},
+     .help = "Parts of EngineCoreOutputs messages that could not be decoded and were skipped: "
+             "the whole message (part=message, nothing recorded), or one output entry, the "
+             "SchedulerStats, the utility output or finished_requests (the rest of the message "
+             "recorded).",
+     .source = "+1 per message that does not decode, or per part of one that is skipped",
+     .labels = {"part"},
+     .eager = {"message", "output", "scheduler_stats", "utility_output", "finished_requests"},
      .render_group = 1},
     {.id = FamilyId::kUnknownEngineMessages,
      .name = "vmetrics_unknown_engine_messages",
@@ -497,6 +504,17 @@ inline constexpr FamilyDeclaration kDeclaredFamilies[] = {
      .gate = Gate::kEngineLiveness,
      .render_group = 1,
      .initial = 1.0},
+    {.id = FamilyId::kEngineWireInfo,
+     .name = "vmetrics_engine_wire_info",
+     .type = MetricType::kGauge,
+     .help = "Wire generation each engine was recognised as (the layout its EngineCoreOutputs "
+             "messages are decoded with): 1 for the current one, 0 for one it was taken for "
+             "before.",
+     .source = "the recognition of each engine's wire generation (handshake and first messages)",
+     .labels = {"engine", "generation"},
+     .children = Children::kOnFirstRecord,
+     .gate = Gate::kEngineWire,
+     .render_group = 1},
     // Registered on the first drop, so renderings without drops stay byte-identical to the
     // Python frontend's.
     {.id = FamilyId::kLabelValuesDropped,

@@ -1,0 +1,190 @@
+// File: wire_generation.h
+//
+// Wire generations: the layouts of vLLM's EngineCore output stream that a metrics frontend must
+// read, one table per generation, from vLLM PR #22188 (2025-09-19, kv_connector_stats in
+// SchedulerStats) to the newest layout vmetrics knows. A generation is a span of upstream main
+// during which those bytes did not change; it is named after the last day of the span and the
+// commit that represents it (`g20260814-6adad087`). docs/wire_format.md lists every table with
+// the upstream commits it was read from.
+//
+// A table says, per generation: what each position of EngineCoreOutput holds (the decoder looks
+// the field up by position and switches on the field, so no position number is written in
+// code), which keys SchedulerStats carries, how many keys the nested statistics maps have, the
+// NIXL payload's keys, the logprobs form, the highest FinishReason, and how the engine
+// introduces itself (its ready response and READY forms). EngineCoreOutputs itself (8
+// positions) and the SchedulerStats decoding (keyed by name) are the same in every generation.
+// Adding a generation is adding a table here and its captures under
+// tests/fixtures/wire_generations/.
+//
+// Thread safety: constant tables; read from any thread.
+//
+// Example:
+//   const WireGeneration* g = FindWireGeneration("g20260712");
+//   ASSERT_NE(g, nullptr);
+//   EXPECT_EQ(g->output_field(10), OutputField::kPrefillStats);
+//   EXPECT_EQ(FindWireGeneration("0.11.0"), ...);  // a vLLM release that pins one
+#ifndef VMETRICS_WIRE_GENERATION_H_
+#define VMETRICS_WIRE_GENERATION_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace vmetrics {
+
+// What one position of an EngineCoreOutput array holds (vllm/v1/engine/__init__.py of each
+// generation's commit).
+enum class OutputField : uint8_t {
+  kRequestId,
+  kNewTokenIds,
+  kNewLogprobs,
+  kNewPromptLogprobsTensors,
+  kPoolingOutput,
+  kFinishReason,
+  kStopReason,
+  kEvents,
+  kKvTransferParams,
+  kEcTransferParams,
+  kTraceHeaders,
+  kNumCachedTokens,             // up to g20260413: on every output
+  kNumExternalComputedTokens,   // g20260413: on every output
+  kPrefillStats,                // from g20260712: a map on a request's first output
+  kRoutedExperts,
+  kNumNansInLogits,
+  kMmCacheMissHashes,
+  kNewSamplingMask,
+  kSpecDecodeMetrics,
+  kUnknown,  // a position the generation does not have (an extra trailing one): skipped
+};
+const char* OutputFieldName(OutputField field);  // "request_id", "prefill_stats", ...
+
+// msgpack types, as a bit set (what a position accepts, what a message carried).
+enum WireTypeBit : uint16_t {
+  kWireNil = 1 << 0,
+  kWireBool = 1 << 1,
+  kWireInt = 1 << 2,
+  kWireFloat = 1 << 3,
+  kWireStr = 1 << 4,
+  kWireBin = 1 << 5,
+  kWireArray = 1 << 6,
+  kWireMap = 1 << 7,
+  kWireExt = 1 << 8,
+};
+
+// The msgpack types a field accepts (msgspec's rules for its Python type): an Optional field
+// accepts nil; an int field refuses nil, so a run of nils stops before it.
+constexpr uint16_t AcceptedTypes(OutputField field) {
+  switch (field) {
+    case OutputField::kRequestId:
+      return kWireStr;
+    case OutputField::kNewTokenIds:
+      return kWireArray;
+    case OutputField::kFinishReason:
+      return kWireNil | kWireInt;
+    case OutputField::kStopReason:
+      return kWireNil | kWireInt | kWireStr;
+    case OutputField::kKvTransferParams:
+    case OutputField::kEcTransferParams:
+    case OutputField::kTraceHeaders:
+    case OutputField::kPrefillStats:
+    case OutputField::kSpecDecodeMetrics:
+      return kWireNil | kWireMap;
+    case OutputField::kNumCachedTokens:
+    case OutputField::kNumExternalComputedTokens:
+    case OutputField::kNumNansInLogits:
+      return kWireInt;
+    case OutputField::kNewLogprobs:
+    case OutputField::kNewPromptLogprobsTensors:
+    case OutputField::kPoolingOutput:
+    case OutputField::kEvents:
+    case OutputField::kRoutedExperts:
+    case OutputField::kMmCacheMissHashes:
+    case OutputField::kNewSamplingMask:
+      return kWireNil | kWireArray;
+    case OutputField::kUnknown:
+      return 0xffff;
+  }
+  return 0xffff;
+}
+
+// How the engine introduces itself on the input socket (its first frame there, the ready
+// response) and on READY.
+enum class ReadyForm : uint8_t {
+  // An empty first frame; num_gpu_blocks and dp_stats_address travel on READY (before vLLM PR
+  // #39102/#39364).
+  kEmptyRegistration,
+  // {max_model_len, num_gpu_blocks, dp_stats_address}.
+  kThreeFields,
+  // + block_size, dtype, vllm_version, world_size, data_parallel_size, kv_cache_size_tokens,
+  // kv_cache_max_concurrency.
+  kWithVersion,
+  // + tensor_parallel_size, pipeline_parallel_size, decode_context_parallel_size,
+  // data_parallel_rank, max_num_seqs, max_num_batched_tokens, instance_id, kv_events_config.
+  kWithParallelism,
+};
+const char* ReadyFormName(ReadyForm form);
+
+// new_logprobs (position 2): a list triple, a list quadruple (a 4th list of ints or nil), or
+// ndarray triples in the first three places of a quadruple.
+enum class LogprobsForm : uint8_t { kListTriple, kListQuadruple, kTensors };
+
+inline constexpr size_t kMaxOutputPositions = 24;
+
+struct WireGeneration {
+  std::string_view name;        // "g20260814-6adad087"
+  std::string_view commit;      // the representative vllm-project/vllm commit; "" if none pinned
+  std::string_view span_first;  // first day on main, "2026-08-12"
+  std::string_view span_last;   // last day on main
+  // EngineCoreOutput, position by position.
+  std::array<OutputField, kMaxOutputPositions> output{};
+  uint8_t output_count = 0;
+  // For position p: the first position at or after p whose field does not accept nil (or
+  // output_count): a run of nils may be skipped up to it, since nil leaves every field before
+  // it at its default. Filled by MakeWireGeneration.
+  std::array<uint8_t, kMaxOutputPositions + 1> nil_run_end{};
+  // SchedulerStats keys, in declaration order (msgspec writes them all).
+  std::span<const std::string_view> scheduler_stats_keys;
+  uint8_t prefix_cache_stats_keys = 0;   // PrefixCacheStats (and the connector's)
+  uint8_t spec_decoding_stats_keys = 0;  // SpecDecodingStats
+  uint8_t prefill_stats_keys = 0;        // PrefillStats; 0 = the generation has none
+  uint8_t nixl_keys = 0;                 // a NIXL kv_connector_stats payload
+  bool nixl_failures_are_ints = false;   // failure list entries: int 1 (else float 1.0)
+  uint8_t max_finish_reason = 0;         // 2 abort, 3 error, 4 repetition
+  LogprobsForm logprobs = LogprobsForm::kTensors;
+  ReadyForm ready_form = ReadyForm::kWithParallelism;
+  // vLLM releases built from this span (docs/wire_format.md says how each was pinned).
+  std::span<const std::string_view> vllm_releases;
+
+  OutputField output_field(size_t position) const {
+    return position < output_count ? output[position] : OutputField::kUnknown;
+  }
+  // The position of `field`, or -1.
+  int PositionOf(OutputField field) const;
+};
+
+// Every generation vmetrics knows, oldest first. The last one is the newest.
+std::span<const WireGeneration> WireGenerations();
+const WireGeneration& NewestWireGeneration();
+
+// The generation named `name` ("g20260712-370b678a", or the part before the dash,
+// "g20260712"), or pinned by a vLLM release ("0.11.0", "v0.11.0"); nullptr if none.
+const WireGeneration* FindWireGeneration(std::string_view name_or_release);
+
+// The generation a vLLM version string pins, if any: a release listed in a table, or a source
+// build whose version names a representative commit (`0.1.dev5+g6adad0876`). nullptr for
+// anything else ("dev", an unknown release).
+const WireGeneration* WireGenerationOfVllmVersion(std::string_view vllm_version);
+
+// True when a and b decode every message the same way: their EngineCoreOutput layouts agree on
+// every position both have (one is a prefix of the other). SchedulerStats decoding is keyed by
+// name and the same in all generations.
+bool LayoutsAgree(const WireGeneration& a, const WireGeneration& b);
+
+// Index of `g` in WireGenerations().
+size_t WireGenerationIndex(const WireGeneration& g);
+
+}  // namespace vmetrics
+
+#endif  // VMETRICS_WIRE_GENERATION_H_

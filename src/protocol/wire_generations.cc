@@ -1,0 +1,361 @@
+// The wire generations, one table each (wire_generation.h). Every fact here was read from
+// vllm-project/vllm at the generation's representative commit (vllm/v1/engine/__init__.py,
+// vllm/v1/metrics/stats.py, the NIXL stats class, vllm/v1/engine/core.py for the ready
+// response) and checked against that generation's captures in tests/fixtures/wire_generations/
+// (WireGenerations.TablesMatchTheCaptureManifest); docs/wire_format.md has them as tables.
+#include "vmetrics/wire_generation.h"
+
+#include <algorithm>
+#include <initializer_list>
+
+namespace vmetrics {
+namespace {
+
+using F = OutputField;
+
+constexpr WireGeneration MakeWireGeneration(WireGeneration g, std::initializer_list<F> fields) {
+  for (F f : fields) g.output[g.output_count++] = f;
+  g.nil_run_end[g.output_count] = g.output_count;
+  for (size_t p = g.output_count; p-- > 0;) {
+    g.nil_run_end[p] =
+        (AcceptedTypes(g.output[p]) & kWireNil) != 0 ? g.nil_run_end[p + 1] : static_cast<uint8_t>(p);
+  }
+  return g;
+}
+
+// Positions 0-8 of EngineCoreOutput never changed in the window.
+#define VMETRICS_OUTPUT_0_TO_8                                                          \
+  F::kRequestId, F::kNewTokenIds, F::kNewLogprobs, F::kNewPromptLogprobsTensors,       \
+      F::kPoolingOutput, F::kFinishReason, F::kStopReason, F::kEvents, F::kKvTransferParams
+
+// SchedulerStats keys, in declaration order.
+constexpr std::string_view kStats20250927[] = {
+    "num_running_reqs", "num_waiting_reqs",    "step_counter",       "current_wave",
+    "kv_cache_usage",   "prefix_cache_stats", "spec_decoding_stats", "kv_connector_stats",
+    "num_corrupted_reqs"};
+constexpr std::string_view kStats20251105[] = {
+    "num_running_reqs",   "num_waiting_reqs",
+    "step_counter",       "current_wave",
+    "kv_cache_usage",     "prefix_cache_stats",
+    "connector_prefix_cache_stats", "spec_decoding_stats",
+    "kv_connector_stats", "num_corrupted_reqs"};
+constexpr std::string_view kStats20260112[] = {
+    "num_running_reqs",      "num_waiting_reqs",     "step_counter",
+    "current_wave",          "kv_cache_usage",       "prefix_cache_stats",
+    "connector_prefix_cache_stats", "kv_cache_eviction_events", "spec_decoding_stats",
+    "kv_connector_stats",    "waiting_lora_adapters", "running_lora_adapters",
+    "cudagraph_stats",       "perf_stats"};
+constexpr std::string_view kStats20260204[] = {
+    "num_running_reqs",      "num_waiting_reqs",      "step_counter",
+    "current_wave",          "kv_cache_usage",        "encoder_cache_usage",
+    "prefix_cache_stats",    "connector_prefix_cache_stats", "kv_cache_eviction_events",
+    "spec_decoding_stats",   "kv_connector_stats",    "waiting_lora_adapters",
+    "running_lora_adapters", "cudagraph_stats",       "perf_stats"};
+constexpr std::string_view kStats20260712[] = {
+    "num_running_reqs",      "num_waiting_reqs",      "num_skipped_waiting_reqs",
+    "step_counter",          "current_wave",          "kv_cache_usage",
+    "prefix_cache_stats",    "connector_prefix_cache_stats", "kv_cache_eviction_events",
+    "spec_decoding_stats",   "kv_connector_stats",    "waiting_lora_adapters",
+    "running_lora_adapters", "cudagraph_stats",       "perf_stats"};
+constexpr std::string_view kStats20260812[] = {
+    "num_running_reqs",   "num_waiting_reqs",      "num_skipped_waiting_reqs",
+    "step_counter",       "current_wave",          "kv_cache_usage",
+    "iteration_details",  "prefix_cache_stats",    "connector_prefix_cache_stats",
+    "kv_cache_eviction_events", "spec_decoding_stats", "kv_connector_stats",
+    "waiting_lora_adapters", "running_lora_adapters", "cudagraph_stats",
+    "perf_stats"};
+constexpr std::string_view kStatsNewest[] = {
+    "num_running_reqs",      "num_waiting_reqs",      "num_skipped_waiting_reqs",
+    "num_kv_fetch_reqs_by_stage", "step_counter",     "current_wave",
+    "kv_cache_usage",        "iteration_details",     "prefix_cache_stats",
+    "connector_prefix_cache_stats", "kv_cache_eviction_events", "spec_decoding_stats",
+    "kv_connector_stats",    "ec_connector_stats",    "waiting_lora_adapters",
+    "running_lora_adapters", "cudagraph_stats",       "perf_stats"};
+
+// vLLM releases whose wire is a generation's (docs/wire_format.md, "vLLM releases").
+constexpr std::string_view kReleasesNone[] = {""};
+
+constexpr WireGeneration kGenerations[] = {
+    MakeWireGeneration({.name = "g20250927-6f5c0931",
+                        .commit = "6f5c0931c1f618b2ca8668d114fec2d26cecfd8c",
+                        .span_first = "2025-09-19",
+                        .span_last = "2025-09-26",
+                        .scheduler_stats_keys = kStats20250927,
+                        .prefix_cache_stats_keys = 4,
+                        .spec_decoding_stats_keys = 5,
+                        .prefill_stats_keys = 0,
+                        .nixl_keys = 1,
+                        .nixl_failures_are_ints = false,
+                        .max_finish_reason = 2,
+                        .logprobs = LogprobsForm::kListTriple,
+                        .ready_form = ReadyForm::kEmptyRegistration,
+                        .vllm_releases = kReleasesNone},
+                       {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens}),
+    MakeWireGeneration({.name = "g20251105-65ac8d8d",
+                        .commit = "65ac8d8dc474839eafaea2adddb76fd2341cb78d",
+                        .span_first = "2025-09-27",
+                        .span_last = "2025-11-04",
+                        .scheduler_stats_keys = kStats20251105,
+                        .prefix_cache_stats_keys = 7,
+                        .spec_decoding_stats_keys = 5,
+                        .prefill_stats_keys = 0,
+                        .nixl_keys = 6,
+                        .nixl_failures_are_ints = false,
+                        .max_finish_reason = 2,
+                        .logprobs = LogprobsForm::kListQuadruple,
+                        .ready_form = ReadyForm::kEmptyRegistration,
+                        .vllm_releases = kReleasesNone},
+                       {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens}),
+    MakeWireGeneration({.name = "g20260112-0565f1fd",
+                        .commit = "0565f1fdec86dd0f38438d50db2219246f0e196d",
+                        .span_first = "2025-11-05",
+                        .span_last = "2026-01-11",
+                        .scheduler_stats_keys = kStats20260112,
+                        .prefix_cache_stats_keys = 7,
+                        .spec_decoding_stats_keys = 5,
+                        .prefill_stats_keys = 0,
+                        .nixl_keys = 6,
+                        .nixl_failures_are_ints = false,
+                        .max_finish_reason = 3,
+                        .logprobs = LogprobsForm::kTensors,
+                        .ready_form = ReadyForm::kEmptyRegistration,
+                        .vllm_releases = kReleasesNone},
+                       {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens,
+                        F::kNumNansInLogits}),
+    MakeWireGeneration({.name = "g20260204-08e09499",
+                        .commit = "08e094997ecb28b4c5ad4dd28fd6fbb48adba279",
+                        .span_first = "2026-01-12",
+                        .span_last = "2026-02-03",
+                        .scheduler_stats_keys = kStats20260204,
+                        .prefix_cache_stats_keys = 7,
+                        .spec_decoding_stats_keys = 5,
+                        .prefill_stats_keys = 0,
+                        .nixl_keys = 7,
+                        .nixl_failures_are_ints = true,
+                        .max_finish_reason = 3,
+                        .logprobs = LogprobsForm::kTensors,
+                        .ready_form = ReadyForm::kEmptyRegistration,
+                        .vllm_releases = kReleasesNone},
+                       {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens,
+                        F::kRoutedExperts, F::kNumNansInLogits}),
+    MakeWireGeneration({.name = "g20260413-f72b2097",
+                        .commit = "f72b20976c49f5cc522281b59df4863cabed8df2",
+                        .span_first = "2026-02-04",
+                        .span_last = "2026-04-12",
+                        .scheduler_stats_keys = kStats20260204,
+                        .prefix_cache_stats_keys = 7,
+                        .spec_decoding_stats_keys = 5,
+                        .prefill_stats_keys = 0,
+                        .nixl_keys = 7,
+                        .nixl_failures_are_ints = true,
+                        .max_finish_reason = 4,
+                        .logprobs = LogprobsForm::kTensors,
+                        .ready_form = ReadyForm::kThreeFields,
+                        .vllm_releases = kReleasesNone},
+                       {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens,
+                        F::kNumExternalComputedTokens, F::kRoutedExperts,
+                        F::kNumNansInLogits}),
+    MakeWireGeneration({.name = "g20260712-370b678a",
+                        .commit = "370b678a028872e7c7def9aa18cfef3ab1fa750e",
+                        .span_first = "2026-04-13",
+                        .span_last = "2026-07-11",
+                        .scheduler_stats_keys = kStats20260712,
+                        .prefix_cache_stats_keys = 7,
+                        .spec_decoding_stats_keys = 6,
+                        .prefill_stats_keys = 5,
+                        .nixl_keys = 7,
+                        .nixl_failures_are_ints = true,
+                        .max_finish_reason = 4,
+                        .logprobs = LogprobsForm::kTensors,
+                        .ready_form = ReadyForm::kWithVersion,
+                        .vllm_releases = kReleasesNone},
+                       {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kPrefillStats,
+                        F::kRoutedExperts, F::kNumNansInLogits}),
+    MakeWireGeneration({.name = "g20260812-f4e9bb01",
+                        .commit = "f4e9bb01de39dda517c8555640696bd9a9758be2",
+                        .span_first = "2026-07-12",
+                        .span_last = "2026-08-11",
+                        .scheduler_stats_keys = kStats20260812,
+                        .prefix_cache_stats_keys = 7,
+                        .spec_decoding_stats_keys = 6,
+                        .prefill_stats_keys = 6,
+                        .nixl_keys = 7,
+                        .nixl_failures_are_ints = true,
+                        .max_finish_reason = 4,
+                        .logprobs = LogprobsForm::kTensors,
+                        .ready_form = ReadyForm::kWithParallelism,
+                        .vllm_releases = kReleasesNone},
+                       {VMETRICS_OUTPUT_0_TO_8, F::kEcTransferParams, F::kTraceHeaders,
+                        F::kPrefillStats, F::kRoutedExperts, F::kNumNansInLogits}),
+    MakeWireGeneration({.name = "g20260814-6adad087",
+                        .commit = "6adad08767583f52eb4d2122111af0bf638ed5e6",
+                        .span_first = "2026-08-12",
+                        .span_last = "2026-08-14",
+                        .scheduler_stats_keys = kStats20260812,
+                        .prefix_cache_stats_keys = 7,
+                        .spec_decoding_stats_keys = 6,
+                        .prefill_stats_keys = 6,
+                        .nixl_keys = 7,
+                        .nixl_failures_are_ints = true,
+                        .max_finish_reason = 4,
+                        .logprobs = LogprobsForm::kTensors,
+                        .ready_form = ReadyForm::kWithParallelism,
+                        .vllm_releases = kReleasesNone},
+                       {VMETRICS_OUTPUT_0_TO_8, F::kEcTransferParams, F::kTraceHeaders,
+                        F::kPrefillStats, F::kRoutedExperts, F::kNumNansInLogits,
+                        F::kMmCacheMissHashes, F::kNewSamplingMask}),
+    // No upstream main commit carrying every change of this layout could be pinned: named
+    // after the date of the newest upstream documentation it was read from.
+    MakeWireGeneration({.name = "gnewest-20260924",
+                        .commit = "",
+                        .span_first = "2026-08-15",
+                        .span_last = "2026-09-24",
+                        .scheduler_stats_keys = kStatsNewest,
+                        .prefix_cache_stats_keys = 8,
+                        .spec_decoding_stats_keys = 6,
+                        .prefill_stats_keys = 6,
+                        .nixl_keys = 8,
+                        .nixl_failures_are_ints = true,
+                        .max_finish_reason = 4,
+                        .logprobs = LogprobsForm::kTensors,
+                        .ready_form = ReadyForm::kWithParallelism,
+                        .vllm_releases = kReleasesNone},
+                       {VMETRICS_OUTPUT_0_TO_8, F::kEcTransferParams, F::kTraceHeaders,
+                        F::kPrefillStats, F::kRoutedExperts, F::kNumNansInLogits,
+                        F::kMmCacheMissHashes, F::kNewSamplingMask, F::kSpecDecodeMetrics}),
+};
+#undef VMETRICS_OUTPUT_0_TO_8
+
+// The decoder reads positions 0 and 1 before the table (request_id, new_token_ids are required
+// everywhere), and skips nil runs with nil_run_end: both rely on these.
+constexpr bool TablesAreConsistent() {
+  for (const WireGeneration& g : kGenerations) {
+    if (g.output_count < 2 || g.output_count > kMaxOutputPositions) return false;
+    if (g.output[0] != F::kRequestId || g.output[1] != F::kNewTokenIds) return false;
+    for (size_t p = 0; p < g.output_count; ++p) {
+      if (g.nil_run_end[p] < p || g.nil_run_end[p] > g.output_count) return false;
+    }
+  }
+  return true;
+}
+static_assert(TablesAreConsistent());
+
+// "0.11.0", "v0.11.0", "0.11.0rc2" -> "0.11.0" (pre-releases are cut from the same branch).
+std::string_view ReleaseOf(std::string_view v) {
+  if (!v.empty() && (v[0] == 'v' || v[0] == 'V')) v.remove_prefix(1);
+  size_t end = 0;
+  int dots = 0;
+  while (end < v.size() && ((v[end] >= '0' && v[end] <= '9') || v[end] == '.')) {
+    if (v[end] == '.') ++dots;
+    ++end;
+  }
+  if (dots < 2) return {};
+  std::string_view release = v.substr(0, end);
+  // "0.11.0.dev" and "0.11.0+cu128" keep their release part; a dev build is not a release.
+  std::string_view rest = v.substr(end);
+  if (rest.rfind(".dev", 0) == 0 || rest.rfind("dev", 0) == 0) return {};
+  while (!release.empty() && release.back() == '.') release.remove_suffix(1);
+  return release;
+}
+
+}  // namespace
+
+const char* OutputFieldName(OutputField field) {
+  switch (field) {
+    case F::kRequestId: return "request_id";
+    case F::kNewTokenIds: return "new_token_ids";
+    case F::kNewLogprobs: return "new_logprobs";
+    case F::kNewPromptLogprobsTensors: return "new_prompt_logprobs_tensors";
+    case F::kPoolingOutput: return "pooling_output";
+    case F::kFinishReason: return "finish_reason";
+    case F::kStopReason: return "stop_reason";
+    case F::kEvents: return "events";
+    case F::kKvTransferParams: return "kv_transfer_params";
+    case F::kEcTransferParams: return "ec_transfer_params";
+    case F::kTraceHeaders: return "trace_headers";
+    case F::kNumCachedTokens: return "num_cached_tokens";
+    case F::kNumExternalComputedTokens: return "num_external_computed_tokens";
+    case F::kPrefillStats: return "prefill_stats";
+    case F::kRoutedExperts: return "routed_experts";
+    case F::kNumNansInLogits: return "num_nans_in_logits";
+    case F::kMmCacheMissHashes: return "mm_cache_miss_hashes";
+    case F::kNewSamplingMask: return "new_sampling_mask";
+    case F::kSpecDecodeMetrics: return "spec_decode_metrics";
+    case F::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+const char* ReadyFormName(ReadyForm form) {
+  switch (form) {
+    case ReadyForm::kEmptyRegistration: return "empty registration, READY with num_gpu_blocks";
+    case ReadyForm::kThreeFields: return "ready response of 3 fields";
+    case ReadyForm::kWithVersion: return "ready response with vllm_version";
+    case ReadyForm::kWithParallelism: return "ready response with tensor_parallel_size";
+  }
+  return "?";
+}
+
+int WireGeneration::PositionOf(OutputField field) const {
+  for (size_t p = 0; p < output_count; ++p) {
+    if (output[p] == field) return static_cast<int>(p);
+  }
+  return -1;
+}
+
+std::span<const WireGeneration> WireGenerations() { return kGenerations; }
+
+const WireGeneration& NewestWireGeneration() { return kGenerations[std::size(kGenerations) - 1]; }
+
+size_t WireGenerationIndex(const WireGeneration& g) {
+  return static_cast<size_t>(&g - kGenerations);
+}
+
+const WireGeneration* FindWireGeneration(std::string_view name) {
+  for (const WireGeneration& g : kGenerations) {
+    if (g.name == name) return &g;
+    const size_t dash = g.name.find('-', 1);
+    if (g.name.substr(0, dash) == name) return &g;
+  }
+  const std::string_view release = ReleaseOf(name);
+  if (release.empty()) return nullptr;
+  for (const WireGeneration& g : kGenerations) {
+    for (std::string_view r : g.vllm_releases) {
+      if (!r.empty() && r == release) return &g;
+    }
+  }
+  return nullptr;
+}
+
+const WireGeneration* WireGenerationOfVllmVersion(std::string_view version) {
+  // A source build: "<release>.dev<N>+g<short sha>[.d<date>]" (setuptools-scm).
+  const size_t plus = version.find("+g");
+  if (plus != std::string_view::npos) {
+    std::string_view sha = version.substr(plus + 2);
+    sha = sha.substr(0, sha.find('.'));
+    if (sha.size() >= 7) {
+      for (const WireGeneration& g : kGenerations) {
+        if (!g.commit.empty() && g.commit.rfind(sha, 0) == 0) return &g;
+      }
+    }
+    return nullptr;
+  }
+  const std::string_view release = ReleaseOf(version);
+  if (release.empty()) return nullptr;
+  for (const WireGeneration& g : kGenerations) {
+    for (std::string_view r : g.vllm_releases) {
+      if (!r.empty() && r == release) return &g;
+    }
+  }
+  return nullptr;
+}
+
+bool LayoutsAgree(const WireGeneration& a, const WireGeneration& b) {
+  const size_t common = std::min(a.output_count, b.output_count);
+  for (size_t p = 0; p < common; ++p) {
+    if (a.output[p] != b.output[p]) return false;
+  }
+  return true;
+}
+
+}  // namespace vmetrics
