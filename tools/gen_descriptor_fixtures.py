@@ -789,8 +789,12 @@ class Peer:
             self.register_frontend(family)
         self.make(self.out.vllm, frontend.CACHE_CONFIG_INFO.name, "gauge",
                   frontend.CACHE_CONFIG_INFO.help, ["engine"], [])
-        for family in (frontend.DECODE_ERRORS, frontend.UNKNOWN_ENGINE):
-            self.make(self.out.vmetrics, family.name, family.kind, family.help, [], [])
+        decode_errors = self.make(self.out.vmetrics, frontend.DECODE_ERRORS.name, "counter",
+                                  frontend.DECODE_ERRORS.help, ["part"], [])
+        for part in frontend.DECODE_ERROR_PARTS:
+            decode_errors.labels(part)
+        self.make(self.out.vmetrics, frontend.UNKNOWN_ENGINE.name, frontend.UNKNOWN_ENGINE.kind,
+                  frontend.UNKNOWN_ENGINE.help, [], [])
         self.accounting = self.make(self.out.vmetrics, frontend.KV_PAYLOADS.name, "counter",
                                     frontend.KV_PAYLOADS.help, ["connector", "outcome"], [])
 

@@ -11,7 +11,11 @@ Outputs:
       (input of fuzz/kv_connector_fuzz.cc);
   fuzz/corpus/descriptor/seed-<fixture>  the descriptor fixtures, valid and invalid
       (tests/fixtures/descriptor_v1/descriptor_*, invalid_*), and every `_metrics_descriptor`
-      value found in those kv_connector_stats values (input of fuzz/descriptor_fuzz.cc).
+      value found in those kv_connector_stats values (input of fuzz/descriptor_fuzz.cc);
+  fuzz/corpus/wire_recognition/seed-<case>[-<n>]  every capture of
+      tests/fixtures/wire_generations/ as a whole stream, and each of its messages alone, in
+      the fuzzer's input layout (each message prefixed by its length, 2 bytes little endian;
+      input of fuzz/wire_recognition_fuzz.cc).
 Only seed-* files are written or removed: minimized crash inputs kept in the corpora stay.
 
 Run: /usr/bin/python3 tools/gen_fuzz_seeds.py   (Debian's python3-msgpack; tools/regen.sh runs it)
@@ -25,6 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 KV_CORPUS = os.path.join(ROOT, "fuzz", "corpus", "kv_connector")
 DESCRIPTOR_CORPUS = os.path.join(ROOT, "fuzz", "corpus", "descriptor")
+WIRE_CORPUS = os.path.join(ROOT, "fuzz", "corpus", "wire_recognition")
+WIRE_FIXTURES = os.path.join(FIXTURES, "wire_generations")
 
 
 def kv_connector_stats_values(data):
@@ -82,9 +88,32 @@ def write(corpus, name, data, written):
         f.write(data)
 
 
+def wire_seeds():
+    """The wire-generation captures, split by the manifest's frame sizes."""
+    import json
+    with open(os.path.join(WIRE_FIXTURES, "manifest.json")) as f:
+        manifest = json.load(f)
+    written = set()
+    for case in manifest["cases"]:
+        with open(os.path.join(WIRE_FIXTURES, case["msgpack"]), "rb") as f:
+            data = f.read()
+        messages, offset = [], 0
+        for frame in case["frames"]:
+            size = frame["frame0_bytes"]
+            messages.append(data[offset:offset + size])
+            offset += size
+        framed = [len(m).to_bytes(2, "little") + m for m in messages if len(m) < 65536]
+        write(WIRE_CORPUS, case["case"], b"".join(framed[:64]), written)
+        for i, m in enumerate(framed):
+            write(WIRE_CORPUS, "%s-%d" % (case["case"], i + 1), m, written)
+    return len(written)
+
+
 def main():
     reset(KV_CORPUS)
     reset(DESCRIPTOR_CORPUS)
+    reset(WIRE_CORPUS)
+    wire = wire_seeds()
     kv_written, descriptor_written = set(), set()
     sources = sorted(glob.glob(os.path.join(FIXTURES, "*.msgpack")))
     sources += sorted(glob.glob(os.path.join(FIXTURES, "descriptor_v1", "scenario_*.msgpack")))
@@ -110,8 +139,8 @@ def main():
                 data = f.read()
             write(DESCRIPTOR_CORPUS, os.path.basename(path)[: -len(".msgpack")], data,
                   descriptor_written)
-    print("gen_fuzz_seeds: %d kv_connector seeds, %d descriptor seeds"
-          % (len(kv_written), len(descriptor_written)))
+    print("gen_fuzz_seeds: %d kv_connector seeds, %d descriptor seeds, %d wire_recognition seeds"
+          % (len(kv_written), len(descriptor_written), wire))
 
 
 if __name__ == "__main__":

@@ -215,7 +215,13 @@ CACHE_CONFIG_INFO = Family("vllm:cache_config_info", GAUGE,
 
 # Step 8: vmetrics' own accounting; no model_name/engine labels.
 DECODE_ERRORS = Family("vmetrics_decode_errors", COUNTER,
-                       "EngineCoreOutputs messages that could not be decoded and were skipped.")
+                       "Parts of EngineCoreOutputs messages that could not be decoded and were "
+                       "skipped: the whole message (part=message, nothing recorded), or one output "
+                       "entry, the SchedulerStats, the utility output or finished_requests (the "
+                       "rest of the message recorded).")
+# Its `part` label, eager in this order.
+DECODE_ERROR_PARTS = ["message", "output", "scheduler_stats", "utility_output",
+                      "finished_requests"]
 UNKNOWN_ENGINE = Family("vmetrics_unknown_engine_messages", COUNTER,
                         "EngineCoreOutputs messages from an engine index outside the configured "
                         "data-parallel ranks, skipped.")
@@ -997,8 +1003,10 @@ class Recorder:
             self.make_metric(LORA_REQUESTS_INFO, LORA_LABELS, self.exposition.vllm)
         self.make_metric(CACHE_CONFIG_INFO, ["engine"], self.exposition.vllm)    # 6, no child
         # 7 happens during recording (register_connector_row on first sight).
-        for family in (DECODE_ERRORS, UNKNOWN_ENGINE):                 # 8
-            self.make_metric(family, [], self.exposition.vmetrics)
+        self.make_metric(DECODE_ERRORS, ["part"], self.exposition.vmetrics)      # 8
+        for part in DECODE_ERROR_PARTS:
+            self.metrics[DECODE_ERRORS.name].labels(part)
+        self.make_metric(UNKNOWN_ENGINE, [], self.exposition.vmetrics)
         self.make_metric(KV_PAYLOADS, ["connector", "outcome"], self.exposition.vmetrics)
 
     def child(self, name, engine, *extra):
@@ -1013,7 +1021,7 @@ class Recorder:
         try:
             message = decode_engine_core_outputs(obj)
         except DecodeError:
-            self.metrics[DECODE_ERRORS.name].inc()
+            self.metrics[DECODE_ERRORS.name].labels("message").inc()
             return
         if message.engine_index not in self.engines:
             self.metrics[UNKNOWN_ENGINE.name].inc()

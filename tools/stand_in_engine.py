@@ -23,11 +23,18 @@ encoded with python3-msgpack the way msgspec encodes them. At the end it prints 
 as one JSON object on stdout (the layout of `vmetrics simulate --report-totals`, per engine
 reduced to what this script sends), with --print-frames also the hex of every frame 0.
 
+With --replay-case CASE it speaks an older (or newer) vLLM instead: the handshake form of the
+case's wire generation (an empty registration frame and num_gpu_blocks on READY up to
+g20260204; the ready response's field set of its generation after), and as its outputs the
+messages of the case's capture in tests/fixtures/wire_generations/ whose engine_index is its
+own, byte for byte as that generation's vLLM encoded them (docs/wire_format.md, "Wire generations").
+
 Needs only /usr/bin/python3 with python3-zmq and python3-msgpack (Debian 12).
 """
 
 import argparse
 import json
+import os
 import random
 import signal
 import sys
@@ -90,6 +97,46 @@ def ready_response(args, connector_class):
         "effective_attention_block_size": 16,
         "a_key_from_the_future": {"ignored": [1, 2, 3]},
     }
+
+
+WIRE_FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "tests", "fixtures", "wire_generations")
+
+
+def load_case(case_name):
+    """The case's manifest entry and its messages (frame 0 of each, in capture order)."""
+    with open(os.path.join(WIRE_FIXTURES, "manifest.json")) as f:
+        case = next(c for c in json.load(f)["cases"] if c["case"] == case_name)
+    with open(os.path.join(WIRE_FIXTURES, case["msgpack"]), "rb") as f:
+        data = f.read()
+    messages, offset = [], 0
+    for frame in case["frames"]:
+        messages.append(data[offset:offset + frame["frame0_bytes"]])
+        offset += frame["frame0_bytes"]
+    return case, messages
+
+
+def generation_registration(args, generation):
+    """The registration frame an engine of `generation` sends (vllm/v1/engine/core.py at the
+    generation's commit): None = the empty frame of engines before 2026-04-09."""
+    date = generation[1:9]
+    if date < "20260413":
+        return None
+    response = {"max_model_len": args.max_model_len, "num_gpu_blocks": args.num_gpu_blocks,
+                "dp_stats_address": None}
+    if date == "20260413":
+        return response
+    commit = {"20260712": "370b678a0"}.get(date)
+    response = {"max_model_len": args.max_model_len, "num_gpu_blocks": args.num_gpu_blocks,
+                "block_size": 16, "dp_stats_address": None, "dtype": "bfloat16",
+                # A source build's version names its commit (setuptools-scm).
+                "vllm_version": "0.0.0.dev0+g%s" % commit if commit else "dev",
+                "world_size": 1, "data_parallel_size": args.data_parallel_size,
+                "kv_cache_size_tokens": args.num_gpu_blocks * 16,
+                "kv_cache_max_concurrency": args.num_gpu_blocks * 16 / args.max_model_len}
+    if date == "20260712":
+        return response
+    return ready_response(args, None)
 
 
 CONNECTOR_CLASS = {
@@ -319,7 +366,17 @@ def main():
     ap.add_argument("--hold", action="store_true",
                     help="after the steps keep answering UTILITY calls until SIGINT/SIGTERM")
     ap.add_argument("--timeout-ms", type=int, default=30000)
+    ap.add_argument("--replay-case",
+                    help="speak this tests/fixtures/wire_generations case's generation and send "
+                         "its messages of this engine index instead of --steps")
     args = ap.parse_args()
+    replay = None
+    if args.replay_case:
+        case, messages = load_case(args.replay_case)
+        replay = [m for m in messages
+                  if msgpack.unpackb(m, raw=True, strict_map_key=False)[0] == args.engine_index]
+        registration_doc = generation_registration(args, case["generation"])
+        args.empty_registration = registration_doc is None
     if bool(args.handshake_address) == bool(args.input_address and args.output_address):
         ap.error("give --handshake-address or --input-address and --output-address")
 
@@ -339,8 +396,11 @@ def main():
     else:
         inputs, outputs = [args.input_address], [args.output_address]
 
-    registration = b"" if args.empty_registration else pack(
-        ready_response(args, CONNECTOR_CLASS[args.connector]))
+    if replay is not None:
+        registration = b"" if args.empty_registration else pack(registration_doc)
+    else:
+        registration = b"" if args.empty_registration else pack(
+            ready_response(args, CONNECTOR_CLASS[args.connector]))
     input_sockets = []
     for address in inputs:
         s = make_socket(ctx, zmq.DEALER, identity=identity, linger=1000)
@@ -369,7 +429,11 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     signal.signal(signal.SIGINT, lambda *_: stop.append(True))
     utility_replies = 0
-    for step in range(1, args.steps + 1):
+    for frame in replay or []:
+        output_sockets[0].send(frame)
+        totals.doc["messages"] += 1
+        utility_replies += serve_input(args, input_sockets, output_sockets, args.interval_ms)
+    for step in range(1, 0 if replay is not None else args.steps + 1):
         if stop:
             break
         frame = pack(build_step(args, step, script, rng, totals))

@@ -14,7 +14,7 @@
 //
 // Exit status: replay prints the exposition either way, and exits 1 when it skipped a message
 // that did not decode. So the expected status is 1 when the golden counts a decode error
-// (it has no `vmetrics_decode_errors_total 0.0` sample) and 0 otherwise.
+// (it has no `vmetrics_decode_errors_total{part="message"} 0.0` sample) and 0 otherwise.
 //
 // `vmetrics decode` says for each KV-connector payload what recording does with it (the
 // `outcome`, adopting `_metrics_descriptor` rows on the way). DecodeAgreesWithThePayloadAccounting
@@ -178,7 +178,7 @@ TEST_P(ReplayGoldenTest, StdoutMatchesGoldenByteForByte) {
   RunResult run = RunBinary(argv);
   ASSERT_TRUE(run.error.empty()) << run.error;
   const bool counts_decode_error =
-      expected.find("\nvmetrics_decode_errors_total 0.0\n") == std::string::npos;
+      expected.find("\nvmetrics_decode_errors_total{part=\"message\"} 0.0\n") == std::string::npos;
   const int expected_exit = counts_decode_error ? 1 : 0;
   ASSERT_TRUE(WIFEXITED(run.wait_status) && WEXITSTATUS(run.wait_status) == expected_exit)
       << JoinArgs(argv) << "\nended with " << DescribeWaitStatus(run.wait_status)

@@ -303,7 +303,7 @@ TEST(AccountingUnderFaults, EveryValidMessageCountsAndEveryBadFrameIsADecodeErro
         R"(vmetrics_kv_connector_payloads_total{connector=")" + cls + R"(",outcome="recorded"})",
         n);
   }
-  ledger.Expect("vmetrics_decode_errors_total", bad_frames);
+  ledger.Expect("vmetrics_decode_errors_total{part=\"message\"}", bad_frames);
   ledger.Expect("vmetrics_unknown_engine_messages_total", 0);
   for (int e = 0; e < 4; ++e) {
     ledger.Expect("vmetrics_engine_up{engine=\"" + std::to_string(e) + "\"}", e < 2 ? 1 : 0);

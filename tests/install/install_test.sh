@@ -125,7 +125,7 @@ for want in \
     'vllm:nixl_xfer_time_seconds_count{engine="0",model_name="example"} 2.0' \
     'vllm:num_requests_running{engine="0",model_name="example"} 3.0' \
     'vllm:prefix_cache_hits_total{engine="0",model_name="example"} 96.0' \
-    'vmetrics_decode_errors_total 0.0'; do
+    'vmetrics_decode_errors_total{part="message"} 0.0'; do
   grep -qxF "$want" "$expo" || fail "examples/embed output lacks: $want"
 done
 step "run examples/embed on a capture file" \

@@ -129,7 +129,7 @@ def check_totals(metrics, totals):
             payloads[cls] = payloads.get(cls, 0) + n
     for cls, n in payloads.items():
         expect(f'vmetrics_kv_connector_payloads_total{{connector="{cls}",outcome="recorded"}}', n)
-    expect("vmetrics_decode_errors_total", 0)
+    expect('vmetrics_decode_errors_total{part="message"}', 0)
     expect("vmetrics_unknown_engine_messages_total", 0)
     return checked
 

@@ -24,7 +24,7 @@ std::vector<std::string> Labels(const Child* c) {
 
 OpenGates AllGates() {
   OpenGates g;
-  g.spec_decode = g.kv_cache_metrics = g.lora = g.engine_liveness = true;
+  g.spec_decode = g.kv_cache_metrics = g.lora = g.engine_liveness = g.engine_wire = true;
   return g;
 }
 

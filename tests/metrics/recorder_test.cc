@@ -417,3 +417,58 @@ TEST(StatsRecorder, LoraRequestsInfoChildrenAreBoundedByTheGuard) {
 
 }  // namespace
 }  // namespace vmetrics
+
+namespace vmetrics {
+namespace {
+
+// vmetrics_engine_wire_info{engine,generation}: 1 for each engine's current generation; one it
+// was taken for before stays at 0. Only when the caller reports wire generations (serve).
+TEST(EngineWireInfo, OneForTheCurrentGenerationZeroForAnEarlierOne) {
+  Registry reg;
+  RecorderOptions o = Options("");
+  o.engine_indexes = {0, 1};
+  o.report_engine_wire = true;
+  StatsRecorder rec(&reg, o);
+  EXPECT_LACKS(Render(reg), "vmetrics_engine_wire_info{");
+  rec.SetEngineWire(0, "g20260712-370b678a");
+  rec.SetEngineWire(1, "unknown");
+  rec.SetEngineWire(0, "g20260712-370b678a");  // the same again: no change
+  std::string text = Render(reg);
+  EXPECT_HAS_LINE(text, "# TYPE vmetrics_engine_wire_info gauge");
+  EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="0",generation="g20260712-370b678a"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="1",generation="unknown"} 1.0)");
+  rec.SetEngineWire(0, "g20260814-6adad087");
+  text = Render(reg);
+  EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="0",generation="g20260712-370b678a"} 0.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="0",generation="g20260814-6adad087"} 1.0)");
+}
+
+TEST(EngineWireInfo, AbsentUnlessReported) {
+  Registry reg;
+  StatsRecorder rec(&reg, Options(""));
+  rec.SetEngineWire(0, "g20260712-370b678a");
+  EXPECT_LACKS(Render(reg), "vmetrics_engine_wire_info");
+}
+
+// Parts of a message that decoding skipped are counted by part; the rest is recorded.
+TEST(DecodeErrors, SkippedPartsAreCountedByPartAndTheRestRecorded) {
+  Registry reg;
+  StatsRecorder rec(&reg, Options(""));
+  EngineCoreOutputs m;
+  m.scheduler_stats.emplace();
+  m.scheduler_stats->num_running_reqs = 4;
+  m.skipped.outputs = 2;
+  m.skipped.finished_requests = 1;
+  rec.Record(m);
+  rec.CountDecodeError();
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text, R"(vmetrics_decode_errors_total{part="message"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_decode_errors_total{part="output"} 2.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_decode_errors_total{part="scheduler_stats"} 0.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_decode_errors_total{part="utility_output"} 0.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_decode_errors_total{part="finished_requests"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:num_requests_running{engine="0",model_name="m"} 4.0)");
+}
+
+}  // namespace
+}  // namespace vmetrics

@@ -107,6 +107,17 @@ Status DecodeFixtureStatus(std::string_view name, size_t* largest_allocation = n
   return s;
 }
 
+// Decodes a fixture whose bad part is skipped (salvaged): the message decodes, and `out` says
+// what was skipped.
+Status DecodeFixtureSalvaged(std::string_view name, EngineCoreOutputs* out,
+                             size_t* largest_allocation = nullptr) {
+  const std::string data = ReadFixture(name);
+  ScopedAllocTracker tracker;
+  Status s = DecodeOne(data, {}, out);
+  if (largest_allocation != nullptr) *largest_allocation = tracker.largest();
+  return s;
+}
+
 void ExpectHostileLengthRefused(std::string_view name, int64_t offset) {
   size_t largest = 0;
   Status s = DecodeFixtureStatus(name, &largest);
@@ -168,10 +179,14 @@ TEST(EngineCoreOutputsBadInput, FinishedRequestsArray32ClaimingFourBillionIdsIsR
   EXPECT_LT(largest, kMaxSaneAllocation) << "a reserve() sized by a count that was never read";
 }
 
-TEST(EngineCoreOutputsBadInput, FinishedRequestsThatIsAStrIsMalformedWithoutAllocating) {
+// A finished_requests that is not an array is skipped and counted; the message still decodes.
+TEST(EngineCoreOutputsBadInput, FinishedRequestsThatIsAStrIsSkippedWithoutAllocating) {
   size_t largest = 0;
-  Status s = DecodeOnDirtyStack(ReadFixture("hostile_finished_requests_str"), &largest);
-  EXPECT_EQ(s.code(), StatusCode::kMalformed) << s.ToString();
+  EngineCoreOutputs out;
+  Status s = DecodeFixtureSalvaged("hostile_finished_requests_str", &out, &largest);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(out.skipped.finished_requests, 1u);
+  EXPECT_FALSE(out.finished_requests.has_value());
   EXPECT_LT(largest, kMaxSaneAllocation) << "a reserve() sized by a count that was never read";
 }
 
@@ -181,9 +196,12 @@ TEST(EngineCoreOutputsBadInput, FinishedRequestsThatIsAStrIsMalformedWithoutAllo
 TEST(EngineCoreOutputsBadInput, OutputsCountClaimDoesNotSizeAnAllocation) {
   const std::string data = ReadFixture("hostile_outputs_count_claim");
   size_t largest = 0;
-  Status s = DecodeFixtureStatus("hostile_outputs_count_claim", &largest);
-  EXPECT_EQ(s.code(), StatusCode::kMalformed) << s.ToString();
-  EXPECT_EQ(s.offset(), 7) << "the first (nil) output";
+  EngineCoreOutputs out;
+  Status s = DecodeFixtureSalvaged("hostile_outputs_count_claim", &out, &largest);
+  // Every claimed element that is not an output is skipped and counted, one by one.
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(out.outputs.empty());
+  EXPECT_GT(out.skipped.outputs, 0u);
   EXPECT_LT(largest, kMaxSaneAllocation)
       << "decoding " << data.size() << " bytes allocated " << largest << " bytes at once";
 }
@@ -233,26 +251,40 @@ TEST(EngineCoreOutputsBadInput, EnvelopeThatIsAMapIsMalformed) {
   EXPECT_EQ(s.offset(), 0);
 }
 
-TEST(EngineCoreOutputsBadInput, OutputWithoutItsRequiredTokenIdsIsMalformed) {
-  Status s = DecodeFixtureStatus("hostile_output_one_position");
-  EXPECT_EQ(s.code(), StatusCode::kMalformed) << s.ToString();
+// A malformed EngineCoreOutput entry is skipped and counted (part "output"); the message
+// decodes. A reporter hears of it with the entry's offset.
+void ExpectOutputSkipped(std::string_view name, int64_t offset = -1) {
+  const std::string data = ReadFixture(name);
+  testing::RecordingReporter reporter;
+  DecodeContext ctx;
+  ctx.reporter = &reporter;
+  EngineCoreOutputs out;
+  Status s = DecodeOne(data, ctx, &out);
+  ASSERT_TRUE(s.ok()) << name << ": " << s.ToString();
+  EXPECT_EQ(out.skipped.outputs, 1u) << name;
+  EXPECT_TRUE(out.outputs.empty()) << name;
+  ASSERT_EQ(reporter.problems.size(), 1u) << name;
+  EXPECT_NE(reporter.problems[0].what.find("skipped, the rest of the message is recorded"),
+            std::string::npos)
+      << reporter.problems[0].what;
+  if (offset >= 0) {
+    EXPECT_EQ(reporter.problems[0].offset, offset) << name;
+  }
 }
 
-TEST(EngineCoreOutputsBadInput, RequestIdThatIsAnIntIsMalformedAtItsOffset) {
-  Status s = DecodeFixtureStatus("hostile_request_id_int");
-  EXPECT_EQ(s.code(), StatusCode::kMalformed) << s.ToString();
-  EXPECT_EQ(s.offset(), 4);
+TEST(EngineCoreOutputsBadInput, OutputWithoutItsRequiredTokenIdsIsSkipped) {
+  ExpectOutputSkipped("hostile_output_one_position");
 }
 
-TEST(EngineCoreOutputsBadInput, FinishReasonThatIsAStrIsMalformed) {
-  Status s = DecodeFixtureStatus("hostile_finish_reason_str");
-  EXPECT_EQ(s.code(), StatusCode::kMalformed) << s.ToString();
+TEST(EngineCoreOutputsBadInput, RequestIdThatIsAnIntIsSkippedAndReportedAtItsOffset) {
+  ExpectOutputSkipped("hostile_request_id_int", 4);
 }
 
-TEST(EngineCoreOutputsBadInput, FloatTokenIdIsMalformed) {
-  Status s = DecodeFixtureStatus("hostile_token_float");
-  EXPECT_EQ(s.code(), StatusCode::kMalformed) << s.ToString();
+TEST(EngineCoreOutputsBadInput, FinishReasonThatIsAStrIsSkipped) {
+  ExpectOutputSkipped("hostile_finish_reason_str");
 }
+
+TEST(EngineCoreOutputsBadInput, FloatTokenIdIsSkipped) { ExpectOutputSkipped("hostile_token_float"); }
 
 TEST(EngineCoreOutputsBadInput, DeepNestingInAnIgnoredPositionDoesNotCrash) {
   const std::string data = ReadFixture("hostile_deep_nesting");
