@@ -19,6 +19,7 @@
 
 #include "basic_auth.h"
 #include "client_watcher.h"
+#include "peer_address.h"
 #include "request_handler.h"
 #include "route_table.h"
 #include "verification_queue.h"
@@ -187,14 +188,28 @@ MHD_Result SuspendForVerification(const HttpServerState* state, MHD_Connection* 
                                   BasicCredentials credentials, void** req_cls) {
   auto* pending = new PendingCheck(connection);
   *req_cls = pending;
+  const MHD_ConnectionInfo* peer =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  std::string client = internal::PeerAddressKey(peer != nullptr ? peer->client_addr : nullptr);
   MHD_suspend_connection(connection);
-  const bool queued =
-      state->verifications->Submit(std::move(credentials), [pending](Verdict verdict) {
+  const bool queued = state->verifications->Submit(
+      std::move(client), std::move(credentials), [pending](Verdict verdict) {
         MHD_Connection* const suspended = pending->connection;
-        pending->outcome.store(verdict == Verdict::kAllowed  ? PendingCheck::kAllowed
-                               : verdict == Verdict::kDenied ? PendingCheck::kDenied
-                                                             : PendingCheck::kCancelled,
-                               std::memory_order_release);
+        PendingCheck::Outcome outcome = PendingCheck::kCancelled;
+        switch (verdict) {
+          case Verdict::kAllowed:
+            outcome = PendingCheck::kAllowed;
+            break;
+          case Verdict::kDenied:
+            outcome = PendingCheck::kDenied;
+            break;
+          case Verdict::kShed:
+            outcome = PendingCheck::kQueueFull;
+            break;
+          case Verdict::kCancelled:
+            break;
+        }
+        pending->outcome.store(outcome, std::memory_order_release);
         // `pending` may be freed from here on.
         MHD_resume_connection(suspended);
       });
@@ -205,11 +220,37 @@ MHD_Result SuspendForVerification(const HttpServerState* state, MHD_Connection* 
   return MHD_YES;
 }
 
+size_t BodyLimit(const HttpServerState* state, const HttpRoute* route) {
+  return route->max_body_bytes != 0 ? route->max_body_bytes : state->options.max_body_bytes;
+}
+
 // A route's request: a PostedRequest with the route's body limit.
 std::unique_ptr<PostedRequest> NewPostedRequest(const HttpServerState* state,
                                                 const HttpRoute* route) {
-  return std::make_unique<PostedRequest>(
-      route, route->max_body_bytes != 0 ? route->max_body_bytes : state->options.max_body_bytes);
+  return std::make_unique<PostedRequest>(route, BodyLimit(state, route));
+}
+
+// The reply `error` (a route's words for an error the server answers) as QueueReply takes it.
+internal::Reply ToReply(HttpReply* error) {
+  internal::Reply reply;
+  reply.status = error->status;
+  reply.body = std::move(error->body);
+  reply.content_type = error->content_type;  // a view: `error` must outlive the QueueReply
+  return reply;
+}
+
+// The first call of a route's request (its head is in, its body not yet): refused at once when
+// its body cannot be taken (RejectRouteBody), else a PostedRequest gathers the body.
+MHD_Result StartRouteRequest(HttpServerState* state, MHD_Connection* connection,
+                             const internal::RequestHead& head, const HttpRoute* route,
+                             std::unique_ptr<PostedRequest>* posted) {
+  if (std::optional<internal::BodyRefusal> refusal =
+          internal::RejectRouteBody(head, BodyLimit(state, route))) {
+    HttpReply error = RouteError(*route, refusal->status, refusal->message);
+    return internal::QueueReply(connection, ToReply(&error), state->extra_headers);
+  }
+  *posted = NewPostedRequest(state, route);
+  return MHD_YES;
 }
 
 // The calls of a route's request after its checks passed: body chunks are gathered (up to the
@@ -238,11 +279,7 @@ MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const 
     HttpReply error =
         RouteError(route, MHD_HTTP_CONTENT_TOO_LARGE,
                    "request body larger than " + std::to_string(posted->max_body_bytes) + " bytes");
-    internal::Reply reply;
-    reply.status = error.status;
-    reply.body = std::move(error.body);
-    reply.content_type = error.content_type;  // copied by QueueReply before `error` goes
-    return internal::QueueReply(connection, std::move(reply), state->extra_headers);
+    return internal::QueueReply(connection, ToReply(&error), state->extra_headers);
   }
   if (posted->exchange == nullptr) {
     posted->exchange = std::make_shared<HttpExchange>(connection);
@@ -339,8 +376,9 @@ MHD_Result ResumedCall(HttpServerState* state, MHD_Connection* connection,
   }
   if (const HttpRoute* route = internal::FindRoute(state->rules, head)) {
     // This is the repeated first call: the body (if any) comes in the calls after.
-    pending->posted = NewPostedRequest(state, route);
-    return MHD_YES;
+    const MHD_Result result = StartRouteRequest(state, connection, head, route, &pending->posted);
+    if (pending->posted == nullptr) pending->answered = true;
+    return result;
   }
   if (head.has_body) return queue(internal::HandlerReply(state->handlers, head));
   pending->admitted = true;
@@ -391,8 +429,10 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
     }
     if (const HttpRoute* route = internal::FindRoute(state->rules, head)) {
       // The first call carries only the head; the body comes in the calls after.
-      *req_cls = NewPostedRequest(state, route).release();
-      return MHD_YES;
+      std::unique_ptr<PostedRequest> posted;
+      const MHD_Result result = StartRouteRequest(state, connection, head, route, &posted);
+      *req_cls = posted.release();  // null when refused: the refusal is queued
+      return result;
     }
     if (!head.has_body) {
       *req_cls = &head_accepted_tag;

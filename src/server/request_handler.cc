@@ -82,6 +82,25 @@ bool NameIs(std::string_view name, std::string_view wanted) {
          strncasecmp(name.data(), wanted.data(), wanted.size()) == 0;
 }
 
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Digits only (RFC 9110 §8.6), at most 19 of them so the value cannot overflow.
+bool ParseDecimal(std::string_view text, uint64_t* value) {
+  text = TrimBlanks(text);
+  if (text.empty() || text.size() > 19) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *value = v;
+  return true;
+}
+
 // Collects what RequestHead needs from each header line, for ReadRequestHead. libmicrohttpd
 // passes a NULL key for a line without a name; values are never NULL for headers, but a NULL
 // would read as empty.
@@ -152,9 +171,24 @@ void AddHeader(std::string_view name, std::string_view value, RequestHead* head)
     head->empty_header_name = true;
     return;
   }
-  if (NameIs(name, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
-      (NameIs(name, MHD_HTTP_HEADER_CONTENT_LENGTH) && value != "0")) {
+  if (NameIs(name, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
     head->has_body = true;
+    head->transfer_encoding = true;
+    return;
+  }
+  if (NameIs(name, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+    if (value != "0") head->has_body = true;
+    head->content_length_valid = ParseDecimal(value, &head->content_length);
+    return;
+  }
+  if (NameIs(name, MHD_HTTP_HEADER_HOST)) {
+    ++head->host_count;
+    return;
+  }
+  if (NameIs(name, MHD_HTTP_HEADER_EXPECT)) {
+    head->expect_continue = TrimBlanks(value).size() == 12 &&
+                            strncasecmp(TrimBlanks(value).data(), "100-continue", 12) == 0;
+    return;
   }
   if (NameIs(name, MHD_HTTP_HEADER_AUTHORIZATION)) {
     ++head->authorization_count;
@@ -189,10 +223,30 @@ std::optional<Reply> RejectMalformed(const RequestRules& rules, const RequestHea
       head.empty_header_name) {
     return TextReply(MHD_HTTP_BAD_REQUEST, "Bad Request");
   }
+  // RFC 9112 §3.2: a server MUST answer 400 to an HTTP/1.1 request without Host and to any
+  // request with more than one Host line. Two Host lines would also leave a proxy and this
+  // server free to read different ones.
+  if (head.host_count > 1 || (head.host_count == 0 && head.version == MHD_HTTP_VERSION_1_1)) {
+    return TextReply(MHD_HTTP_BAD_REQUEST, "Bad Request");
+  }
   // Checked before routing: the header count is a cost the client already imposed, whatever
   // the path.
   if (head.header_count > rules.max_headers) {
     return TextReply(MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "Request Header Fields Too Large");
+  }
+  return std::nullopt;
+}
+
+std::optional<BodyRefusal> RejectRouteBody(const RequestHead& head, size_t max_body_bytes) {
+  if (head.transfer_encoding) {
+    return BodyRefusal{MHD_HTTP_LENGTH_REQUIRED,
+                       "request bodies must have a Content-Length (Transfer-Encoding is not "
+                       "accepted)"};
+  }
+  if (head.expect_continue && head.content_length_valid && head.content_length > max_body_bytes) {
+    return BodyRefusal{MHD_HTTP_EXPECTATION_FAILED,
+                       "request body of " + std::to_string(head.content_length) +
+                           " bytes is larger than " + std::to_string(max_body_bytes) + " bytes"};
   }
   return std::nullopt;
 }
@@ -206,12 +260,20 @@ CredentialsCheck CheckCredentialsQuickly(const RequestRules& rules, const Reques
   if (head.authorization_count == 1) credentials = ParseBasicAuthorization(head.authorization);
   if (!credentials.has_value()) {
     check.outcome = CredentialsOutcome::kRefused;
-  } else if (!rules.basic_auth->IsCached(*credentials)) {
-    check.outcome = CredentialsOutcome::kNeedsVerification;
-    check.credentials = std::move(*credentials);
-  } else {
-    explicit_bzero(credentials->password.data(), credentials->password.size());
+    return check;
   }
+  switch (rules.basic_auth->Lookup(*credentials)) {
+    case BasicAuthVerifier::Known::kUnknown:
+      check.outcome = CredentialsOutcome::kNeedsVerification;
+      check.credentials = std::move(*credentials);
+      return check;
+    case BasicAuthVerifier::Known::kDenied:
+      check.outcome = CredentialsOutcome::kRefused;
+      break;
+    case BasicAuthVerifier::Known::kAllowed:
+      break;
+  }
+  explicit_bzero(credentials->password.data(), credentials->password.size());
   return check;
 }
 
