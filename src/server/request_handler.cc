@@ -165,6 +165,12 @@ Reply ServiceUnavailableReply() {
   return TextReply(MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable");
 }
 
+Reply ScrapeReserveReply() {
+  Reply reply = ServiceUnavailableReply();
+  reply.retry_after = "1";
+  return reply;
+}
+
 void AddHeader(std::string_view name, std::string_view value, RequestHead* head) {
   ++head->header_count;
   if (name.empty()) {

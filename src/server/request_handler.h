@@ -174,10 +174,13 @@ std::optional<Reply> RejectUnrouted(const RequestHead& head);
 const HttpRoute* FindRoute(const RequestRules& rules, const RequestHead& head);
 
 // The fixed replies of refused credentials: 401 with the challenge; 429 with Retry-After when
-// the verification queue is full; 503 when the server stopped before the check ran.
+// the verification queue has no place; 503 when the server stopped before the check ran.
 Reply UnauthorizedReply();
 Reply TooManyRequestsReply();
 Reply ServiceUnavailableReply();
+// 503 with `Retry-After: 1` for a request other than /metrics and /health on a connection of
+// the scrape reserve (connection_guard.h): the server is full of busy connections.
+Reply ScrapeReserveReply();
 
 // RejectReply
 //
