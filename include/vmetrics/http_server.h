@@ -51,9 +51,9 @@
 // all and per address, with idle or unfinished ones making room for new ones and a reserve
 // kept for scrapes; a deadline for sending a request and for reading a reply that sending a
 // byte at a time cannot stretch; connections of clients that reset or closed them are closed
-// at once (so a client that never reads a reply holds its body for request_timeout_s at
-// most); bcrypt checks are shared fairly between client addresses; each kind of error is
-// logged once per interval with a count.
+// at once; at most max_rendered_bodies /metrics bodies of each format and encoding are held,
+// scrapes past that sharing the newest; bcrypt checks are shared fairly between client
+// addresses; each kind of error is logged once per interval with a count.
 //
 // The server owns no metrics: it calls the handlers it is given, on its own worker threads,
 // once per request. Rendering therefore happens on a worker thread, and a slow scrape holds up
@@ -277,6 +277,12 @@ struct HttpServerOptions {
   // and is not kept: the server holds at most this much per connection. 1 MiB holds a
   // completion prompt of well over 100k token ids.
   size_t max_body_bytes = 1 << 20;
+
+  // Rendered /metrics bodies held at once for each format and encoding (`--http-max-rendered-
+  // bodies`): while this many are held by replies not yet read whole, a scrape gets the newest
+  // of them (at most request_timeout_s old) instead of a new render, so clients reading slowly
+  // or not at all cannot make the server hold more copies of a large exposition. >= 1.
+  size_t max_rendered_bodies = 4;
 
   // ---- Logging ----
 

@@ -98,6 +98,11 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
                   "Seconds a connection may stay idle (keep-alive included). 0 = never closed")
       ->check(CLI::Range(0u, 86400u))
       ->capture_default_str();
+  cmd->add_option("--http-max-rendered-bodies", a->http.max_rendered_bodies,
+                  "/metrics bodies held at once per format and encoding; past it a scrape shares "
+                  "the newest held body instead of rendering")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+      ->capture_default_str();
   cmd->add_option("--http-error-log-interval", a->http.error_log_interval_s,
                   "Seconds during which further HTTP errors of one kind are counted, not logged; "
                   "the count is logged after. 0 = log every one")

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "basic_auth.h"
+#include "body_shelf.h"
 #include "client_watcher.h"
 #include "connection_guard.h"
 #include "error_log.h"
@@ -62,6 +63,8 @@ struct HttpServerState {
   // Stop, after the daemon.
   std::unique_ptr<ErrorLog> error_log;
   std::unique_ptr<ConnectionGuard> guard;
+  // The /metrics bodies held by replies (body_shelf.h).
+  std::unique_ptr<BodyShelf> bodies;
 
   // The exchanges handed to route handlers, with their routes, so Stop can answer or cut every
   // one before libmicrohttpd stops (a suspended connection must be resumed first). Once
@@ -433,7 +436,7 @@ MHD_Result ResumedCall(HttpServerState* state, MHD_Connection* connection,
     *upload_data_size = 0;
     return MHD_YES;
   }
-  if (pending->admitted) return queue(internal::HandlerReply(state->handlers, head));
+  if (pending->admitted) return queue(internal::HandlerReply(state->handlers, head, state->bodies.get()));
   switch (pending->outcome.load(std::memory_order_acquire)) {
     case PendingCheck::kAllowed:
       break;
@@ -454,7 +457,7 @@ MHD_Result ResumedCall(HttpServerState* state, MHD_Connection* connection,
     if (pending->posted == nullptr) pending->answered = true;
     return result;
   }
-  if (head.has_body) return queue(internal::HandlerReply(state->handlers, head));
+  if (head.has_body) return queue(internal::HandlerReply(state->handlers, head, state->bodies.get()));
   pending->admitted = true;
   return MHD_YES;
 }
@@ -525,7 +528,7 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
     *upload_data_size = 0;
     return MHD_YES;
   }
-  return QueueReply(state, connection, internal::HandlerReply(state->handlers, head));
+  return QueueReply(state, connection, internal::HandlerReply(state->handlers, head, state->bodies.get()));
 }
 
 Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handlers) {
@@ -548,6 +551,9 @@ Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handle
   if (options.request_timeout_s > kMaxTimeoutSeconds) {
     return Status::InvalidArgument("HttpServerOptions::request_timeout_s must be at most " +
                                    std::to_string(kMaxTimeoutSeconds));
+  }
+  if (options.max_rendered_bodies == 0) {
+    return Status::InvalidArgument("HttpServerOptions::max_rendered_bodies must be >= 1");
   }
   if (options.max_pending_auth_checks == 0) {
     return Status::InvalidArgument("HttpServerOptions::max_pending_auth_checks must be >= 1");
@@ -765,6 +771,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   limits.request_timeout = std::chrono::seconds(state->options.request_timeout_s);
   limits.sweep_interval = kSweepInterval;
   state->guard = std::make_unique<internal::ConnectionGuard>(limits, state->error_log.get());
+  state->bodies = std::make_unique<internal::BodyShelf>(state->options.max_rendered_bodies);
   // Indexed from the state's own copy of the routes, whose addresses stay put.
   // CheckOptions built it once already, so this cannot fail.
   Result<internal::RouteTable> routes = internal::RouteTable::Build(state->handlers.routes);

@@ -47,8 +47,31 @@ void Log(const HttpHandlers& handlers, std::string_view message) {
   }
 }
 
-Reply MetricsReply(const HttpHandlers& handlers, const RequestHead& head) {
+// Thrown by a shelved render whose gzip failed: that scrape is answered uncompressed, unshelved.
+struct GzipFailed {};
+
+Reply MetricsReply(const HttpHandlers& handlers, const RequestHead& head, BodyShelf* bodies) {
   const Negotiated negotiated = Negotiate(head.accept, head.accept_encoding);
+  if (bodies != nullptr) {
+    const size_t kind = (negotiated.format == ExpositionFormat::kOpenMetrics ? 2 : 0) +
+                        (negotiated.gzip ? 1 : 0);
+    try {
+      Reply reply;
+      reply.status = MHD_HTTP_OK;
+      reply.content_type = negotiated.content_type;
+      reply.shared_body = bodies->Get(kind, [&] {
+        std::string body = handlers.render_metrics(negotiated.format);
+        if (!negotiated.gzip) return body;
+        std::string compressed;
+        if (!GzipCompress(body, &compressed)) throw GzipFailed{};
+        return compressed;
+      });
+      if (negotiated.gzip) reply.content_encoding = "gzip";
+      return reply;
+    } catch (const GzipFailed&) {
+      // Rendered again below, uncompressed: identity is always acceptable.
+    }
+  }
   Reply reply;
   reply.status = MHD_HTTP_OK;
   reply.body = handlers.render_metrics(negotiated.format);
@@ -111,6 +134,7 @@ MHD_Result CollectHeader(void* cls, MHD_ValueKind /*kind*/, const char* key, con
 }
 
 void FreeBody(void* cls) { delete static_cast<std::string*>(cls); }
+void FreeSharedBody(void* cls) { delete static_cast<std::shared_ptr<const std::string>*>(cls); }
 
 // Block size libmicrohttpd asks the stream reader to fill at most.
 constexpr size_t kStreamBlockBytes = 16 * 1024;
@@ -327,14 +351,15 @@ Reply BuildReply(const HttpHandlers& handlers, const RequestRules& rules, const 
   return HandlerReply(handlers, head);
 }
 
-Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head) {
+Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head, BodyShelf* bodies) {
   const Endpoint endpoint = RouteFor(head.path);
   // Routes are answered on an HttpExchange (http_server.cc), never here.
   if (endpoint == Endpoint::kNotFound) return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
   // The handlers are the caller's code running on a C library's thread; nothing may unwind
   // through libmicrohttpd.
   try {
-    return endpoint == Endpoint::kMetrics ? MetricsReply(handlers, head) : HealthReply(handlers);
+    return endpoint == Endpoint::kMetrics ? MetricsReply(handlers, head, bodies)
+                                          : HealthReply(handlers);
   } catch (const std::exception& e) {
     Log(handlers, std::string("handler for ") + std::string(head.path) + " threw: " + e.what());
   } catch (...) {
@@ -355,6 +380,16 @@ RequestHead ReadRequestHead(MHD_Connection* connection, const char* path, const 
 
 MHD_Result QueueReply(MHD_Connection* connection, Reply reply,
                       const std::vector<std::pair<std::string, std::string>>& extra_headers) {
+  if (reply.shared_body != nullptr) {
+    // The response holds a reference to the shared body, dropped by FreeSharedBody.
+    // libmicrohttpd only reads a buffer response (its parameter is not const in 0.9.75).
+    auto held = std::make_unique<std::shared_ptr<const std::string>>(std::move(reply.shared_body));
+    MHD_Response* response = MHD_create_response_from_buffer_with_free_callback_cls(
+        (*held)->size(), const_cast<char*>((*held)->data()), &FreeSharedBody, held.get());
+    if (response == nullptr) return MHD_NO;
+    held.release();  // owned by `response` from here on
+    return QueueResponse(connection, response, reply, extra_headers);
+  }
   // The response takes the body string itself, freed by FreeBody once the response is
   // destroyed: a scrape body is a few hundred KiB, not worth copying on every request.
   auto body = std::make_unique<std::string>(std::move(reply.body));

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "basic_auth.h"
+#include "body_shelf.h"
 #include "route_table.h"
 #include "vmetrics/http_server.h"
 
@@ -81,6 +82,8 @@ void AddHeader(std::string_view name, std::string_view value, RequestHead* head)
 struct Reply {
   unsigned status = 200;
   std::string body;
+  // When set, the body instead (a /metrics body from the BodyShelf, shared between replies).
+  std::shared_ptr<const std::string> shared_body;
   std::string_view content_type;      // "" = no Content-Type header
   std::string_view content_encoding;  // "" or "gzip"
   std::string_view allow;             // the Allow header of a 405, else ""
@@ -204,8 +207,11 @@ std::optional<Reply> RejectReply(const RequestRules& rules, const RequestHead& h
 // (gzip-compressed when accepted), /health as HttpHandlers::health reports. Never throws: a
 // handler's exception becomes a 500 (reported through handlers.log when set). A route's
 // request is answered on an HttpExchange instead (http_server.cc); here it gets a 404.
+// `bodies` (may be null: every scrape renders its own) bounds the /metrics bodies held
+// (body_shelf.h).
 // REQUIRES: RejectReply returned nullopt for `head`.
-Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head);
+Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head,
+                   BodyShelf* bodies = nullptr);
 
 // BuildReply
 //

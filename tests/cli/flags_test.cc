@@ -63,6 +63,7 @@ TEST(Flags, EverySubcommandHasItsFlags) {
         "--http-scrape-reserve",
         "--http-request-timeout",
         "--http-idle-timeout",
+        "--http-max-rendered-bodies",
         "--http-error-log-interval",
         "--web-config-file",
         "--log-format"}},

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <memory>
@@ -252,6 +253,62 @@ TEST(HttpServerGuard, AReplyNotReadIsCutAtTheDeadline) {
   EndsBy(fd, Clock::now() + 5s, &received);
   EXPECT_LT(received, big.size()) << "the whole reply was delivered to a client that waited";
   EXPECT_EQ(http_test::Get(server->port(), "/health").status, 200);
+}
+
+// Reads from `fd` up to the end of a response head; false when the connection ends first.
+bool ReadHead(int fd) {
+  std::string head;
+  char byte;
+  while (head.size() < 4096) {
+    if (recv(fd, &byte, 1, 0) != 1) return false;
+    head.push_back(byte);
+    if (head.ends_with("\r\n\r\n")) return head.starts_with("HTTP/1.1 200");
+  }
+  return false;
+}
+
+// Eight clients that ask for a large exposition and do not read it: each held its own render,
+// eight copies. Now at most max_rendered_bodies (4) are made while they are held, the other
+// clients sharing the newest; once they are gone, the next scrape renders afresh.
+TEST(HttpServerGuard, ClientsNotReadingALargeExpositionShareRenderedBodies) {
+  constexpr int kClients = 8;
+  HttpServerOptions options;
+  options.port = 0;
+  options.request_timeout_s = 60;  // held for the whole test
+  std::atomic<int> renders{0};
+  HttpHandlers handlers;
+  handlers.render_metrics = [&renders](ExpositionFormat) {
+    ++renders;
+    return std::string(8 << 20, 'x');
+  };
+  std::unique_ptr<HttpServer> server = StartOrDie(options, std::move(handlers));
+  ASSERT_NE(server, nullptr);
+  const uint16_t port = server->port();
+
+  auto readers = std::make_unique<Descriptors>();
+  const std::string request = http_test::Request("GET", "/metrics", {}, /*close=*/false);
+  for (int i = 0; i < kClients; ++i) {
+    const int fd = ConnectTo("127.0.0.1", port);
+    ASSERT_GE(fd, 0);
+    readers->fds.push_back(fd);
+    ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    ASSERT_TRUE(ReadHead(fd)) << "client " << i;  // answered; the body stays unread
+  }
+  EXPECT_EQ(renders.load(), 4);
+  // A client that reads gets the whole body (a shared one: no render).
+  HttpResponse r = http_test::Get(port, "/metrics");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.size(), size_t{8} << 20);
+  EXPECT_EQ(renders.load(), 4);
+
+  // The non-readers go; their bodies are freed, and a scrape renders again.
+  readers.reset();
+  const auto deadline = Clock::now() + 5s;
+  while (renders.load() == 4 && Clock::now() < deadline) {
+    EXPECT_EQ(http_test::Get(port, "/metrics").status, 200);
+  }
+  EXPECT_GT(renders.load(), 4);
 }
 
 // Clients that half-close their connection partway through a request (as wrk and crashed
