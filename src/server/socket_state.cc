@@ -13,7 +13,7 @@
 namespace vmetrics::internal {
 namespace {
 
-// tcpi_state values: the kernel's TCP states (include/net/tcp_states.h in Linux, a stable ABI;
+// tcpi_state values: the kernel's TCP states (the Linux header tcp_states.h, a stable ABI;
 // glibc names them in <netinet/tcp.h>, which cannot be included here).
 constexpr uint8_t kTcpClose = 7;
 constexpr uint8_t kTcpCloseWait = 8;

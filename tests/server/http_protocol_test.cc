@@ -1,6 +1,7 @@
-// HTTP/1.1 framing rules the server enforces over real sockets: the Host header (RFC 9112
-// §3.2), request bodies of unknown length on routes (411), and `Expect: 100-continue` with a
-// body past the route's limit (417, without the `100 Continue` that would invite the body).
+// HTTP/1.1 framing rules the server enforces over real sockets: the Host header
+// (RFC 9112 §3.2), request bodies of unknown length on routes (411), and
+// `Expect: 100-continue` with a body past the route's limit (417, without the
+// `100 Continue` that would invite the body).
 // Each reply is read raw, interim responses included, so a `100 Continue` cannot go unseen.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
