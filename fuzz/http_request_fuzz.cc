@@ -1,9 +1,10 @@
 // http_request_fuzz: libFuzzer target for the socket-free request handling of src/server.
 //
 // Feeds the input as an HTTP request head through AddHeader, RouteFor, Negotiate,
-// ParseBasicAuthorization and BuildReply (with and without basic-auth users) and checks the
-// invariants listed in http_request_fuzz_check.h: no crash, no 200 without credentials when
-// users are configured, replies consistent with Negotiate.
+// ParseBasicAuthorization, BuildReply (with and without basic-auth users) and RejectRouteBody
+// and checks the invariants listed in http_request_fuzz_check.h: no crash, no 200 without
+// credentials when users are configured or without exactly one Host on HTTP/1.1, replies
+// consistent with Negotiate, 411 and 417 for exactly the bodies that earn them.
 //
 // Build and run (clang only): tools/run_fuzzers.sh [SECONDS]
 // Corpus: fuzz/corpus/http_request/ (hand-written seeds: Prometheus and curl scrapes, gzip,

@@ -179,6 +179,8 @@ inline std::string CheckReply(const internal::RequestHead& head, const internal:
     return "200 for method " + std::string(head.method);
   if (head.version != "HTTP/1.1" && head.version != "HTTP/1.0") return "200 for a bad version";
   if (head.header_count > kFuzzMaxHeaders) return "200 with too many headers";
+  if (head.host_count > 1) return "200 with two Host lines";
+  if (head.version == "HTTP/1.1" && head.host_count != 1) return "200 for HTTP/1.1 without Host";
   const internal::Endpoint endpoint = internal::RouteFor(head.path);
   if (endpoint == internal::Endpoint::kNotFound) return "200 for an unknown path";
   if (endpoint == internal::Endpoint::kHealth)
@@ -216,6 +218,23 @@ inline std::string CheckHttpRequestInvariants(std::string_view input) {
     }
     right_credentials = head.authorization_count == 1 && credentials->user == kFuzzUser &&
                         credentials->password == kFuzzPassword;
+  }
+
+  // A route's body: 411 exactly for Transfer-Encoding, else 417 exactly for
+  // `Expect: 100-continue` with a Content-Length past the route's limit, else read.
+  constexpr size_t kFuzzBodyLimit = 1024;
+  const std::optional<internal::BodyRefusal> refusal =
+      internal::RejectRouteBody(head, kFuzzBodyLimit);
+  unsigned want = 0;
+  if (head.transfer_encoding) {
+    want = 411;
+  } else if (head.expect_continue && head.content_length_valid &&
+             head.content_length > kFuzzBodyLimit) {
+    want = 417;
+  }
+  if ((refusal.has_value() ? refusal->status : 0) != want) {
+    return "route body refusal " + std::to_string(refusal.has_value() ? refusal->status : 0) +
+           ", expected " + std::to_string(want);
   }
 
   const HttpHandlers handlers = FuzzHandlers();

@@ -20,10 +20,18 @@
 //   other methods       405 with `Allow: GET, HEAD` on /metrics and /health;
 //                       bodies of 404 and 405 are FastAPI's JSON, as from vLLM.
 //   other paths         404.
-//   malformed requests  400 for a request line without an HTTP/1.x version or a header line
-//                       without a name; 431 for more than max_headers header lines or a head
+//   malformed requests  400 for a request line without an HTTP/1.x version, a header line
+//                       without a name, an HTTP/1.1 request without Host or any request with
+//                       two Host lines; 431 for more than max_headers header lines or a head
 //                       above max_request_bytes, 414 for a URI above it. libmicrohttpd closes
 //                       the connection on a request line it cannot parse at all.
+//   route bodies        411 for a body sent with Transfer-Encoding (chunked): a route's body
+//                       needs a Content-Length; 417 for `Expect: 100-continue` with a
+//                       Content-Length above the route's limit (no `100 Continue` is sent);
+//                       413 for a body above the limit sent without the expectation (once
+//                       read). All worded by the route's error_reply.
+//   scrape reserve      503 with `Retry-After: 1` for any request but /metrics and /health on
+//                       a connection admitted into the scrape reserve (HttpServerOptions).
 //   no credentials      401 with `WWW-Authenticate: Basic realm="vmetrics"` on every path
 //                       (known or not, before 404 and 405) when the web config has users and
 //                       the request lacks exactly one Authorization header with matching Basic
@@ -38,6 +46,14 @@
 // Connections are kept alive between requests (Prometheus reuses its scrape connection),
 // except after a refusal above or a GET of /metrics or /health that carries a body, which close
 // the connection so the server never reads a body nobody wants.
+//
+// What a client may cost is bounded (HttpServerOptions, docs/reliability.md): connections in
+// all and per address, with idle or unfinished ones making room for new ones and a reserve
+// kept for scrapes; a deadline for sending a request and for reading a reply that sending a
+// byte at a time cannot stretch; connections of clients that reset or closed them are closed
+// at once; at most max_rendered_bodies /metrics bodies of each format and encoding are held,
+// scrapes past that sharing the newest; bcrypt checks are shared fairly between client
+// addresses; each kind of error is logged once per interval with a count.
 //
 // The server owns no metrics: it calls the handlers it is given, on its own worker threads,
 // once per request. Rendering therefore happens on a worker thread, and a slow scrape holds up
@@ -208,9 +224,34 @@ struct HttpServerOptions {
 
   // ---- Limits: what one client may cost ----
 
-  // Connections open at once, across all workers; more are refused at accept. Must be
-  // >= threads (libmicrohttpd splits it between the workers).
+  // Connections open at once, across all workers (`--http-max-connections`). A new one past
+  // it takes the place of the connection that has waited longest for a request (idle between
+  // requests, or still sending its request line and headers), which is closed; a busy
+  // connection is never closed for it. When every connection is busy, the new one goes to the
+  // scrape reserve below, or is refused when that is full too. Must be >= threads.
   size_t max_connections = 1024;
+
+  // Connections open at once from one client address (`--http-max-connections-per-address`;
+  // the port does not count, and an IPv4 client of a "::" listener is its IPv4 address). A
+  // new one past it takes the place of that address's connection waiting longest for a
+  // request, as above. 0 = no limit. Half of max_connections by default: one address (a
+  // client looping on connections, or a load balancer in front of many) cannot take the whole
+  // server. Behind a load balancer or for a benchmark from one host, raise it (or set 0).
+  size_t max_connections_per_address = 512;
+
+  // Connections beyond max_connections kept for GET and HEAD of /metrics and /health, used
+  // only when every other connection is busy (a route's requests waiting for engines, replies
+  // being read): Prometheus can always scrape. Any other request on such a connection is
+  // answered 503 with `Retry-After: 1`. 0 = no reserve.
+  size_t scrape_reserve_connections = 16;
+
+  // Seconds a client may take to send a whole request, counted from its first byte (request
+  // line, headers and body), and to read a whole reply, counted from when it is ready
+  // (`--http-request-timeout`); past either the connection is closed. A client sending or
+  // reading one byte at a time cannot stretch it (unlike connection_timeout_s, which any byte
+  // restarts). Not counted: the wait between requests of a keep-alive connection, the time a
+  // route's handler takes to answer, and streams. At most 86400; 0 = no deadline.
+  unsigned request_timeout_s = 10;
 
   // Seconds a connection may stay idle (including keep-alive between scrapes) before it is
   // closed. 0 disables the timeout (not recommended: idle clients then hold connections).
@@ -236,6 +277,21 @@ struct HttpServerOptions {
   // and is not kept: the server holds at most this much per connection. 1 MiB holds a
   // completion prompt of well over 100k token ids.
   size_t max_body_bytes = 1 << 20;
+
+  // Rendered /metrics bodies held at once for each format and encoding (`--http-max-rendered-
+  // bodies`): while this many are held by replies not yet read whole, a scrape gets the newest
+  // of them (at most request_timeout_s old) instead of a new render, so clients reading slowly
+  // or not at all cannot make the server hold more copies of a large exposition. >= 1.
+  size_t max_rendered_bodies = 4;
+
+  // ---- Logging ----
+
+  // Seconds during which messages of one kind (one libmicrohttpd call site, one kind of
+  // closed connection, one kind of handler failure) after the first are only counted; the
+  // count is logged with the first message when the interval is over, or at Stop. A client
+  // sending bad requests by the thousand then costs a few lines, not a line each. 0 = every
+  // message.
+  unsigned error_log_interval_s = 10;
 
   // ---- Security ----
 

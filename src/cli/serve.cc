@@ -78,6 +78,41 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--port", f->port, "HTTP port (0 = ephemeral)")->check(CLI::Range(0, 65535));
   cmd->add_option("--http-threads", a->http.threads, "HTTP worker threads")
       ->check(CLI::Range(1u, 64u));
+  // What one client may cost (HttpServerOptions; docs/operator-guide.md, "Hostile clients").
+  cmd->add_option("--http-max-connections", a->http.max_connections,
+                  "Connections open at once; past it a new one takes the place of the one "
+                  "waiting longest for a request (at least --http-threads)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--http-max-connections-per-address", a->http.max_connections_per_address,
+                  "Connections open at once from one client address; past it a new one takes the "
+                  "place of that address's connection waiting longest. 0 = no limit")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--http-scrape-reserve", a->http.scrape_reserve_connections,
+                  "Connections beyond --http-max-connections kept for /metrics and /health when "
+                  "every other connection is busy. 0 = none")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--http-request-timeout", a->http.request_timeout_s,
+                  "Seconds to send a whole request (from its first byte) and to read a whole "
+                  "reply; sending or reading a byte at a time cannot stretch it. 0 = none")
+      ->check(CLI::Range(0u, 86400u))
+      ->capture_default_str();
+  cmd->add_option("--http-idle-timeout", a->http.connection_timeout_s,
+                  "Seconds a connection may stay idle (keep-alive included). 0 = never closed")
+      ->check(CLI::Range(0u, 86400u))
+      ->capture_default_str();
+  cmd->add_option("--http-max-rendered-bodies", a->http.max_rendered_bodies,
+                  "/metrics bodies held at once per format and encoding; past it a scrape shares "
+                  "the newest held body instead of rendering")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--http-error-log-interval", a->http.error_log_interval_s,
+                  "Seconds during which further HTTP errors of one kind are counted, not logged; "
+                  "the count is logged after. 0 = log every one")
+      ->check(CLI::Range(0u, 86400u))
+      ->capture_default_str();
   cmd->add_option("--web-config-file", a->web_config_file,
                   "Prometheus exporter-toolkit web config (TLS, basic auth)");
   cmd->add_option("--log-format", f->log_format, "text or json")
@@ -87,6 +122,12 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
 int RunServe(const ServeFlags& flags) {
   FrontendOptions options = flags.options;
   options.http.port = static_cast<uint16_t>(flags.port);
+  if (options.http.max_connections < options.http.threads) {
+    frontend::LogError("--http-max-connections (" + std::to_string(options.http.max_connections) +
+                       ") must be at least --http-threads (" +
+                       std::to_string(options.http.threads) + ")");
+    return 1;
+  }
   (void)frontend::ParseLogFormat(flags.log_format, &options.log_format);  // checked by CLI11
   frontend::SetLogFormat(options.log_format);
   Result<std::vector<LoraModule>> lora = ParseLoraModules(flags.lora_modules);

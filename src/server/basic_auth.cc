@@ -116,9 +116,32 @@ BasicAuthVerifier::BasicAuthVerifier(std::map<std::string, std::string> users)
   cache_enabled_ = FillRandom(hmac_key_.data(), hmac_key_.size());
 }
 
-BasicAuthVerifier::~BasicAuthVerifier() {
-  explicit_bzero(hmac_key_.data(), hmac_key_.size());
-  explicit_bzero(cache_.data(), sizeof cache_);
+BasicAuthVerifier::~BasicAuthVerifier() { explicit_bzero(hmac_key_.data(), hmac_key_.size()); }
+
+template <size_t kEntries>
+BasicAuthVerifier::DigestRing<kEntries>::~DigestRing() {
+  explicit_bzero(entries_.data(), sizeof entries_);
+}
+
+template <size_t kEntries>
+bool BasicAuthVerifier::DigestRing<kEntries>::Contains(const Digest& digest) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  bool found = false;
+  for (size_t i = 0; i < size_; ++i) {
+    found |= ConstantTimeEquals(entries_[i].data(), digest.data(), digest.size());
+  }
+  return found;
+}
+
+template <size_t kEntries>
+void BasicAuthVerifier::DigestRing<kEntries>::Add(const Digest& digest) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (size_ < entries_.size()) {
+    entries_[size_++] = digest;
+    return;
+  }
+  entries_[next_] = digest;
+  next_ = (next_ + 1) % entries_.size();
 }
 
 BasicAuthVerifier::Digest BasicAuthVerifier::CacheKey(const BasicCredentials& credentials) const {
@@ -137,29 +160,18 @@ BasicAuthVerifier::Digest BasicAuthVerifier::CacheKey(const BasicCredentials& cr
   return digest;
 }
 
-bool BasicAuthVerifier::Cached(const Digest& digest) const {
-  std::lock_guard<std::mutex> lock(cache_mu_);
-  bool found = false;
-  for (size_t i = 0; i < cache_size_; ++i) {
-    found |= ConstantTimeEquals(cache_[i].data(), digest.data(), digest.size());
-  }
-  return found;
-}
-
-void BasicAuthVerifier::Remember(const Digest& digest) const {
-  std::lock_guard<std::mutex> lock(cache_mu_);
-  if (cache_size_ < cache_.size()) {
-    cache_[cache_size_++] = digest;
-    return;
-  }
-  cache_[cache_next_] = digest;
-  cache_next_ = (cache_next_ + 1) % cache_.size();
-}
-
 bool BasicAuthVerifier::IsCached(const BasicCredentials& credentials) const {
-  if (users_.empty() || !cache_enabled_) return false;
+  return Lookup(credentials) == Known::kAllowed;
+}
+
+BasicAuthVerifier::Known BasicAuthVerifier::Lookup(const BasicCredentials& credentials) const {
+  if (users_.empty() || !cache_enabled_) return Known::kUnknown;
   const Digest digest = CacheKey(credentials);
-  return digest != Digest{} && Cached(digest);
+  // An all-zero digest means the HMAC failed; never trust it.
+  if (digest == Digest{}) return Known::kUnknown;
+  if (successes_.Contains(digest)) return Known::kAllowed;
+  if (failures_.Contains(digest)) return Known::kDenied;
+  return Known::kUnknown;
 }
 
 bool BasicAuthVerifier::Verify(const BasicCredentials& credentials) const {
@@ -167,7 +179,7 @@ bool BasicAuthVerifier::Verify(const BasicCredentials& credentials) const {
   const Digest digest = CacheKey(credentials);
   // An all-zero digest means the HMAC failed; never trust it.
   const bool keyed = cache_enabled_ && digest != Digest{};
-  if (keyed && Cached(digest)) return true;
+  if (keyed && successes_.Contains(digest)) return true;
 
   const auto user = users_.find(credentials.user);
   const std::string& hash = user != users_.end() ? user->second : decoy_hash_;
@@ -180,7 +192,13 @@ bool BasicAuthVerifier::Verify(const BasicCredentials& credentials) const {
   bool match = computed != nullptr && ConstantTimeEquals(computed, hash);
   explicit_bzero(scratch.get(), sizeof *scratch);
   match = match && user != users_.end() && credentials.password.find('\0') == std::string::npos;
-  if (match && keyed) Remember(digest);
+  if (keyed) {
+    if (match) {
+      successes_.Add(digest);
+    } else {
+      failures_.Add(digest);
+    }
+  }
   return match;
 }
 

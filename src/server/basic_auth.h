@@ -7,8 +7,14 @@
 // Why a cache: bcrypt is slow on purpose (cost 10 is about 0.1 s of CPU here), and Prometheus
 // sends the same credentials with every scrape, every few seconds. A (user, password) pair
 // that verified once is remembered as HMAC-SHA256(key, user, password) under a random key made
-// when the verifier is, so later requests cost one HMAC and never a bcrypt. Only successes are
-// remembered: a guess always pays full bcrypt.
+// when the verifier is, so later requests cost one HMAC and never a bcrypt (IsCached, and
+// Verify itself).
+//
+// Failures are remembered too, the same way, but only for Lookup: Verify always pays a full
+// bcrypt for a pair that is not a remembered success. The server asks Lookup before queueing a
+// check (verification_queue.h), so a flood that repeats one wrong pair costs one bcrypt, and
+// the queue stays free for the checks of everyone else; a guess that is new still pays bcrypt.
+// Remembering a failure tells the guesser nothing it did not know.
 //
 // The trade-off: while the process runs, its memory holds a digest of each remembered
 // password under a key that is also in its memory. Someone who can read the process's memory
@@ -40,6 +46,10 @@ namespace vmetrics::internal {
 
 // (user, password) pairs remembered after a successful bcrypt check.
 inline constexpr size_t kBasicAuthCacheEntries = 64;
+
+// (user, password) pairs remembered after a failed bcrypt check (for Lookup); the oldest goes
+// first when full.
+inline constexpr size_t kBasicAuthFailureEntries = 256;
 
 // `WWW-Authenticate` of every 401.
 inline constexpr std::string_view kBasicAuthChallenge = "Basic realm=\"vmetrics\"";
@@ -97,6 +107,18 @@ class BasicAuthVerifier {
   //   EXPECT_TRUE(verifier.IsCached({"alice", "secret"}));
   bool IsCached(const BasicCredentials& credentials) const;
 
+  // Lookup
+  //
+  // What the remembered checks say about `credentials`, at the cost of one HMAC: kAllowed
+  // when they passed Verify before (as IsCached), kDenied when they failed it recently,
+  // kUnknown otherwise (a bcrypt is needed).
+  //
+  // Example:
+  //   EXPECT_FALSE(verifier.Verify({"alice", "guess"}));
+  //   EXPECT_EQ(verifier.Lookup({"alice", "guess"}), BasicAuthVerifier::Known::kDenied);
+  enum class Known : uint8_t { kUnknown, kAllowed, kDenied };
+  Known Lookup(const BasicCredentials& credentials) const;
+
   // bcrypt computations so far, cache hits excluded; for tests and the fuzz target.
   uint64_t bcrypt_runs() const { return bcrypt_runs_.load(std::memory_order_relaxed); }
 
@@ -104,8 +126,21 @@ class BasicAuthVerifier {
   using Digest = std::array<unsigned char, 32>;
 
   Digest CacheKey(const BasicCredentials& credentials) const;
-  bool Cached(const Digest& digest) const;
-  void Remember(const Digest& digest) const;
+  // A ring of remembered digests: the oldest is overwritten once full. Lookups compare every
+  // entry in constant time. Thread-safe.
+  template <size_t kEntries>
+  class DigestRing {
+   public:
+    ~DigestRing();
+    bool Contains(const Digest& digest) const;
+    void Add(const Digest& digest);
+
+   private:
+    mutable std::mutex mu_;
+    std::array<Digest, kEntries> entries_{};
+    size_t size_ = 0;  // guarded by mu_
+    size_t next_ = 0;  // slot to overwrite next once full; guarded by mu_
+  };
 
   const std::map<std::string, std::string> users_;
   // Checked for unknown users so they cost what known ones do.
@@ -113,10 +148,8 @@ class BasicAuthVerifier {
   std::array<unsigned char, 32> hmac_key_{};
   bool cache_enabled_ = false;  // false when no random key could be had
 
-  mutable std::mutex cache_mu_;
-  mutable std::array<Digest, kBasicAuthCacheEntries> cache_{};
-  mutable size_t cache_size_ = 0;  // guarded by cache_mu_
-  mutable size_t cache_next_ = 0;  // slot to overwrite next once full; guarded by cache_mu_
+  mutable DigestRing<kBasicAuthCacheEntries> successes_;
+  mutable DigestRing<kBasicAuthFailureEntries> failures_;
   mutable std::atomic<uint64_t> bcrypt_runs_{0};
 };
 

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdarg>
 #include <cstdio>
@@ -18,7 +19,11 @@
 #include <vector>
 
 #include "basic_auth.h"
+#include "body_shelf.h"
 #include "client_watcher.h"
+#include "connection_guard.h"
+#include "error_log.h"
+#include "peer_address.h"
 #include "request_handler.h"
 #include "route_table.h"
 #include "verification_queue.h"
@@ -52,6 +57,15 @@ struct HttpServerState {
   bool starting = false;
   std::string start_log;
 
+  // Every error message goes through error_log, which writes each kind once per interval to
+  // the caller's handlers.log (error_log.h); `guard` keeps the account of every connection
+  // (connection_guard.h). Both live until the state goes; the guard's thread is joined by
+  // Stop, after the daemon.
+  std::unique_ptr<ErrorLog> error_log;
+  std::unique_ptr<ConnectionGuard> guard;
+  // The /metrics bodies held by replies (body_shelf.h).
+  std::unique_ptr<BodyShelf> bodies;
+
   // The exchanges handed to route handlers, with their routes, so Stop can answer or cut every
   // one before libmicrohttpd stops (a suspended connection must be resumed first). Once
   // `stopping`, a new exchange is answered 503 at once instead of being suspended.
@@ -69,6 +83,7 @@ struct HttpServerState {
 namespace {
 
 using internal::BasicCredentials;
+using internal::ConnectionGuard;
 using internal::HttpServerState;
 using internal::Verdict;
 
@@ -76,6 +91,16 @@ using internal::Verdict;
 // ordinary scrape request (Prometheus sends about 300 bytes of headers) plus its own response
 // header buffer.
 constexpr size_t kMinRequestBytes = 4096;
+
+// Largest max_connections (and scrape reserve): libmicrohttpd's limit, an unsigned, is twice
+// their sum (see StartDaemon).
+constexpr size_t kMaxConnections = UINT_MAX / 4;
+
+// A day: a longer request deadline is no deadline.
+constexpr unsigned kMaxTimeoutSeconds = 86400;
+
+// How often the connection guard sweeps (deadlines hold to within this).
+constexpr auto kSweepInterval = std::chrono::milliseconds(200);
 
 // MHD_LogCallback: formats one message and passes it on.
 void LogFromMhd(void* cls, const char* format, va_list args) {
@@ -104,21 +129,64 @@ void LogFromMhd(void* cls, const char* format, va_list args) {
       state->start_log += message;
     }
   }
-  if (state->handlers.log) {
-    try {
-      state->handlers.log(message);
-    } catch (...) {
-      // Must not unwind into libmicrohttpd.
-    }
+  // The format names the call site, so it is the kind: one line per interval whatever the
+  // numbers in it (ErrorLog never throws into libmicrohttpd).
+  state->error_log->Log(format, message);
+}
+
+// `kind` is the message without what varies (the exception's text).
+void LogHandlerFailure(HttpServerState* state, std::string_view kind, const std::string& message) {
+  state->error_log->Log(kind, message);
+}
+
+// The connection's account (connection_guard.h), kept in libmicrohttpd's socket context.
+ConnectionGuard::Connection* Account(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info != nullptr ? static_cast<ConnectionGuard::Connection*>(info->socket_context)
+                         : nullptr;
+}
+
+// MHD_NotifyConnectionCallback: every connection opened and closed goes through the guard.
+void ConnectionNotice(void* cls, MHD_Connection* connection, void** socket_context,
+                      MHD_ConnectionNotificationCode code) {
+  auto* state = static_cast<HttpServerState*>(cls);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const MHD_ConnectionInfo* fd =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const MHD_ConnectionInfo* peer =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    *socket_context = state->guard->Opened(fd != nullptr ? fd->connect_fd : -1,
+                                           peer != nullptr ? peer->client_addr : nullptr);
+  } else if (*socket_context != nullptr) {
+    state->guard->Closed(static_cast<ConnectionGuard::Connection*>(*socket_context));
+    *socket_context = nullptr;
   }
 }
 
-void LogHandlerFailure(HttpServerState* state, const std::string& message) {
-  if (!state->handlers.log) return;
-  try {
-    state->handlers.log(message);
-  } catch (...) {
+// internal::QueueReply and QueueStream, telling the guard that the reply is being written
+// (timed) or streamed (not).
+MHD_Result QueueReply(HttpServerState* state, MHD_Connection* connection, internal::Reply reply) {
+  const MHD_Result queued =
+      internal::QueueReply(connection, std::move(reply), state->extra_headers);
+  if (queued == MHD_YES) {
+    if (ConnectionGuard::Connection* account = Account(connection)) {
+      state->guard->Replying(account);
+    }
   }
+  return queued;
+}
+
+MHD_Result QueueStream(HttpServerState* state, MHD_Connection* connection,
+                       std::shared_ptr<HttpExchange> exchange, std::string_view content_type) {
+  const MHD_Result queued = internal::QueueStream(connection, std::move(exchange), content_type,
+                                                  state->extra_headers);
+  if (queued == MHD_YES) {
+    if (ConnectionGuard::Connection* account = Account(connection)) {
+      state->guard->Streaming(account);
+    }
+  }
+  return queued;
 }
 
 // The reply the server gives on `route`'s behalf (413, 500, 503), worded by its error_reply.
@@ -171,9 +239,15 @@ struct PendingCheck : RequestContext {
   std::unique_ptr<PostedRequest> posted;
 };
 
-// MHD_RequestCompletedCallback: frees a PendingCheck, whatever way the request ended.
-void RequestCompleted(void* /*cls*/, MHD_Connection* /*connection*/, void** req_cls,
+// MHD_RequestCompletedCallback: frees a PendingCheck, whatever way the request ended, and tells
+// the guard the connection waits for its next request. (libmicrohttpd calls it before it
+// notifies the connection's close.)
+void RequestCompleted(void* cls, MHD_Connection* connection, void** req_cls,
                       MHD_RequestTerminationCode /*code*/) {
+  auto* state = static_cast<HttpServerState*>(cls);
+  if (ConnectionGuard::Connection* account = Account(connection)) {
+    state->guard->RequestDone(account);
+  }
   if (*req_cls != nullptr && *req_cls != &head_accepted_tag) {
     delete static_cast<RequestContext*>(*req_cls);
   }
@@ -187,14 +261,28 @@ MHD_Result SuspendForVerification(const HttpServerState* state, MHD_Connection* 
                                   BasicCredentials credentials, void** req_cls) {
   auto* pending = new PendingCheck(connection);
   *req_cls = pending;
+  const MHD_ConnectionInfo* peer =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  std::string client = internal::PeerAddressKey(peer != nullptr ? peer->client_addr : nullptr);
   MHD_suspend_connection(connection);
-  const bool queued =
-      state->verifications->Submit(std::move(credentials), [pending](Verdict verdict) {
+  const bool queued = state->verifications->Submit(
+      std::move(client), std::move(credentials), [pending](Verdict verdict) {
         MHD_Connection* const suspended = pending->connection;
-        pending->outcome.store(verdict == Verdict::kAllowed  ? PendingCheck::kAllowed
-                               : verdict == Verdict::kDenied ? PendingCheck::kDenied
-                                                             : PendingCheck::kCancelled,
-                               std::memory_order_release);
+        PendingCheck::Outcome outcome = PendingCheck::kCancelled;
+        switch (verdict) {
+          case Verdict::kAllowed:
+            outcome = PendingCheck::kAllowed;
+            break;
+          case Verdict::kDenied:
+            outcome = PendingCheck::kDenied;
+            break;
+          case Verdict::kShed:
+            outcome = PendingCheck::kQueueFull;
+            break;
+          case Verdict::kCancelled:
+            break;
+        }
+        pending->outcome.store(outcome, std::memory_order_release);
         // `pending` may be freed from here on.
         MHD_resume_connection(suspended);
       });
@@ -205,11 +293,37 @@ MHD_Result SuspendForVerification(const HttpServerState* state, MHD_Connection* 
   return MHD_YES;
 }
 
+size_t BodyLimit(const HttpServerState* state, const HttpRoute* route) {
+  return route->max_body_bytes != 0 ? route->max_body_bytes : state->options.max_body_bytes;
+}
+
 // A route's request: a PostedRequest with the route's body limit.
 std::unique_ptr<PostedRequest> NewPostedRequest(const HttpServerState* state,
                                                 const HttpRoute* route) {
-  return std::make_unique<PostedRequest>(
-      route, route->max_body_bytes != 0 ? route->max_body_bytes : state->options.max_body_bytes);
+  return std::make_unique<PostedRequest>(route, BodyLimit(state, route));
+}
+
+// The reply `error` (a route's words for an error the server answers) as QueueReply takes it.
+internal::Reply ToReply(HttpReply* error) {
+  internal::Reply reply;
+  reply.status = error->status;
+  reply.body = std::move(error->body);
+  reply.content_type = error->content_type;  // a view: `error` must outlive the QueueReply
+  return reply;
+}
+
+// The first call of a route's request (its head is in, its body not yet): refused at once when
+// its body cannot be taken (RejectRouteBody), else a PostedRequest gathers the body.
+MHD_Result StartRouteRequest(HttpServerState* state, MHD_Connection* connection,
+                             const internal::RequestHead& head, const HttpRoute* route,
+                             std::unique_ptr<PostedRequest>* posted) {
+  if (std::optional<internal::BodyRefusal> refusal =
+          internal::RejectRouteBody(head, BodyLimit(state, route))) {
+    HttpReply error = RouteError(*route, refusal->status, refusal->message);
+    return QueueReply(state, connection, ToReply(&error));
+  }
+  *posted = NewPostedRequest(state, route);
+  return MHD_YES;
 }
 
 // The calls of a route's request after its checks passed: body chunks are gathered (up to the
@@ -238,11 +352,7 @@ MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const 
     HttpReply error =
         RouteError(route, MHD_HTTP_CONTENT_TOO_LARGE,
                    "request body larger than " + std::to_string(posted->max_body_bytes) + " bytes");
-    internal::Reply reply;
-    reply.status = error.status;
-    reply.body = std::move(error.body);
-    reply.content_type = error.content_type;  // copied by QueueReply before `error` goes
-    return internal::QueueReply(connection, std::move(reply), state->extra_headers);
+    return QueueReply(state, connection, ToReply(&error));
   }
   if (posted->exchange == nullptr) {
     posted->exchange = std::make_shared<HttpExchange>(connection);
@@ -261,15 +371,20 @@ MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const 
           RouteError(route, MHD_HTTP_SERVICE_UNAVAILABLE, "the server is stopping"));
     } else {
       posted->exchange->SuspendUntilAnswered();
+      // The answer is the engine's to give now, not the client's: not timed.
+      if (ConnectionGuard::Connection* account = Account(connection)) {
+        state->guard->AwaitingAnswer(account);
+      }
       try {
         route.handler(HttpRequest{route.method, route.path, std::move(posted->body)},
                       posted->exchange);
       } catch (const std::exception& e) {
-        LogHandlerFailure(state,
+        LogHandlerFailure(state, "route handler threw",
                           "handler for " + route.method + " " + route.path + " threw: " + e.what());
         posted->exchange->Reply(RouteError(route, MHD_HTTP_INTERNAL_SERVER_ERROR, e.what()));
       } catch (...) {
-        LogHandlerFailure(state, "handler for " + route.method + " " + route.path + " threw");
+        LogHandlerFailure(state, "route handler threw",
+                          "handler for " + route.method + " " + route.path + " threw");
         posted->exchange->Reply(
             RouteError(route, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error"));
       }
@@ -293,12 +408,11 @@ MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const 
       reply.status = status;
       reply.body = std::move(body);
       reply.content_type = content_type;  // copied by QueueReply before `content_type` goes
-      return internal::QueueReply(connection, std::move(reply), state->extra_headers);
+      return QueueReply(state, connection, std::move(reply));
     }
     case HttpExchange::Phase::kStreaming:
       posted->answered = true;
-      return internal::QueueStream(connection, posted->exchange, content_type,
-                                   state->extra_headers);
+      return QueueStream(state, connection, posted->exchange, content_type);
   }
   return MHD_NO;
 }
@@ -315,14 +429,14 @@ MHD_Result ResumedCall(HttpServerState* state, MHD_Connection* connection,
   }
   auto queue = [&](internal::Reply reply) {
     pending->answered = true;
-    return internal::QueueReply(connection, std::move(reply), state->extra_headers);
+    return QueueReply(state, connection, std::move(reply));
   };
   if (pending->answered || (pending->admitted && *upload_data_size != 0)) {
     // Body bytes: dropped (after an answer, libmicrohttpd closes the connection).
     *upload_data_size = 0;
     return MHD_YES;
   }
-  if (pending->admitted) return queue(internal::HandlerReply(state->handlers, head));
+  if (pending->admitted) return queue(internal::HandlerReply(state->handlers, head, state->bodies.get()));
   switch (pending->outcome.load(std::memory_order_acquire)) {
     case PendingCheck::kAllowed:
       break;
@@ -339,10 +453,11 @@ MHD_Result ResumedCall(HttpServerState* state, MHD_Connection* connection,
   }
   if (const HttpRoute* route = internal::FindRoute(state->rules, head)) {
     // This is the repeated first call: the body (if any) comes in the calls after.
-    pending->posted = NewPostedRequest(state, route);
-    return MHD_YES;
+    const MHD_Result result = StartRouteRequest(state, connection, head, route, &pending->posted);
+    if (pending->posted == nullptr) pending->answered = true;
+    return result;
   }
-  if (head.has_body) return queue(internal::HandlerReply(state->handlers, head));
+  if (head.has_body) return queue(internal::HandlerReply(state->handlers, head, state->bodies.get()));
   pending->admitted = true;
   return MHD_YES;
 }
@@ -376,6 +491,16 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
   // keeping it would need a completion callback to free it.
   const internal::RequestHead head = internal::ReadRequestHead(connection, url, method, version);
   if (*req_cls == nullptr) {
+    ConnectionGuard::Connection* account = Account(connection);
+    if (account != nullptr) {
+      state->guard->HeadReceived(account);
+      // A connection of the scrape reserve (admitted when every other was busy) is for
+      // Prometheus and health checks only.
+      if (ConnectionGuard::ScrapeOnly(account) &&
+          internal::RouteFor(head.path) == internal::Endpoint::kNotFound) {
+        return QueueReply(state, connection, internal::ScrapeReserveReply());
+      }
+    }
     std::optional<internal::Reply> refusal = internal::RejectMalformed(state->rules, head);
     if (!refusal.has_value()) {
       internal::CredentialsCheck check = internal::CheckCredentialsQuickly(state->rules, head);
@@ -386,13 +511,13 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
                     ? internal::UnauthorizedReply()
                     : internal::RejectUnrouted(state->rules, head);
     }
-    if (refusal.has_value()) {
-      return internal::QueueReply(connection, std::move(*refusal), state->extra_headers);
-    }
+    if (refusal.has_value()) return QueueReply(state, connection, std::move(*refusal));
     if (const HttpRoute* route = internal::FindRoute(state->rules, head)) {
       // The first call carries only the head; the body comes in the calls after.
-      *req_cls = NewPostedRequest(state, route).release();
-      return MHD_YES;
+      std::unique_ptr<PostedRequest> posted;
+      const MHD_Result result = StartRouteRequest(state, connection, head, route, &posted);
+      *req_cls = posted.release();  // null when refused: the refusal is queued
+      return result;
     }
     if (!head.has_body) {
       *req_cls = &head_accepted_tag;
@@ -403,8 +528,7 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
     *upload_data_size = 0;
     return MHD_YES;
   }
-  return internal::QueueReply(connection, internal::HandlerReply(state->handlers, head),
-                              state->extra_headers);
+  return QueueReply(state, connection, internal::HandlerReply(state->handlers, head, state->bodies.get()));
 }
 
 Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handlers) {
@@ -414,10 +538,22 @@ Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handle
   if (options.threads == 0) {
     return Status::InvalidArgument("HttpServerOptions::threads must be >= 1");
   }
-  if (options.max_connections < options.threads || options.max_connections > UINT_MAX) {
+  if (options.max_connections < options.threads || options.max_connections > kMaxConnections) {
     return Status::InvalidArgument("HttpServerOptions::max_connections must be between threads (" +
                                    std::to_string(options.threads) + ") and " +
-                                   std::to_string(UINT_MAX));
+                                   std::to_string(kMaxConnections));
+  }
+  if (options.scrape_reserve_connections > kMaxConnections) {
+    return Status::InvalidArgument(
+        "HttpServerOptions::scrape_reserve_connections must be at most " +
+        std::to_string(kMaxConnections));
+  }
+  if (options.request_timeout_s > kMaxTimeoutSeconds) {
+    return Status::InvalidArgument("HttpServerOptions::request_timeout_s must be at most " +
+                                   std::to_string(kMaxTimeoutSeconds));
+  }
+  if (options.max_rendered_bodies == 0) {
+    return Status::InvalidArgument("HttpServerOptions::max_rendered_bodies must be >= 1");
   }
   if (options.max_pending_auth_checks == 0) {
     return Status::InvalidArgument("HttpServerOptions::max_pending_auth_checks must be >= 1");
@@ -552,14 +688,20 @@ MHD_Daemon* StartDaemon(HttpServerState* state, const sockaddr_storage& address)
       /*apc=*/nullptr, /*apc_cls=*/nullptr, &AccessHandler, state,
       // First, so no startup message goes to libmicrohttpd's own stderr logger.
       MHD_OPTION_EXTERNAL_LOGGER, &LogFromMhd, state,
-      MHD_OPTION_NOTIFY_COMPLETED, &RequestCompleted, nullptr,
+      MHD_OPTION_NOTIFY_COMPLETED, &RequestCompleted, state,
+      MHD_OPTION_NOTIFY_CONNECTION, &ConnectionNotice, state,
       MHD_OPTION_SOCK_ADDR, reinterpret_cast<const sockaddr*>(&address),
       MHD_OPTION_THREAD_POOL_SIZE, pool_size,
-      MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(o.max_connections),
+      // The guard keeps max_connections plus the scrape reserve; libmicrohttpd's own limit is
+      // twice that, so connections the guard closed and libmicrohttpd has not freed yet never
+      // make it stop accepting (a new connection waiting in the kernel's queue is what the
+      // guard exists to prevent).
+      MHD_OPTION_CONNECTION_LIMIT,
+      static_cast<unsigned>(2 * (o.max_connections + o.scrape_reserve_connections)),
       MHD_OPTION_CONNECTION_TIMEOUT, o.connection_timeout_s,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, o.max_request_bytes,
-      // Off on purpose: every Prometheus server of a deployment may scrape from one address
-      // (a federation proxy, a sidecar), and max_connections already bounds the total.
+      // The guard applies max_connections_per_address instead: libmicrohttpd's limit would
+      // refuse the new connection, even a scrape, where the guard closes an idle one.
       MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0u,
       MHD_OPTION_ARRAY, extra_options,
       MHD_OPTION_END);
@@ -598,6 +740,10 @@ void HttpServer::Stop() {
   }
   MHD_stop_daemon(state_->daemon);
   state_->daemon = nullptr;
+  // Every connection is closed: the guard has nothing left to watch, and the counts of the
+  // last interval are written now rather than lost.
+  state_->guard.reset();
+  state_->error_log->Flush(/*all=*/true);
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
@@ -610,6 +756,22 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   state->options = std::move(options);
   state->handlers = std::move(handlers);
   state->rules.max_headers = state->options.max_headers;
+  // Every message for the caller's log goes through the error log: libmicrohttpd's (by
+  // LogFromMhd), and those HandlerReply writes through handlers.log, whose kind is the part
+  // before ": " (what follows is the exception's text).
+  state->error_log = std::make_unique<internal::ErrorLog>(
+      std::move(state->handlers.log), std::chrono::seconds(state->options.error_log_interval_s));
+  state->handlers.log = [log = state->error_log.get()](std::string_view message) {
+    log->Log(message.substr(0, message.find(": ")), message);
+  };
+  internal::ConnectionLimits limits;
+  limits.max_connections = state->options.max_connections;
+  limits.max_per_address = state->options.max_connections_per_address;
+  limits.scrape_reserve = state->options.scrape_reserve_connections;
+  limits.request_timeout = std::chrono::seconds(state->options.request_timeout_s);
+  limits.sweep_interval = kSweepInterval;
+  state->guard = std::make_unique<internal::ConnectionGuard>(limits, state->error_log.get());
+  state->bodies = std::make_unique<internal::BodyShelf>(state->options.max_rendered_bodies);
   // Indexed from the state's own copy of the routes, whose addresses stay put.
   // CheckOptions built it once already, so this cannot fail.
   Result<internal::RouteTable> routes = internal::RouteTable::Build(state->handlers.routes);

@@ -47,8 +47,31 @@ void Log(const HttpHandlers& handlers, std::string_view message) {
   }
 }
 
-Reply MetricsReply(const HttpHandlers& handlers, const RequestHead& head) {
+// Thrown by a shelved render whose gzip failed: that scrape is answered uncompressed, unshelved.
+struct GzipFailed {};
+
+Reply MetricsReply(const HttpHandlers& handlers, const RequestHead& head, BodyShelf* bodies) {
   const Negotiated negotiated = Negotiate(head.accept, head.accept_encoding);
+  if (bodies != nullptr) {
+    const size_t kind = (negotiated.format == ExpositionFormat::kOpenMetrics ? 2 : 0) +
+                        (negotiated.gzip ? 1 : 0);
+    try {
+      Reply reply;
+      reply.status = MHD_HTTP_OK;
+      reply.content_type = negotiated.content_type;
+      reply.shared_body = bodies->Get(kind, [&] {
+        std::string body = handlers.render_metrics(negotiated.format);
+        if (!negotiated.gzip) return body;
+        std::string compressed;
+        if (!GzipCompress(body, &compressed)) throw GzipFailed{};
+        return compressed;
+      });
+      if (negotiated.gzip) reply.content_encoding = "gzip";
+      return reply;
+    } catch (const GzipFailed&) {
+      // Rendered again below, uncompressed: identity is always acceptable.
+    }
+  }
   Reply reply;
   reply.status = MHD_HTTP_OK;
   reply.body = handlers.render_metrics(negotiated.format);
@@ -82,6 +105,25 @@ bool NameIs(std::string_view name, std::string_view wanted) {
          strncasecmp(name.data(), wanted.data(), wanted.size()) == 0;
 }
 
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Digits only (RFC 9110 §8.6), at most 19 of them so the value cannot overflow.
+bool ParseDecimal(std::string_view text, uint64_t* value) {
+  text = TrimBlanks(text);
+  if (text.empty() || text.size() > 19) return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *value = v;
+  return true;
+}
+
 // Collects what RequestHead needs from each header line, for ReadRequestHead. libmicrohttpd
 // passes a NULL key for a line without a name; values are never NULL for headers, but a NULL
 // would read as empty.
@@ -92,6 +134,7 @@ MHD_Result CollectHeader(void* cls, MHD_ValueKind /*kind*/, const char* key, con
 }
 
 void FreeBody(void* cls) { delete static_cast<std::string*>(cls); }
+void FreeSharedBody(void* cls) { delete static_cast<std::shared_ptr<const std::string>*>(cls); }
 
 // Block size libmicrohttpd asks the stream reader to fill at most.
 constexpr size_t kStreamBlockBytes = 16 * 1024;
@@ -146,15 +189,36 @@ Reply ServiceUnavailableReply() {
   return TextReply(MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable");
 }
 
+Reply ScrapeReserveReply() {
+  Reply reply = ServiceUnavailableReply();
+  reply.retry_after = "1";
+  return reply;
+}
+
 void AddHeader(std::string_view name, std::string_view value, RequestHead* head) {
   ++head->header_count;
   if (name.empty()) {
     head->empty_header_name = true;
     return;
   }
-  if (NameIs(name, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
-      (NameIs(name, MHD_HTTP_HEADER_CONTENT_LENGTH) && value != "0")) {
+  if (NameIs(name, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
     head->has_body = true;
+    head->transfer_encoding = true;
+    return;
+  }
+  if (NameIs(name, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+    if (value != "0") head->has_body = true;
+    head->content_length_valid = ParseDecimal(value, &head->content_length);
+    return;
+  }
+  if (NameIs(name, MHD_HTTP_HEADER_HOST)) {
+    ++head->host_count;
+    return;
+  }
+  if (NameIs(name, MHD_HTTP_HEADER_EXPECT)) {
+    head->expect_continue = TrimBlanks(value).size() == 12 &&
+                            strncasecmp(TrimBlanks(value).data(), "100-continue", 12) == 0;
+    return;
   }
   if (NameIs(name, MHD_HTTP_HEADER_AUTHORIZATION)) {
     ++head->authorization_count;
@@ -189,10 +253,30 @@ std::optional<Reply> RejectMalformed(const RequestRules& rules, const RequestHea
       head.empty_header_name) {
     return TextReply(MHD_HTTP_BAD_REQUEST, "Bad Request");
   }
+  // RFC 9112 §3.2: a server MUST answer 400 to an HTTP/1.1 request without Host and to any
+  // request with more than one Host line. Two Host lines would also leave a proxy and this
+  // server free to read different ones.
+  if (head.host_count > 1 || (head.host_count == 0 && head.version == MHD_HTTP_VERSION_1_1)) {
+    return TextReply(MHD_HTTP_BAD_REQUEST, "Bad Request");
+  }
   // Checked before routing: the header count is a cost the client already imposed, whatever
   // the path.
   if (head.header_count > rules.max_headers) {
     return TextReply(MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "Request Header Fields Too Large");
+  }
+  return std::nullopt;
+}
+
+std::optional<BodyRefusal> RejectRouteBody(const RequestHead& head, size_t max_body_bytes) {
+  if (head.transfer_encoding) {
+    return BodyRefusal{MHD_HTTP_LENGTH_REQUIRED,
+                       "request bodies must have a Content-Length (Transfer-Encoding is not "
+                       "accepted)"};
+  }
+  if (head.expect_continue && head.content_length_valid && head.content_length > max_body_bytes) {
+    return BodyRefusal{MHD_HTTP_EXPECTATION_FAILED,
+                       "request body of " + std::to_string(head.content_length) +
+                           " bytes is larger than " + std::to_string(max_body_bytes) + " bytes"};
   }
   return std::nullopt;
 }
@@ -206,12 +290,20 @@ CredentialsCheck CheckCredentialsQuickly(const RequestRules& rules, const Reques
   if (head.authorization_count == 1) credentials = ParseBasicAuthorization(head.authorization);
   if (!credentials.has_value()) {
     check.outcome = CredentialsOutcome::kRefused;
-  } else if (!rules.basic_auth->IsCached(*credentials)) {
-    check.outcome = CredentialsOutcome::kNeedsVerification;
-    check.credentials = std::move(*credentials);
-  } else {
-    explicit_bzero(credentials->password.data(), credentials->password.size());
+    return check;
   }
+  switch (rules.basic_auth->Lookup(*credentials)) {
+    case BasicAuthVerifier::Known::kUnknown:
+      check.outcome = CredentialsOutcome::kNeedsVerification;
+      check.credentials = std::move(*credentials);
+      return check;
+    case BasicAuthVerifier::Known::kDenied:
+      check.outcome = CredentialsOutcome::kRefused;
+      break;
+    case BasicAuthVerifier::Known::kAllowed:
+      break;
+  }
+  explicit_bzero(credentials->password.data(), credentials->password.size());
   return check;
 }
 
@@ -259,14 +351,15 @@ Reply BuildReply(const HttpHandlers& handlers, const RequestRules& rules, const 
   return HandlerReply(handlers, head);
 }
 
-Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head) {
+Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head, BodyShelf* bodies) {
   const Endpoint endpoint = RouteFor(head.path);
   // Routes are answered on an HttpExchange (http_server.cc), never here.
   if (endpoint == Endpoint::kNotFound) return JsonReply(MHD_HTTP_NOT_FOUND, kNotFoundBody);
   // The handlers are the caller's code running on a C library's thread; nothing may unwind
   // through libmicrohttpd.
   try {
-    return endpoint == Endpoint::kMetrics ? MetricsReply(handlers, head) : HealthReply(handlers);
+    return endpoint == Endpoint::kMetrics ? MetricsReply(handlers, head, bodies)
+                                          : HealthReply(handlers);
   } catch (const std::exception& e) {
     Log(handlers, std::string("handler for ") + std::string(head.path) + " threw: " + e.what());
   } catch (...) {
@@ -287,6 +380,16 @@ RequestHead ReadRequestHead(MHD_Connection* connection, const char* path, const 
 
 MHD_Result QueueReply(MHD_Connection* connection, Reply reply,
                       const std::vector<std::pair<std::string, std::string>>& extra_headers) {
+  if (reply.shared_body != nullptr) {
+    // The response holds a reference to the shared body, dropped by FreeSharedBody.
+    // libmicrohttpd only reads a buffer response (its parameter is not const in 0.9.75).
+    auto held = std::make_unique<std::shared_ptr<const std::string>>(std::move(reply.shared_body));
+    MHD_Response* response = MHD_create_response_from_buffer_with_free_callback_cls(
+        (*held)->size(), const_cast<char*>((*held)->data()), &FreeSharedBody, held.get());
+    if (response == nullptr) return MHD_NO;
+    held.release();  // owned by `response` from here on
+    return QueueResponse(connection, response, reply, extra_headers);
+  }
   // The response takes the body string itself, freed by FreeBody once the response is
   // destroyed: a scrape body is a few hundred KiB, not worth copying on every request.
   auto body = std::make_unique<std::string>(std::move(reply.body));

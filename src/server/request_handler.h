@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "basic_auth.h"
+#include "body_shelf.h"
 #include "route_table.h"
 #include "vmetrics/http_server.h"
 
@@ -55,14 +56,20 @@ struct RequestHead {
   std::string accept_encoding;     // every Accept-Encoding header, joined with ","
   std::string_view authorization;  // the last Authorization header's value
   size_t authorization_count = 0;  // Authorization header lines; only exactly one can pass
+  size_t host_count = 0;           // Host header lines: HTTP/1.1 needs one, none may have two
+  bool transfer_encoding = false;  // a Transfer-Encoding header: the body's length is not given
+  bool content_length_valid = false;  // a Content-Length header of digits only (the last one)
+  uint64_t content_length = 0;        // its value, when valid
+  bool expect_continue = false;       // `Expect: 100-continue` (any case)
 };
 
 // AddHeader
 //
 // Accounts one header line in `head`, as ReadRequestHead does for each line of a request:
 // counts it, notes an empty name and a body (Transfer-Encoding, or Content-Length other than
-// "0"), joins Accept and Accept-Encoding values with ",", keeps the Authorization value. Names
-// compare case-insensitively. `value` must outlive `head` (it may be kept as a view).
+// "0"), joins Accept and Accept-Encoding values with ",", keeps the Authorization value, counts
+// Host lines, reads Content-Length and `Expect: 100-continue`. Names compare
+// case-insensitively. `value` must outlive `head` (it may be kept as a view).
 //
 // Example:
 //   RequestHead head;
@@ -75,6 +82,8 @@ void AddHeader(std::string_view name, std::string_view value, RequestHead* head)
 struct Reply {
   unsigned status = 200;
   std::string body;
+  // When set, the body instead (a /metrics body from the BodyShelf, shared between replies).
+  std::shared_ptr<const std::string> shared_body;
   std::string_view content_type;      // "" = no Content-Type header
   std::string_view content_encoding;  // "" or "gzip"
   std::string_view allow;             // the Allow header of a 405, else ""
@@ -97,15 +106,46 @@ struct RequestRules {
 
 // RejectMalformed
 //
-// The first checks of RejectReply: no HTTP/1.x version or a header line without a name (400),
-// more than rules.max_headers header lines (431). nullopt when both pass.
+// The first checks of RejectReply: no HTTP/1.x version, a header line without a name, an
+// HTTP/1.1 request without Host or any request with two Host lines (400; RFC 9112 §3.2),
+// more than rules.max_headers header lines (431). nullopt when all pass.
 std::optional<Reply> RejectMalformed(const RequestRules& rules, const RequestHead& head);
+
+// BodyRefusal: why a route's request is refused before its body is read.
+struct BodyRefusal {
+  unsigned status = 0;  // 411 or 417
+  std::string message;  // for the route's error_reply
+};
+
+// RejectRouteBody
+//
+// Checked once a request is known to go to a route whose body limit is `max_body_bytes`,
+// before any of its body is read:
+//   - a Transfer-Encoding body is 411 (Length Required). libmicrohttpd 0.9.75 answers a chunk
+//     line longer than its read buffer (a 100 kB chunk extension) with its own 500 and gives
+//     the application no say, and a body of unknown length cannot be checked against the limit
+//     before it is read. Every OpenAI client library and curl send Content-Length.
+//   - `Expect: 100-continue` with a Content-Length above the limit is 417 (Expectation
+//     Failed): the client is told now, instead of being invited to send a body that would be
+//     refused (libmicrohttpd would answer `100 Continue`).
+// nullopt otherwise. A Content-Length above the limit without the expectation is read and
+// answered 413 once read (http_server.h): answered before, the client would still be sending
+// and could see the connection reset instead of the answer.
+//
+// Example:
+//   RequestHead head;
+//   head.expect_continue = true;
+//   head.content_length_valid = true;
+//   head.content_length = 1 << 30;
+//   EXPECT_EQ(RejectRouteBody(head, 1 << 20)->status, 417u);
+std::optional<BodyRefusal> RejectRouteBody(const RequestHead& head, size_t max_body_bytes);
 
 // The part of the credentials check that needs no bcrypt.
 enum class CredentialsOutcome : uint8_t {
-  kAccepted,           // no users configured, or the credentials are in the verifier's cache
-  kRefused,            // not exactly one Authorization header, or not Basic credentials
-  kNeedsVerification,  // well-formed credentials the cache does not know: run Verify
+  kAccepted,           // no users configured, or credentials that passed a check before
+  kRefused,            // not exactly one Authorization header, not Basic credentials, or
+                       // credentials that failed a recent check (BasicAuthVerifier::Lookup)
+  kNeedsVerification,  // well-formed credentials the verifier does not know: run Verify
 };
 struct CredentialsCheck {
   CredentialsOutcome outcome = CredentialsOutcome::kAccepted;
@@ -114,9 +154,9 @@ struct CredentialsCheck {
 
 // CheckCredentialsQuickly
 //
-// Reads the Authorization header and consults the verifier's cache, costing at most one HMAC,
-// so a server thread can call it inline and hand only kNeedsVerification to a thread where a
-// bcrypt may run (verification_queue.h).
+// Reads the Authorization header and consults what the verifier remembers (successes and
+// recent failures), costing at most one HMAC, so a server thread can call it inline and hand
+// only kNeedsVerification to a thread where a bcrypt may run (verification_queue.h).
 //
 // Example:
 //   EXPECT_EQ(CheckCredentialsQuickly({}, head).outcome, CredentialsOutcome::kAccepted);
@@ -137,10 +177,13 @@ std::optional<Reply> RejectUnrouted(const RequestHead& head);
 const HttpRoute* FindRoute(const RequestRules& rules, const RequestHead& head);
 
 // The fixed replies of refused credentials: 401 with the challenge; 429 with Retry-After when
-// the verification queue is full; 503 when the server stopped before the check ran.
+// the verification queue has no place; 503 when the server stopped before the check ran.
 Reply UnauthorizedReply();
 Reply TooManyRequestsReply();
 Reply ServiceUnavailableReply();
+// 503 with `Retry-After: 1` for a request other than /metrics and /health on a connection of
+// the scrape reserve (connection_guard.h): the server is full of busy connections.
+Reply ScrapeReserveReply();
 
 // RejectReply
 //
@@ -164,8 +207,11 @@ std::optional<Reply> RejectReply(const RequestRules& rules, const RequestHead& h
 // (gzip-compressed when accepted), /health as HttpHandlers::health reports. Never throws: a
 // handler's exception becomes a 500 (reported through handlers.log when set). A route's
 // request is answered on an HttpExchange instead (http_server.cc); here it gets a 404.
+// `bodies` (may be null: every scrape renders its own) bounds the /metrics bodies held
+// (body_shelf.h).
 // REQUIRES: RejectReply returned nullopt for `head`.
-Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head);
+Reply HandlerReply(const HttpHandlers& handlers, const RequestHead& head,
+                   BodyShelf* bodies = nullptr);
 
 // BuildReply
 //

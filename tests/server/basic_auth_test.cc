@@ -105,6 +105,39 @@ TEST_F(BasicAuthVerifierTest, FailuresAreNeverCached) {
   EXPECT_EQ(verifier_.bcrypt_runs(), before + 3);
 }
 
+// Lookup knows recent failures as well as successes; Verify itself still decides failures with
+// bcrypt (FailuresAreNeverCached), so only callers that ask Lookup first skip it.
+TEST_F(BasicAuthVerifierTest, LookupRemembersSuccessesAndFailures) {
+  EXPECT_EQ(verifier_.Lookup({"alice", "secret"}), BasicAuthVerifier::Known::kUnknown);
+  EXPECT_EQ(verifier_.Lookup({"alice", "wrong"}), BasicAuthVerifier::Known::kUnknown);
+  ASSERT_TRUE(verifier_.Verify({"alice", "secret"}));
+  ASSERT_FALSE(verifier_.Verify({"alice", "wrong"}));
+  ASSERT_FALSE(verifier_.Verify({"mallory", "secret"}));
+  const uint64_t runs = verifier_.bcrypt_runs();
+  EXPECT_EQ(verifier_.Lookup({"alice", "secret"}), BasicAuthVerifier::Known::kAllowed);
+  EXPECT_EQ(verifier_.Lookup({"alice", "wrong"}), BasicAuthVerifier::Known::kDenied);
+  EXPECT_EQ(verifier_.Lookup({"mallory", "secret"}), BasicAuthVerifier::Known::kDenied);
+  EXPECT_EQ(verifier_.Lookup({"alice", "wrong2"}), BasicAuthVerifier::Known::kUnknown);
+  EXPECT_EQ(verifier_.bcrypt_runs(), runs);
+}
+
+TEST(BasicAuthVerifier, MoreFailuresThanRememberedForgetTheOldest) {
+  BasicAuthVerifier verifier({{"u", BcryptHash("pw")}});
+  for (size_t i = 0; i <= kBasicAuthFailureEntries; ++i) {
+    ASSERT_FALSE(verifier.Verify({"u", "guess" + std::to_string(i)}));
+  }
+  EXPECT_EQ(verifier.Lookup({"u", "guess0"}), BasicAuthVerifier::Known::kUnknown);
+  EXPECT_EQ(verifier.Lookup({"u", "guess1"}), BasicAuthVerifier::Known::kDenied);
+  EXPECT_EQ(verifier.Lookup({"u", "guess" + std::to_string(kBasicAuthFailureEntries)}),
+            BasicAuthVerifier::Known::kDenied);
+  // Failures never push out successes: they are remembered apart.
+  ASSERT_TRUE(verifier.Verify({"u", "pw"}));
+  for (size_t i = 0; i < kBasicAuthFailureEntries; ++i) {
+    ASSERT_FALSE(verifier.Verify({"u", "again" + std::to_string(i)}));
+  }
+  EXPECT_TRUE(verifier.IsCached({"u", "pw"}));
+}
+
 // The cache key must not let one user's cached success answer for another pair that
 // concatenates to the same bytes.
 TEST(BasicAuthVerifier, CacheKeySeparatesUserFromPassword) {

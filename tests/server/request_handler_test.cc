@@ -25,11 +25,13 @@ HttpHandlers FixedHandlers() {
   return handlers;
 }
 
+// A well-formed HTTP/1.1 request head: method, path and its one Host line.
 RequestHead Head(std::string_view method, std::string_view path) {
   RequestHead head;
   head.method = method;
   head.path = path;
   head.version = "HTTP/1.1";
+  head.host_count = 1;
   return head;
 }
 
@@ -208,6 +210,74 @@ TEST(AddHeader, CountsJoinsAndKeepsAuthorization) {
   EXPECT_TRUE(head.empty_header_name);
 }
 
+// RFC 9112 §3.2: HTTP/1.1 needs exactly one Host; HTTP/1.0 may go without, never with two.
+TEST(RejectReply, MissingOrRepeatedHostIs400) {
+  RequestHead head = Head("GET", "/metrics");
+  head.host_count = 0;
+  EXPECT_EQ(RejectReply(kRules, head)->status, 400u);
+  head.host_count = 2;
+  EXPECT_EQ(RejectReply(kRules, head)->status, 400u);
+  head.version = "HTTP/1.0";
+  EXPECT_EQ(RejectReply(kRules, head)->status, 400u);
+  head.host_count = 0;
+  EXPECT_FALSE(RejectReply(kRules, head).has_value());
+  head.host_count = 1;
+  EXPECT_FALSE(RejectReply(kRules, head).has_value());
+  // Before the header count: a missing Host is a malformed request whatever else it has.
+  head.version = "HTTP/1.1";
+  head.host_count = 0;
+  head.header_count = kMaxHeaders + 1;
+  EXPECT_EQ(RejectReply(kRules, head)->status, 400u);
+}
+
+TEST(AddHeader, ReadsHostContentLengthExpectAndTransferEncoding) {
+  RequestHead head;
+  AddHeader("host", "example", &head);
+  AddHeader("Content-Length", " 1073741824 ", &head);
+  AddHeader("EXPECT", "100-Continue", &head);
+  EXPECT_EQ(head.host_count, 1u);
+  EXPECT_TRUE(head.content_length_valid);
+  EXPECT_EQ(head.content_length, uint64_t{1} << 30);
+  EXPECT_TRUE(head.expect_continue);
+  EXPECT_TRUE(head.has_body);
+  EXPECT_FALSE(head.transfer_encoding);
+  AddHeader("Host", "other", &head);
+  AddHeader("Transfer-Encoding", "chunked", &head);
+  AddHeader("Expect", "something-else", &head);
+  EXPECT_EQ(head.host_count, 2u);
+  EXPECT_TRUE(head.transfer_encoding);
+  EXPECT_FALSE(head.expect_continue);
+  for (std::string_view bad : {"", "-1", "1e3", "0x10", "12 34", "99999999999999999999"}) {
+    RequestHead h;
+    AddHeader("Content-Length", bad, &h);
+    EXPECT_FALSE(h.content_length_valid) << bad;
+  }
+}
+
+TEST(RejectRouteBody, TransferEncodingIs411AndAnOversizedExpectationIs417) {
+  constexpr size_t kLimit = 1 << 20;
+  RequestHead head = Head("POST", "/v1/completions");
+  EXPECT_FALSE(RejectRouteBody(head, kLimit).has_value());
+  head.transfer_encoding = true;
+  std::optional<BodyRefusal> chunked = RejectRouteBody(head, kLimit);
+  ASSERT_TRUE(chunked.has_value());
+  EXPECT_EQ(chunked->status, 411u);
+  EXPECT_NE(chunked->message.find("Content-Length"), std::string::npos) << chunked->message;
+
+  head = Head("POST", "/v1/completions");
+  head.content_length_valid = true;
+  head.content_length = kLimit + 1;
+  // Without the expectation the body is read and refused with 413 once in.
+  EXPECT_FALSE(RejectRouteBody(head, kLimit).has_value());
+  head.expect_continue = true;
+  std::optional<BodyRefusal> expectation = RejectRouteBody(head, kLimit);
+  ASSERT_TRUE(expectation.has_value());
+  EXPECT_EQ(expectation->status, 417u);
+  EXPECT_EQ(expectation->message, "request body of 1048577 bytes is larger than 1048576 bytes");
+  head.content_length = kLimit;
+  EXPECT_FALSE(RejectRouteBody(head, kLimit).has_value());
+}
+
 class RequestRulesWithUsersTest : public ::testing::Test {
  protected:
   RequestHead WithCredentials(std::string_view method, std::string_view path,
@@ -259,6 +329,24 @@ TEST_F(RequestRulesWithUsersTest, QuickCheckNeedsBcryptOnlyForUncachedCredential
   RequestHead twice = WithCredentials("GET", "/", "secret");
   AddHeader("Authorization", credentials_, &twice);
   EXPECT_EQ(CheckCredentialsQuickly(rules_, twice).outcome, CredentialsOutcome::kRefused);
+}
+
+// A pair that failed its check is refused at once from then on: a flood repeating one wrong
+// password costs one bcrypt, not one per request.
+TEST_F(RequestRulesWithUsersTest, QuickCheckRefusesAPairThatFailedBefore) {
+  CredentialsCheck guess = CheckCredentialsQuickly(rules_, WithCredentials("GET", "/", "guess"));
+  ASSERT_EQ(guess.outcome, CredentialsOutcome::kNeedsVerification);
+  ASSERT_FALSE(verifier_.Verify(guess.credentials));
+  const uint64_t runs = verifier_.bcrypt_runs();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(CheckCredentialsQuickly(rules_, WithCredentials("GET", "/", "guess")).outcome,
+              CredentialsOutcome::kRefused);
+  }
+  EXPECT_EQ(verifier_.bcrypt_runs(), runs);
+  // Another guess is still checked, and the right password still passes.
+  EXPECT_EQ(CheckCredentialsQuickly(rules_, WithCredentials("GET", "/", "guess2")).outcome,
+            CredentialsOutcome::kNeedsVerification);
+  EXPECT_FALSE(RejectReply(rules_, WithCredentials("GET", "/health", "secret")).has_value());
 }
 
 TEST(FixedReplies, TooManyRequestsAndServiceUnavailable) {

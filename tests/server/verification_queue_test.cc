@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "security_test_util.h"
@@ -83,6 +85,67 @@ TEST_F(VerificationQueueTest, StopCancelsWaitingJobsAndAnswersEveryAcceptedOne) 
   }
   // At most the one running was checked; the ones behind it were cancelled.
   EXPECT_GE(cancelled, 3);
+}
+
+// A client flooding the queue cannot keep another client out: the other's check takes the place
+// of the flood's newest (answered kShed) and runs within a turn, not after the whole flood.
+TEST_F(VerificationQueueTest, AFloodingClientCannotKeepAnotherOut) {
+  constexpr size_t kMaxPending = 4;
+  VerificationQueue queue(&verifier_, kMaxPending);
+  std::mutex mu;
+  std::vector<std::string> finished;  // "a" or "b" per verdict of a check that ran
+  std::atomic<int> shed{0};
+  std::atomic<int> answered{0};
+  auto record = [&](std::string who) {
+    return [&, who](Verdict v) {
+      if (v == Verdict::kShed) {
+        shed.fetch_add(1);
+      } else {
+        std::lock_guard<std::mutex> lock(mu);
+        finished.push_back(who);
+      }
+      answered.fetch_add(1);
+    };
+  };
+  // A quarter of a second of bcrypt keeps the thread busy while the rest is submitted.
+  ASSERT_TRUE(queue.Submit("a", {"slow", "wrong"}, record("a")));
+  int accepted = 1;
+  for (int i = 0; i < 8; ++i) {
+    if (queue.Submit("a", {"fast", "guess" + std::to_string(i)}, record("a"))) ++accepted;
+  }
+  EXPECT_LE(accepted, static_cast<int>(kMaxPending) + 1) << "the queue held more than its bound";
+  ASSERT_TRUE(queue.Submit("b", {"fast", "pw"}, record("b")))
+      << "a client with nothing waiting was refused behind a flood";
+  EXPECT_EQ(shed.load(), 1);
+  // Every accepted check is answered; b's among the first three (the slow one, one of a's).
+  for (int i = 0; i < 1000 && answered.load() < accepted + 1; ++i) {
+    std::this_thread::sleep_for(10ms);  // polling with a deadline, not synchronisation
+  }
+  queue.Stop();
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(static_cast<int>(finished.size()) + shed.load(), accepted + 1);
+  const auto b = std::find(finished.begin(), finished.end(), "b");
+  ASSERT_NE(b, finished.end());
+  EXPECT_LE(b - finished.begin(), 2) << "b waited behind more than one turn of a's";
+  EXPECT_TRUE(verifier_.IsCached({"fast", "pw"}));
+}
+
+// Checks of a pair decided while they waited (one wrong password repeated) cost no bcrypt.
+TEST_F(VerificationQueueTest, RepeatsOfADecidedPairCostNoBcrypt) {
+  VerificationQueue queue(&verifier_, 8);
+  const uint64_t before = verifier_.bcrypt_runs();
+  std::vector<std::future<Verdict>> verdicts;
+  std::vector<std::promise<Verdict>> promises(5);
+  for (std::promise<Verdict>& p : promises) verdicts.push_back(p.get_future());
+  ASSERT_TRUE(queue.Submit({"slow", "wrong"}, [&](Verdict v) { promises[0].set_value(v); }));
+  for (size_t i = 1; i < promises.size(); ++i) {
+    ASSERT_TRUE(queue.Submit({"fast", "nope"}, [&, i](Verdict v) { promises[i].set_value(v); }));
+  }
+  for (std::future<Verdict>& v : verdicts) {
+    ASSERT_EQ(v.wait_for(10s), std::future_status::ready);
+    EXPECT_EQ(v.get(), Verdict::kDenied);
+  }
+  EXPECT_EQ(verifier_.bcrypt_runs(), before + 2);  // the slow guess, and "nope" once
 }
 
 TEST_F(VerificationQueueTest, SubmitAfterStopIsRefusedAndStopIsIdempotent) {
