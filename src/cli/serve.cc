@@ -19,6 +19,7 @@ struct ServeFlags {
   int port = 8000;
   std::vector<std::string> lora_modules;
   std::string log_format = "text";
+  std::string log_level = "info";
 };
 
 void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
@@ -77,6 +78,8 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
                   "Prometheus exporter-toolkit web config (TLS, basic auth)");
   cmd->add_option("--log-format", f->log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--log-level", f->log_level, "Lowest level logged: debug, info, warning, error")
+      ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
 }
 
 int RunServe(const ServeFlags& flags) {
@@ -84,15 +87,20 @@ int RunServe(const ServeFlags& flags) {
   options.http.port = static_cast<uint16_t>(flags.port);
   (void)frontend::ParseLogFormat(flags.log_format, &options.log_format);  // checked by CLI11
   frontend::SetLogFormat(options.log_format);
+  frontend::LogLevel level = frontend::LogLevel::kInfo;
+  (void)frontend::ParseLogLevel(flags.log_level, &level);  // checked by CLI11
+  frontend::SetLogLevel(level);
   Result<std::vector<LoraModule>> lora = ParseLoraModules(flags.lora_modules);
   if (!lora.ok()) {
     frontend::LogError(lora.status().message());
-    return 1;
+    return 2;
   }
   options.lora_modules = std::move(*lora);
+  // 2: the options are unusable (the message names the flag); 1: the engines or a socket
+  // failed.
   if (Status s = frontend::Serve(options); !s.ok()) {
     frontend::LogError(s.message());
-    return 1;
+    return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   return 0;
 }
