@@ -268,7 +268,8 @@ class Frontend {
   // time. REQUIRES: Start succeeded.
   bool WaitForRecorded(uint64_t n, std::chrono::milliseconds timeout);
 
-  // /metrics as text 0.0.4, as a scrape would get it; "" before Bind succeeded.
+  // The registry's families as text 0.0.4, as a scrape gets them after the process_* families
+  // (which change by themselves); "" before Bind succeeded.
   std::string RenderText() const;
 
   // Messages recorded so far.

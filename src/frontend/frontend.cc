@@ -11,6 +11,7 @@
 #include <set>
 #include <utility>
 
+#include "build_info.h"
 #include "engine_states.h"
 #include "environment.h"
 #include "vmetrics/frontend/log.h"
@@ -18,6 +19,7 @@
 #include "request_service.h"
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/exposition.h"
+#include "vmetrics/process_metrics.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/web_config.h"
 
@@ -343,12 +345,19 @@ Status Frontend::Bind() {
   m.expo.created_series = !(a.disable_created_series || frontend::CreatedDisabledByEnvironment());
   m.registry = std::make_unique<Registry>();
   m.states = std::make_unique<frontend::EngineStates>(m.registry.get(), ExpectedEngines(a));
+  GaugeFamily build_info(&m.registry->AddFamily(
+      {"vmetrics_build_info", MetricType::kGauge,
+       "The vmetrics build: its version and the git revision it was built from. Always 1.",
+       {"version", "revision"}, {}, 1}));
+  build_info.GetOrCreate({frontend::BuildVersion(), frontend::BuildRevision()})->Set(1);
 
   // HTTP before the engine sockets: a port in use fails before any engine is told where to
   // connect, and /metrics and /health answer while the engines load.
   HttpHandlers handlers;
   handlers.render_metrics = [&m](ExpositionFormat format) {
+    // The process families first, where prometheus_client's default registry has them.
     std::string out;
+    WriteProcessMetrics(ReadProcessStats(), format, &out);
     if (format == ExpositionFormat::kOpenMetrics) {
       WriteOpenMetrics(*m.registry, m.expo, &out);
     } else {

@@ -65,6 +65,15 @@ TEST(FrontendFromOptions, ServesMetricsHealthCompletionsAndExtraRoutes) {
               std::string::npos)
         << metrics.body;
     EXPECT_EQ(metrics.body.find("vllm:"), std::string::npos) << metrics.body;
+    // prometheus_client's process families first, as vLLM's frontend shows them; the build.
+    EXPECT_EQ(metrics.body.rfind("# HELP process_virtual_memory_bytes Virtual memory size in "
+                                 "bytes.\n",
+                                 0),
+              0u)
+        << metrics.body;
+    EXPECT_NE(metrics.body.find("\nprocess_open_fds "), std::string::npos) << metrics.body;
+    EXPECT_NE(metrics.body.find("\nvmetrics_build_info{revision=\""), std::string::npos)
+        << metrics.body;
     HttpClientResponse health = HttpGet(early + "/health");
     EXPECT_EQ(health.status, 503);
     EXPECT_EQ(health.body, "starting: 0 of 1 engines ready\n");
