@@ -104,6 +104,12 @@ struct FrontendOptions {
   // output_address too.
   std::string handshake_address;
 
+  // --advertise-address: the host INIT gives the engines for the data sockets, in place of the
+  // one bound; needed when the handshake binds a wildcard ("0.0.0.0", "::", "*": no address an
+  // engine on another host can connect to), which Bind refuses without it. "" = the bound
+  // host, as vLLM hands engines its --data-parallel-address.
+  std::string advertise_address;
+
   // --data-parallel-size: engines to wait for (data-parallel ranks 0..N-1). 1..65535.
   int data_parallel_size = 1;
 

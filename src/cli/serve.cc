@@ -37,6 +37,9 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--handshake-address", a->handshake_address,
                   "Full ZeroMQ handshake endpoint (overrides the two above), e.g. ipc:///tmp/hs");
+  cmd->add_option("--advertise-address", a->advertise_address,
+                  "Host given to engines for the data sockets instead of the bound one "
+                  "(required when binding 0.0.0.0)");
   cmd->add_option("--input-address", a->input_address, "Bootstrapped mode: input ROUTER address");
   cmd->add_option("--output-address", a->output_address, "Bootstrapped mode: output PULL address");
   cmd->add_option("--engine-start-index", a->engine_start_index, "Bootstrapped mode: first engine")

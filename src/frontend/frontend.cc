@@ -155,7 +155,38 @@ EngineCoreClientOptions ClientOptions(const FrontendOptions& a) {
   o.output_address =
       !a.output_address.empty() ? a.output_address : (tcp ? "tcp://" + host + ":0" : std::string());
   o.engine_count = a.data_parallel_size;
+  o.advertised_host = a.advertise_address;
   return o;
+}
+
+// A host no engine can connect to: the wildcards a socket binds to every interface with.
+bool IsWildcardHost(std::string_view endpoint) {
+  if (!endpoint.starts_with("tcp://")) return false;
+  std::string_view rest = endpoint.substr(6);
+  const size_t colon = rest.rfind(':');
+  if (colon != std::string_view::npos) rest = rest.substr(0, colon);
+  return rest == "0.0.0.0" || rest == "*" || rest == "[::]" || rest == "::" || rest == "[*]";
+}
+
+// Frontend mode: INIT must name an address the engines can reach.
+Status CheckAdvertisedAddress(const EngineCoreClientOptions& o, const FrontendOptions& a) {
+  if (o.mode != StartupMode::kFrontend || !a.advertise_address.empty()) {
+    if (IsWildcardHost("tcp://" + a.advertise_address + ":0")) {
+      return Status::InvalidArgument("--advertise-address " + a.advertise_address +
+                                     " is a wildcard, not an address engines can connect to");
+    }
+    return Status::Ok();
+  }
+  for (const std::string* endpoint : {&o.input_address, &o.output_address}) {
+    if (IsWildcardHost(*endpoint)) {
+      return Status::InvalidArgument(
+          "the data sockets would bind " + *endpoint +
+          " (from --handshake-address/--data-parallel-address or --input-address/"
+          "--output-address), a wildcard engines cannot connect to: give --advertise-address "
+          "HOST, the address engines on other hosts reach this one at");
+    }
+  }
+  return Status::Ok();
 }
 
 // A transport failure as a Status: bad options are the caller's, the rest is the peers'.
@@ -342,6 +373,8 @@ Status Frontend::Bind() {
   Result<CheckedOptions> checked = CheckOptions(&m.options);
   if (!checked.ok()) return checked.status();
   m.checked = std::move(*checked);
+  const EngineCoreClientOptions client_options = ClientOptions(a);
+  if (Status s = CheckAdvertisedAddress(client_options, a); !s.ok()) return s;
   m.expo.created_series = !(a.disable_created_series || frontend::CreatedDisabledByEnvironment());
   m.registry = std::make_unique<Registry>();
   m.states = std::make_unique<frontend::EngineStates>(m.registry.get(), ExpectedEngines(a));
@@ -396,7 +429,7 @@ Status Frontend::Bind() {
   }
   m.http = std::move(*server);
 
-  m.client = std::make_unique<EngineCoreClient>(ClientOptions(a));
+  m.client = std::make_unique<EngineCoreClient>(client_options);
   if (TransportStatus s = m.client->Bind(); !s.ok()) {
     return FromTransport(s, "cannot bind the engine sockets: ");
   }

@@ -47,6 +47,7 @@ TEST(Flags, EverySubcommandHasItsFlags) {
         "--data-parallel-address",
         "--data-parallel-rpc-port",
         "--handshake-address",
+        "--advertise-address",
         "--input-address",
         "--output-address",
         "--engine-start-index",
@@ -171,6 +172,9 @@ TEST(Flags, UnusableOptionsEndAtOnceNamingTheFlag) {
       {{"serve", "--no-such-flag"}, 2, "--no-such-flag"},
       {{"serve", "--log-level", "loud"}, 2, "--log-level"},
       {{"serve", "--data-parallel-size", "0"}, 2, "--data-parallel-size"},
+      {{"serve", "--handshake-address", "tcp://0.0.0.0:0", "--port", "0"},
+       2,
+       "give --advertise-address HOST"},
   };
   for (const Case& c : cases) {
     const RunResult r = RunVmetrics(c.args);

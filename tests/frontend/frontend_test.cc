@@ -159,6 +159,14 @@ TEST(FrontendOptionsCheck, BadOptionsFailBindNamingTheFlag) {
       {[](FrontendOptions* o) { o->web_config_file = "/nonexistent/web.yml"; },
        "/nonexistent/web.yml"},
       {[](FrontendOptions* o) { o->lora_modules = {{"sql", "/a/sql"}}; }, "--enable-lora"},
+      {[](FrontendOptions* o) { o->handshake_address = "tcp://0.0.0.0:0"; },
+       "--advertise-address"},
+      {[](FrontendOptions* o) {
+         o->handshake_address.clear();
+         o->data_parallel_address = "0.0.0.0";
+       },
+       "--advertise-address"},
+      {[](FrontendOptions* o) { o->advertise_address = "0.0.0.0"; }, "--advertise-address"},
   };
   for (const Case& c : cases) {
     FrontendOptions options;
@@ -200,6 +208,31 @@ TEST(FrontendLifecycle, StopEndsAStartWaitingForEngines) {
       << "Stop did not end the wait";
   const Status s = started.get();
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+}
+
+// Bound to every interface, the frontend tells the engines the advertised address, which
+// they reach it at.
+TEST(FrontendOptionsCheck, WildcardBindWithAnAdvertisedAddressServesEngines) {
+  FrontendOptions options;
+  options.handshake_address = "tcp://0.0.0.0:0";
+  options.advertise_address = "127.0.0.1";
+  options.http.port = 0;
+  options.engine_ready_timeout_s = 30;
+  Frontend frontend(options);
+  Status s = frontend.Bind();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::string hs = frontend.handshake_endpoint();
+  SimulatorOptions so;
+  so.handshake_address = "tcp://127.0.0.1" + hs.substr(hs.rfind(':'));
+  so.steps = 0;
+  so.rate_hz = 100;
+  Simulator simulator(so);
+  ASSERT_TRUE(simulator.Start().ok());
+  s = frontend.Start();
+  simulator.RequestStop();
+  frontend.Stop();
+  (void)simulator.Wait();
+  EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
 // An HTTP port in use fails Bind, naming the flags, before the engine sockets are bound (an
