@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "build_info.h"
 #include "vmetrics/internal/declared_families.h"
 
 namespace vmetrics::frontend {
@@ -118,6 +119,14 @@ HealthReport EngineStates::Health() const {
               " engines ready\n";
   }
   return r;
+}
+
+void RegisterBuildInfo(Registry* registry) {
+  GaugeFamily build_info(&registry->AddFamily(
+      {"vmetrics_build_info", MetricType::kGauge,
+       "The vmetrics build: its version and the git revision it was built from. Always 1.",
+       {"version", "revision"}, {}, 1}));
+  build_info.GetOrCreate({BuildVersion(), BuildRevision()})->Set(1);
 }
 
 }  // namespace vmetrics::frontend

@@ -378,11 +378,7 @@ Status Frontend::Bind() {
   m.expo.created_series = !(a.disable_created_series || frontend::CreatedDisabledByEnvironment());
   m.registry = std::make_unique<Registry>();
   m.states = std::make_unique<frontend::EngineStates>(m.registry.get(), ExpectedEngines(a));
-  GaugeFamily build_info(&m.registry->AddFamily(
-      {"vmetrics_build_info", MetricType::kGauge,
-       "The vmetrics build: its version and the git revision it was built from. Always 1.",
-       {"version", "revision"}, {}, 1}));
-  build_info.GetOrCreate({frontend::BuildVersion(), frontend::BuildRevision()})->Set(1);
+  frontend::RegisterBuildInfo(m.registry.get());
 
   // HTTP before the engine sockets: a port in use fails before any engine is told where to
   // connect, and /metrics and /health answer while the engines load.
