@@ -20,8 +20,18 @@
 // An engine that dies before sending any output is attributed when its input connection
 // closes — which follows at once, as the process exits — and an engine that vanishes without
 // a word (killed, network gone) is detected the same way: a ZeroMQ socket monitor on the
-// input ROUTER reports the disconnect of the connection its registration arrived on. A dead
-// engine stays dead; what was recorded for it is kept.
+// input ROUTER reports the disconnect of the connection its registration arrived on. What was
+// recorded for a dead engine is kept.
+//
+// Engines that come back. A restarted engine meets the frontend again as at startup: HELLO on
+// the handshake socket (answered with the same INIT), its registration on the input socket and
+// READY (frontend mode), or just the registration (bootstrapped mode). It is then alive again
+// (EngineEventKind::kConnected once more). An engine that says HELLO while alive has restarted:
+// its previous life is reported dead first. So after startup the output thread keeps reading
+// the handshake and input ROUTERs; anything else that arrives there is dropped and reported
+// (on_input_dropped), and both sockets queue at most kInputHighWaterMark messages of at most
+// kMaxInputMessageBytes each per connection (a peer sending more is slowed down by TCP; one
+// sending a larger message is disconnected), so nothing sent to them can grow the process.
 //
 // Thread safety: Bind, WaitForEngines and Start are called once each, in that order, from one
 // thread. Send, engines(), AllEnginesAlive() and the counters may be called from any thread at
@@ -57,6 +67,12 @@ namespace vmetrics {
 
 // What went wrong in the transport. Decoding errors are not here: the transport does not
 // decode outputs (see EngineCoreClientCallbacks::on_message).
+// Limits of the handshake and input ROUTERs, which engines only use to join (see the file
+// comment): messages queued per connection, and the largest message accepted (a ready response
+// is well under a kilobyte; a peer that sends more than this is disconnected by ZeroMQ).
+inline constexpr int kInputHighWaterMark = 16;
+inline constexpr int64_t kMaxInputMessageBytes = 1 << 20;
+
 enum class TransportCode : uint8_t {
   kOk = 0,
   kInvalidArgument,  // bad options (no address, engine range beyond 16 bits, ...)
@@ -215,7 +231,18 @@ const char* EngineEventKindName(EngineEventKind kind);  // "connected", "dead"
 struct EngineEvent {
   int engine_index = 0;
   EngineEventKind kind = EngineEventKind::kConnected;
-  std::string reason;  // "registered", "sent ENGINE_CORE_DEAD", "input connection closed ..."
+  // "registered", "ready", "registered again", "sent ENGINE_CORE_DEAD", "input connection
+  // closed ...", "said HELLO again (restarted)".
+  std::string reason;
+};
+
+// A message dropped from the handshake or input ROUTER (EngineCoreClientCallbacks).
+struct DroppedMessage {
+  std::string_view socket;  // "handshake" or "input"
+  // What was wrong, one of a few fixed texts ("unknown engine identity", "not [identity,
+  // message]", "undecodable", "unexpected"): the same for every message of the kind.
+  std::string_view kind;
+  std::string detail;  // the kind with the particulars: the engine, the identity bytes, ...
 };
 
 // The output loop's callbacks. Each may be empty. They run on the output thread.
@@ -227,9 +254,12 @@ struct EngineCoreClientCallbacks {
   // the loop carries on with the next message. An exception thrown by the callback is caught,
   // counted (callback_exceptions()) and does not stop the loop either.
   std::function<void(std::span<const std::string_view> frames, uint64_t message_number)> on_message;
-  // Engine lifecycle: one kConnected per engine (index order) when the loop starts, then at
-  // most one kDead per engine.
+  // Engine lifecycle: one kConnected per engine (index order) when the loop starts, then per
+  // engine kDead and kConnected in turn: kDead when it dies, kConnected when it joins again.
   std::function<void(const EngineEvent& event)> on_engine_event;
+  // A message on the handshake or input ROUTER that is not part of an engine joining (once the
+  // loop runs), dropped: for the accounting and the log.
+  std::function<void(const DroppedMessage& dropped)> on_input_dropped;
   // Called once when the loop ends: ok after RequestStop()/Stop(), an error (kSocket, stage
   // "output") when receiving failed and nothing more can arrive.
   std::function<void(const TransportStatus& status)> on_loop_exit;
@@ -268,12 +298,18 @@ class EngineCoreClient {
   // duplicate identity or a message that breaks the sequence, Stopped after RequestStop().
   // A failure leaves the client unusable (destroy it).
   //
+  //
+  // `on_progress`, when given, is called on this thread as engines become ready (kConnected,
+  // reason "ready": HELLO, READY and the registration in frontend mode, the registration in
+  // bootstrapped mode) and when one that was ready dies meanwhile (kDead); the output loop
+  // reports them again when it starts (see EngineCoreClientCallbacks::on_engine_event).
+  //
   // Example:
   //   options.hello_timeout = std::chrono::milliseconds(200);  // and no engine comes
   //   TransportStatus s = client.WaitForEngines();
   //   EXPECT_EQ(s.code(), TransportCode::kTimeout);
   //   EXPECT_EQ(s.stage(), "HELLO");
-  TransportStatus WaitForEngines();
+  TransportStatus WaitForEngines(std::function<void(const EngineEvent&)> on_progress = {});
 
   // Connect: Bind() then WaitForEngines().
   TransportStatus Connect();
@@ -327,6 +363,8 @@ class EngineCoreClient {
   // Messages delivered to on_message so far; exceptions it threw.
   uint64_t messages_received() const;
   uint64_t callback_exceptions() const;
+  // Messages dropped from the handshake and input ROUTERs since the loop started.
+  uint64_t input_messages_dropped() const;
 
  private:
   struct Impl;

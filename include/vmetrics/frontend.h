@@ -8,9 +8,13 @@
 // on HTTP:
 //
 //   GET /metrics          every vllm:* family, byte for byte as vLLM's Python frontend
-//                         renders it (text 0.0.4 or OpenMetrics, negotiated; http_server.h)
-//   GET /health           200, or 503 naming each dead engine
-//   POST /v1/completions  the OpenAI completions API with token ids in and out (vmetrics has
+//                         renders it (text 0.0.4 or OpenMetrics, negotiated; http_server.h).
+//                         From Bind on, before the engines are in: the engine families only
+//                         (vmetrics_engine_up, vmetrics_engine_state); the vllm:* families
+//                         appear once Start built the recorder from the ready responses
+//   GET /health           200 when every engine is ready; 503 with "starting: N of M engines
+//                         ready" while any is starting, and a line naming each dead engine
+//   POST /v1/completions  (503 until Start succeeded) the OpenAI completions API with token ids in and out (vmetrics has
 //                         no tokenizer): prompts go to the engines as EngineCoreRequests, their
 //                         outputs come back whole or streamed (server-sent events), and the
 //                         request and iteration families are fed as vLLM's frontend feeds them
@@ -21,8 +25,8 @@
 // failures come back as Status values (kInvalidArgument for bad options, naming the vLLM flag
 // the option mirrors; kUnavailable when a socket cannot be bound or the engines do not come).
 //
-// Lifecycle: construct, Bind (checks the options, binds the engine sockets: engines may
-// connect from here on), Start (waits for every engine, then records and serves), Stop (or
+// Lifecycle: construct, Bind (checks the options, serves HTTP, binds the engine sockets:
+// engines may connect from here on), Start (waits for every engine, then records), Stop (or
 // destroy). Bind and Start are separate so a caller can learn the bound endpoints (an
 // ephemeral port) before it starts engines that connect to them.
 //
@@ -32,7 +36,8 @@
 //
 // Thread safety: Bind, Start and Stop are called from one thread at a time, except that Stop
 // may be called from another thread while Start waits for engines (Start then fails). The
-// accessors and the Wait* functions may be called from any thread once Start succeeded.
+// accessors and the Wait* functions may be called from any thread once Start succeeded
+// (http_port() and RenderText() once Bind succeeded).
 //
 // Example:
 //   FrontendOptions options;
@@ -98,6 +103,12 @@ struct FrontendOptions {
   // Frontend::handshake_endpoint() tells which. An ipc handshake needs input_address and
   // output_address too.
   std::string handshake_address;
+
+  // --advertise-address: the host INIT gives the engines for the data sockets, in place of the
+  // one bound; needed when the handshake binds a wildcard ("0.0.0.0", "::", "*": no address an
+  // engine on another host can connect to), which Bind refuses without it. "" = the bound
+  // host, as vLLM hands engines its --data-parallel-address.
+  std::string advertise_address;
 
   // --data-parallel-size: engines to wait for (data-parallel ranks 0..N-1). 1..65535.
   int data_parallel_size = 1;
@@ -218,12 +229,16 @@ class Frontend {
 
   // Bind
   //
-  // Checks every option that needs no engine, reads the web config file, and binds the engine
-  // sockets, so engines can connect from here on. Call once.
+  // Checks every option that needs no engine, reads the web config file, starts the HTTP
+  // server (so a port in use fails before any engine is waited for, and /metrics and /health
+  // answer while the engines load), and binds the engine sockets, so engines can connect from
+  // here on. Call once.
   //
   // Failure: kInvalidArgument naming the flag (lora_modules without enable_lora, JSON that is
-  // not an object, an unknown connector, a web config file that cannot be read or is wrong);
-  // kUnavailable when a socket cannot be bound (the address is in use or not local).
+  // not an object, an unknown connector, a web config file that cannot be read or is wrong,
+  // "--host/--port: cannot serve HTTP on ...": the port is in use, the host does not resolve);
+  // kUnavailable when an engine socket cannot be bound ("cannot bind the engine sockets: ...":
+  // the address is in use or not local).
   //
   // Example:
   //   FrontendOptions o;
@@ -239,16 +254,16 @@ class Frontend {
 
   // Start
   //
-  // Waits for every engine (HELLO, INIT, READY, or the bootstrapped registrations), builds
-  // the recorder from their ready responses, starts recording and serves HTTP. Blocks until
-  // then: up to engine_ready_timeout_s per stage. REQUIRES: Bind succeeded.
+  // Waits for every engine (HELLO, INIT, READY, or the bootstrapped registrations; each is
+  // `ready` on vmetrics_engine_state as soon as it is), builds the recorder from their ready
+  // responses and starts recording and answering /v1/completions. Blocks until then: up to
+  // engine_ready_timeout_s per stage. REQUIRES: Bind succeeded.
   //
   // Failure: kUnavailable when the engines do not come in time, break the handshake, or
-  // Stop is called meanwhile; kInvalidArgument when the HTTP server cannot start (its
-  // message begins "HTTP: ": the port is in use, the host does not resolve).
+  // Stop is called meanwhile.
   Status Start();
 
-  // The HTTP port: http.port, or the one the kernel chose for 0. 0 before Start succeeded.
+  // The HTTP port: http.port, or the one the kernel chose for 0. 0 before Bind succeeded.
   uint16_t http_port() const;
 
   // WaitForDeadEngines
@@ -265,7 +280,8 @@ class Frontend {
   // time. REQUIRES: Start succeeded.
   bool WaitForRecorded(uint64_t n, std::chrono::milliseconds timeout);
 
-  // /metrics as text 0.0.4, as a scrape would get it; "" before Start succeeded.
+  // The registry's families as text 0.0.4, as a scrape gets them after the process_* families
+  // (which change by themselves); "" before Bind succeeded.
   std::string RenderText() const;
 
   // Messages recorded so far.

@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   CLI::App app{"vmetrics: vLLM EngineCore statistics as Prometheus metrics, byte for byte"};
   app.require_subcommand(1);
   app.set_version_flag("--version", VMETRICS_VERSION);
+  // Every flag's default in --help (subcommands inherit the option defaults).
+  app.option_defaults()->always_capture_default();
   int exit_code = 0;
   vmetrics::cli::AddDecodeCommand(app, &exit_code);
   vmetrics::cli::AddReplayCommand(app, &exit_code);
@@ -24,7 +26,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every usage error exits 2 (CLI11's own codes, 105-109, are
+    // not what scripts and supervisors expect of a usage error).
+    return app.exit(e) == 0 ? 0 : 2;
   }
   return exit_code;
 }

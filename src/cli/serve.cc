@@ -19,6 +19,7 @@ struct ServeFlags {
   int port = 8000;
   std::vector<std::string> lora_modules;
   std::string log_format = "text";
+  std::string log_level = "info";
 };
 
 void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
@@ -36,6 +37,9 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--handshake-address", a->handshake_address,
                   "Full ZeroMQ handshake endpoint (overrides the two above), e.g. ipc:///tmp/hs");
+  cmd->add_option("--advertise-address", a->advertise_address,
+                  "Host given to engines for the data sockets instead of the bound one "
+                  "(required when binding 0.0.0.0)");
   cmd->add_option("--input-address", a->input_address, "Bootstrapped mode: input ROUTER address");
   cmd->add_option("--output-address", a->output_address, "Bootstrapped mode: output PULL address");
   cmd->add_option("--engine-start-index", a->engine_start_index, "Bootstrapped mode: first engine")
@@ -117,6 +121,8 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
                   "Prometheus exporter-toolkit web config (TLS, basic auth)");
   cmd->add_option("--log-format", f->log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--log-level", f->log_level, "Lowest level logged: debug, info, warning, error")
+      ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
 }
 
 int RunServe(const ServeFlags& flags) {
@@ -130,15 +136,20 @@ int RunServe(const ServeFlags& flags) {
   }
   (void)frontend::ParseLogFormat(flags.log_format, &options.log_format);  // checked by CLI11
   frontend::SetLogFormat(options.log_format);
+  frontend::LogLevel level = frontend::LogLevel::kInfo;
+  (void)frontend::ParseLogLevel(flags.log_level, &level);  // checked by CLI11
+  frontend::SetLogLevel(level);
   Result<std::vector<LoraModule>> lora = ParseLoraModules(flags.lora_modules);
   if (!lora.ok()) {
     frontend::LogError(lora.status().message());
-    return 1;
+    return 2;
   }
   options.lora_modules = std::move(*lora);
+  // 2: the options are unusable (the message names the flag); 1: the engines or a socket
+  // failed.
   if (Status s = frontend::Serve(options); !s.ok()) {
     frontend::LogError(s.message());
-    return 1;
+    return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   return 0;
 }

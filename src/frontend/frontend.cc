@@ -11,12 +11,15 @@
 #include <set>
 #include <utility>
 
+#include "build_info.h"
+#include "engine_states.h"
 #include "environment.h"
 #include "vmetrics/frontend/log.h"
 #include "openai_routes.h"
 #include "request_service.h"
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/exposition.h"
+#include "vmetrics/process_metrics.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/web_config.h"
 #include "vmetrics/wire_decoder.h"
@@ -157,13 +160,57 @@ EngineCoreClientOptions ClientOptions(const FrontendOptions& a) {
   o.output_address =
       !a.output_address.empty() ? a.output_address : (tcp ? "tcp://" + host + ":0" : std::string());
   o.engine_count = a.data_parallel_size;
+  o.advertised_host = a.advertise_address;
   return o;
 }
 
+// A host no engine can connect to: the wildcards a socket binds to every interface with.
+bool IsWildcardHost(std::string_view endpoint) {
+  if (!endpoint.starts_with("tcp://")) return false;
+  std::string_view rest = endpoint.substr(6);
+  const size_t colon = rest.rfind(':');
+  if (colon != std::string_view::npos) rest = rest.substr(0, colon);
+  return rest == "0.0.0.0" || rest == "*" || rest == "[::]" || rest == "::" || rest == "[*]";
+}
+
+// Frontend mode: INIT must name an address the engines can reach.
+Status CheckAdvertisedAddress(const EngineCoreClientOptions& o, const FrontendOptions& a) {
+  if (o.mode != StartupMode::kFrontend || !a.advertise_address.empty()) {
+    if (IsWildcardHost("tcp://" + a.advertise_address + ":0")) {
+      return Status::InvalidArgument("--advertise-address " + a.advertise_address +
+                                     " is a wildcard, not an address engines can connect to");
+    }
+    return Status::Ok();
+  }
+  for (const std::string* endpoint : {&o.input_address, &o.output_address}) {
+    if (IsWildcardHost(*endpoint)) {
+      return Status::InvalidArgument(
+          "the data sockets would bind " + *endpoint +
+          " (from --handshake-address/--data-parallel-address or --input-address/"
+          "--output-address), a wildcard engines cannot connect to: give --advertise-address "
+          "HOST, the address engines on other hosts reach this one at");
+    }
+  }
+  return Status::Ok();
+}
+
 // A transport failure as a Status: bad options are the caller's, the rest is the peers'.
-Status FromTransport(const TransportStatus& s) {
-  if (s.code() == TransportCode::kInvalidArgument) return Status::InvalidArgument(s.ToString());
-  return Status::Unavailable(s.ToString());
+Status FromTransport(const TransportStatus& s, const std::string& prefix = "") {
+  if (s.code() == TransportCode::kInvalidArgument) {
+    return Status::InvalidArgument(prefix + s.ToString());
+  }
+  return Status::Unavailable(prefix + s.ToString());
+}
+
+// The engines `serve` waits for, as the options say.
+std::vector<int> ExpectedEngines(const FrontendOptions& a) {
+  std::vector<int> out;
+  if (a.engine_count > 0) {
+    for (int i = 0; i < a.engine_count; ++i) out.push_back(a.engine_start_index + i);
+  } else {
+    for (int i = 0; i < a.data_parallel_size; ++i) out.push_back(i);
+  }
+  return out;
 }
 
 }  // namespace
@@ -172,10 +219,18 @@ struct Frontend::Impl {
   FrontendOptions options;
   CheckedOptions checked;  // set by Bind
   std::unique_ptr<EngineCoreClient> client;
+  // From Bind on: /metrics renders `registry`, which has the engine states from the first
+  // second and the recorder's families once the engines are in.
   std::unique_ptr<Registry> registry;
+  std::unique_ptr<frontend::EngineStates> states;
   std::unique_ptr<StatsRecorder> recorder;
   std::unique_ptr<frontend::RequestService> requests;  // before `http`: destroyed after it
+  // Set once Start built `requests`: the routes answer 503 before.
+  std::atomic<frontend::RequestService*> requests_ready{nullptr};
+  std::vector<HttpRoute> api_routes;  // the routes on `requests`, as the HTTP routes' targets
   std::unique_ptr<HttpServer> http;
+  // Output thread only: the kinds of dropped input messages already logged.
+  std::set<std::string> dropped_logged;
   ExpositionOptions expo;
   std::atomic<uint64_t> recorded{0};
   // Each engine's wire generation, and decoding with its table; used by the (single) output
@@ -234,14 +289,26 @@ struct Frontend::Impl {
     OnFailed(s, ctx);
   };
 
+  // During startup (requests == nullptr, the startup thread) and once running (the output
+  // thread).
   void OnEngineEvent(const EngineEvent& e) {
     if (e.kind != EngineEventKind::kDead) {
-      recorder->SetEngineUp(e.engine_index, true);
+      if (states->state(e.engine_index) != frontend::EngineStates::State::kReady) {
+        LogInfo("engine " + std::to_string(e.engine_index) + " " +
+                (e.reason == "registered again" ? "joined again" : "ready") + " (" +
+                std::to_string(states->ready_count() + 1) + " of " +
+                std::to_string(ExpectedEngines(options).size()) + ")");
+      }
+      states->SetReady(e.engine_index);
+      {
+        std::lock_guard<std::mutex> lock(wait_mu);
+        dead.erase(e.engine_index);
+      }
       return;
     }
     LogWarning("engine " + std::to_string(e.engine_index) + " lost: " + e.reason);
-    recorder->SetEngineUp(e.engine_index, false);
-    requests->OnEngineDead(e.engine_index, e.reason);
+    states->SetDead(e.engine_index, e.reason);
+    if (requests) requests->OnEngineDead(e.engine_index, e.reason);
     {
       std::lock_guard<std::mutex> lock(wait_mu);
       dead.insert(e.engine_index);
@@ -249,16 +316,15 @@ struct Frontend::Impl {
     wait_cv.notify_all();
   }
 
-  HealthReport Health() const {
-    HealthReport r;
-    if (client == nullptr) return r;
-    for (const EngineInfo& e : client->engines()) {
-      if (!e.alive) {
-        r.healthy = false;
-        r.body += "engine " + std::to_string(e.index) + " is dead: " + e.death_reason + "\n";
-      }
+  void OnInputDropped(const DroppedMessage& d) {
+    states->CountDropped(d.socket);
+    // Once per kind and socket: a flood is counted, not logged line by line.
+    if (dropped_logged.insert(std::string(d.socket) + ":" + std::string(d.kind)).second) {
+      LogWarning("dropped a message on the " + std::string(d.socket) + " socket (" +
+                 d.detail +
+                 "); further ones of this kind are only counted in "
+                 "vmetrics_input_messages_dropped_total");
     }
-    return r;
   }
 
   RecorderOptions RecorderOptionsFor(const std::vector<EngineInfo>& engines) const {
@@ -277,7 +343,8 @@ struct Frontend::Impl {
     } else if (ready.max_loras > 0) {
       o.max_loras = ready.max_loras;
     }
-    o.track_engine_liveness = true;
+    // vmetrics_engine_up is EngineStates' (registered before the recorder exists).
+    o.track_engine_liveness = false;
     o.report_engine_wire = true;
     o.max_label_values_per_family = a.max_label_values_per_family;
     o.log = [](const std::string& line) { LogWarning(line); };
@@ -321,11 +388,67 @@ Frontend::Frontend(FrontendOptions options) : impl_(std::make_unique<Impl>()) {
 Frontend::~Frontend() { Stop(); }
 
 Status Frontend::Bind() {
-  Result<CheckedOptions> checked = CheckOptions(&impl_->options);
+  Impl& m = *impl_;
+  const FrontendOptions& a = m.options;
+  Result<CheckedOptions> checked = CheckOptions(&m.options);
   if (!checked.ok()) return checked.status();
-  impl_->checked = std::move(*checked);
-  impl_->client = std::make_unique<EngineCoreClient>(ClientOptions(impl_->options));
-  if (TransportStatus s = impl_->client->Bind(); !s.ok()) return FromTransport(s);
+  m.checked = std::move(*checked);
+  const EngineCoreClientOptions client_options = ClientOptions(a);
+  if (Status s = CheckAdvertisedAddress(client_options, a); !s.ok()) return s;
+  m.expo.created_series = !(a.disable_created_series || frontend::CreatedDisabledByEnvironment());
+  m.registry = std::make_unique<Registry>();
+  m.states = std::make_unique<frontend::EngineStates>(m.registry.get(), ExpectedEngines(a));
+  frontend::RegisterBuildInfo(m.registry.get());
+
+  // HTTP before the engine sockets: a port in use fails before any engine is told where to
+  // connect, and /metrics and /health answer while the engines load.
+  HttpHandlers handlers;
+  handlers.render_metrics = [&m](ExpositionFormat format) {
+    // The process families first, where prometheus_client's default registry has them.
+    std::string out;
+    WriteProcessMetrics(ReadProcessStats(), format, &out);
+    if (format == ExpositionFormat::kOpenMetrics) {
+      WriteOpenMetrics(*m.registry, m.expo, &out);
+    } else {
+      WriteText(*m.registry, m.expo, &out);
+    }
+    return out;
+  };
+  handlers.health = [&m] { return m.states->Health(); };
+  // The request service needs the engines' max_model_len: until Start built it, the routes
+  // answer 503.
+  const std::vector<HttpRoute> api = frontend::OpenAiRoutes(nullptr);
+  for (size_t i = 0; i < api.size(); ++i) {
+    HttpRoute route = api[i];
+    route.handler = [&m, i, error = route.error_reply](HttpRequest request,
+                                                        std::shared_ptr<HttpExchange> exchange) {
+      // Acquire: api_routes was filled before the store.
+      if (m.requests_ready.load(std::memory_order_acquire) == nullptr) {
+        exchange->Reply(error(503, "the engines are not ready yet"));
+        return;
+      }
+      m.api_routes[i].handler(std::move(request), std::move(exchange));
+    };
+    handlers.routes.push_back(std::move(route));
+  }
+  for (const HttpRoute& route : a.extra_routes) handlers.routes.push_back(route);
+  handlers.log = [](std::string_view line) {
+    LogWarning(std::string("http: ") + std::string(line));
+  };
+  Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(a.http, std::move(handlers));
+  if (!server.ok()) {
+    // The server's own words name the host and port; the flags are named here.
+    const std::string& why = server.status().message();
+    const bool address = why.starts_with("cannot serve HTTP") ||
+                         why.starts_with("cannot resolve host") || why.starts_with("host '");
+    return Status::InvalidArgument((address ? "--host/--port: " : "HTTP: ") + why);
+  }
+  m.http = std::move(*server);
+
+  m.client = std::make_unique<EngineCoreClient>(client_options);
+  if (TransportStatus s = m.client->Bind(); !s.ok()) {
+    return FromTransport(s, "cannot bind the engine sockets: ");
+  }
   return Status::Ok();
 }
 
@@ -335,16 +458,17 @@ std::string Frontend::output_endpoint() const { return impl_->client->endpoints(
 
 Status Frontend::Start() {
   Impl& m = *impl_;
-  const FrontendOptions& a = m.options;
-  if (TransportStatus ts = m.client->WaitForEngines(); !ts.ok()) return FromTransport(ts);
+  if (!m.client) return Status::InvalidArgument("Start() needs a successful Bind() first");
+  TransportStatus waited =
+      m.client->WaitForEngines([&m](const EngineEvent& e) { m.OnEngineEvent(e); });
+  if (!waited.ok()) return FromTransport(waited);
   std::lock_guard<std::mutex> lifecycle(m.lifecycle_mu);
   if (m.stopped) return Status::Unavailable("stopped while waiting for the engines");
   const std::vector<EngineInfo> engines = m.client->engines();
   const RecorderOptions o = m.RecorderOptionsFor(engines);
 
-  m.registry = std::make_unique<Registry>();
+  // The vllm:* families appear on /metrics from here on.
   m.recorder = std::make_unique<StatsRecorder>(m.registry.get(), o);
-  m.expo.created_series = !(a.disable_created_series || frontend::CreatedDisabledByEnvironment());
   for (const EngineInfo& e : engines) {
     LogInfo("engine " + std::to_string(e.index) + " joined (max_model_len " +
             (e.ready_response.max_model_len ? std::to_string(*e.ready_response.max_model_len)
@@ -382,32 +506,15 @@ Status Frontend::Start() {
     m.OnMessage(frames, n);
   };
   cb.on_engine_event = [&m](const EngineEvent& e) { m.OnEngineEvent(e); };
+  cb.on_input_dropped = [&m](const DroppedMessage& d) { m.OnInputDropped(d); };
   cb.on_loop_exit = [](const TransportStatus& s) {
     if (!s.ok() && s.code() != TransportCode::kStopped) {
       LogError("engine output loop ended: " + s.ToString());
     }
   };
   if (TransportStatus ts = m.client->Start(std::move(cb)); !ts.ok()) return FromTransport(ts);
-
-  HttpHandlers handlers;
-  handlers.render_metrics = [&m](ExpositionFormat format) {
-    std::string out;
-    if (format == ExpositionFormat::kOpenMetrics) {
-      WriteOpenMetrics(*m.registry, m.expo, &out);
-    } else {
-      WriteText(*m.registry, m.expo, &out);
-    }
-    return out;
-  };
-  handlers.health = [&m] { return m.Health(); };
-  handlers.routes = frontend::OpenAiRoutes(m.requests.get());
-  for (const HttpRoute& route : a.extra_routes) handlers.routes.push_back(route);
-  handlers.log = [](std::string_view line) {
-    LogWarning(std::string("http: ") + std::string(line));
-  };
-  Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(a.http, std::move(handlers));
-  if (!server.ok()) return Status::InvalidArgument("HTTP: " + server.status().ToString());
-  m.http = std::move(*server);
+  m.api_routes = frontend::OpenAiRoutes(m.requests.get());
+  m.requests_ready.store(m.requests.get(), std::memory_order_release);
   return Status::Ok();
 }
 

@@ -1,6 +1,8 @@
 // Process logging to stderr; see log.h.
 #include "vmetrics/frontend/log.h"
 
+#include <time.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -11,21 +13,36 @@ namespace vmetrics::frontend {
 namespace {
 
 std::atomic<LogFormat> g_format{LogFormat::kText};
+std::atomic<LogLevel> g_level{LogLevel::kInfo};
 std::mutex g_mu;
 
-void Write(const char* level, std::string_view message) {
+// "2026-12-01T18:40:30.123Z": UTC, milliseconds.
+void AppendTimestamp(std::chrono::system_clock::time_point now, std::string* out) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch());
+  const time_t secs = static_cast<time_t>(ms.count() / 1000);
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  const int n = std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                              tm.tm_sec, static_cast<int>(ms.count() % 1000));
+  out->append(buf, static_cast<size_t>(n));
+}
+
+void Write(LogLevel level_value, const char* level, std::string_view message) {
+  if (level_value < g_level.load(std::memory_order_relaxed)) return;
+  const auto now = std::chrono::system_clock::now();
   std::string line;
   if (g_format.load() == LogFormat::kJson) {
-    const double ts = std::chrono::duration<double>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+    const double ts = std::chrono::duration<double>(now.time_since_epoch()).count();
     nlohmann::ordered_json j;
     j["ts"] = ts;
     j["level"] = level;
     j["msg"] = std::string(message);
     line = j.dump();
   } else {
-    line = "vmetrics: ";
+    AppendTimestamp(now, &line);
+    line += " vmetrics: ";
     if (std::string_view(level) != "info") line.append(level).append(": ");
     line.append(message);
   }
@@ -50,8 +67,26 @@ bool ParseLogFormat(std::string_view name, LogFormat* format) {
   return true;
 }
 
-void LogInfo(std::string_view message) { Write("info", message); }
-void LogWarning(std::string_view message) { Write("warning", message); }
-void LogError(std::string_view message) { Write("error", message); }
+void SetLogLevel(LogLevel level) { g_level.store(level); }
+
+bool ParseLogLevel(std::string_view name, LogLevel* level) {
+  if (name == "debug") {
+    *level = LogLevel::kDebug;
+  } else if (name == "info") {
+    *level = LogLevel::kInfo;
+  } else if (name == "warning") {
+    *level = LogLevel::kWarning;
+  } else if (name == "error") {
+    *level = LogLevel::kError;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void LogDebug(std::string_view message) { Write(LogLevel::kDebug, "debug", message); }
+void LogInfo(std::string_view message) { Write(LogLevel::kInfo, "info", message); }
+void LogWarning(std::string_view message) { Write(LogLevel::kWarning, "warning", message); }
+void LogError(std::string_view message) { Write(LogLevel::kError, "error", message); }
 
 }  // namespace vmetrics::frontend

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "build_info.h"
+#include "engine_states.h"
 #include "vmetrics/internal/declared_families.h"
 #include "vmetrics/connector_catalog.h"
 #include "vmetrics/exposition.h"
@@ -198,6 +200,10 @@ std::string MetricsReference() {
   FixedClock clock(0);
   Registry registry(&clock);
   StatsRecorder recorder(&registry, options);
+  // What `vmetrics serve` registers beside the recorder's (vmetrics_engine_up is the
+  // recorder's, found again).
+  EngineStates serve_states(&registry, {0});
+  RegisterBuildInfo(&registry);
 
   // The per-engine `vllm:` families; LoRA, cache config and vmetrics' own are described apart.
   std::map<std::string_view, const FrontendFamily*> frontend;
@@ -312,8 +318,16 @@ std::string MetricsReference() {
       "\n"
       "Registered after every `vllm:` family; not in vLLM. They account for what vmetrics could\n"
       "not record and for engine liveness, and are what `deploy/prometheus/vmetrics-rules.yml`\n"
-      "alerts on. The liveness gauge is registered by `vmetrics serve` only (`replay` watches\n"
-      "no engines); the others always.\n"
+      "alerts on. The engine families (`vmetrics_engine_up`, `vmetrics_engine_state`), the\n"
+      "input-socket counter and the build info are registered by `vmetrics serve` only\n"
+      "(`replay` watches no engines), from its first second, before the engines are ready; the\n"
+      "others always.\n"
+      "\n"
+      "`vmetrics serve` also writes prometheus_client's process families before every other\n"
+      "family, as vLLM's frontend shows them (its default registry keeps prometheus_client's\n"
+      "ProcessCollector): `process_virtual_memory_bytes`, `process_resident_memory_bytes`,\n"
+      "`process_start_time_seconds`, `process_cpu_seconds_total`, `process_open_fds`,\n"
+      "`process_max_fds` (include/vmetrics/process_metrics.h).\n"
       "\n";
   out +=
       "| Name | Type | Labels | HELP |\n"

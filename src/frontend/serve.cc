@@ -11,21 +11,16 @@
 #include "vmetrics/frontend/stop_signals.h"
 
 namespace vmetrics::frontend {
-namespace {
-
-// Same code, message prefixed.
-Status Prefixed(const char* prefix, const Status& s) {
-  const std::string message = prefix + s.message();
-  return s.code() == StatusCode::kUnavailable ? Status::Unavailable(message)
-                                              : Status::InvalidArgument(message);
-}
-
-}  // namespace
 
 Status Serve(const FrontendOptions& options) {
   BlockStopSignals();
   Frontend frontend(options);
-  if (Status s = frontend.Bind(); !s.ok()) return Prefixed("cannot bind the engine sockets: ", s);
+  if (Status s = frontend.Bind(); !s.ok()) return s;
+  const std::string host = options.http.host;
+  LogInfo("serving http://" + host + ":" + std::to_string(frontend.http_port()) +
+          "/metrics and /health (engines starting)");
+  std::printf("listening on http://%s:%u\n", host.c_str(), frontend.http_port());
+  std::fflush(stdout);
   if (options.engine_count > 0) {
     LogInfo("waiting for " + std::to_string(options.engine_count) + " engine(s) on " +
             frontend.input_endpoint() + " (input) and " + frontend.output_endpoint() + " (output)");
@@ -42,16 +37,16 @@ Status Serve(const FrontendOptions& options) {
       kill(getpid(), SIGTERM);
       return;
     }
-    const std::string host = options.http.host;
-    LogInfo("serving http://" + host + ":" + std::to_string(frontend.http_port()) +
-            "/metrics and /health");
-    std::printf("listening on http://%s:%u\n", host.c_str(), frontend.http_port());
-    std::fflush(stdout);
+    LogInfo("every engine is ready: recording, /v1/completions open");
   });
   const int sig = WaitForStopSignal(0);
   frontend.Stop();
   starter.join();
-  if (!startup.ok()) return Prefixed("startup failed: ", startup);
+  if (!startup.ok()) {
+    const std::string message = "startup failed: " + startup.message();
+    return startup.code() == StatusCode::kUnavailable ? Status::Unavailable(message)
+                                                      : Status::InvalidArgument(message);
+  }
   LogInfo(std::string("stopping on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + " after " +
           std::to_string(frontend.messages_recorded()) + " messages");
   return Status::Ok();

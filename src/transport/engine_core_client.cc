@@ -24,7 +24,10 @@ TransportStatus EngineCoreClient::Bind() { return impl_->Bind(); }
 
 const BoundEndpoints& EngineCoreClient::endpoints() const { return impl_->endpoints; }
 
-TransportStatus EngineCoreClient::WaitForEngines() { return impl_->WaitForEngines(); }
+TransportStatus EngineCoreClient::WaitForEngines(
+    std::function<void(const EngineEvent&)> on_progress) {
+  return impl_->WaitForEngines(on_progress);
+}
 
 TransportStatus EngineCoreClient::Connect() {
   if (TransportStatus s = Bind(); !s.ok()) return s;
@@ -37,6 +40,15 @@ TransportStatus EngineCoreClient::Start(EngineCoreClientCallbacks callbacks) {
         "Start() needs WaitForEngines() to have succeeded, and runs once");
   }
   if (impl_->wake.Notified()) return TransportStatus::Stopped("output");
+  try {
+    impl_->input_signal_fd = impl_->input.get(zmq::sockopt::fd);
+  } catch (const zmq::error_t& e) {
+    return TransportStatus::Socket("output", std::string("cannot watch the input socket: ") +
+                                                 e.what());
+  }
+  if (impl_->input_bell.fd() < 0) {
+    return TransportStatus::Socket("output", "cannot create the input socket's eventfd");
+  }
   impl_->phase = Impl::Phase::kRunning;
   impl_->callbacks = std::move(callbacks);
   impl_->thread = std::thread([impl = impl_.get()] { impl->RunLoop(); });
@@ -75,6 +87,19 @@ TransportStatus EngineCoreClient::Send(int engine_index, EngineCoreRequestType t
   const char type_byte = static_cast<char>(type);
   std::lock_guard<std::mutex> lock(impl_->send_mu);
   void* socket = impl_->input.handle();
+  // Sending may consume the ZMQ_FD signal of a message that arrived meanwhile; the output loop
+  // watches that fd, so it is told to look at the socket itself (output_loop.cc).
+  struct RingIfReadable {
+    void* socket;
+    internal::Doorbell* bell;
+    ~RingIfReadable() {
+      int events = 0;
+      size_t size = sizeof(events);
+      if (zmq_getsockopt(socket, ZMQ_EVENTS, &events, &size) == 0 && (events & ZMQ_POLLIN)) {
+        bell->Ring();
+      }
+    }
+  } ring_if_readable{socket, &impl_->input_bell};
   // ROUTER_MANDATORY makes the identity frame fail with EHOSTUNREACH when the engine has no
   // connection; a multipart message is all-or-nothing, so nothing half-sent can be left over.
   if (zmq_send(socket, identity.data(), identity.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
@@ -120,6 +145,10 @@ uint64_t EngineCoreClient::messages_received() const {
 
 uint64_t EngineCoreClient::callback_exceptions() const {
   return impl_->callback_exceptions.load(std::memory_order_relaxed);
+}
+
+uint64_t EngineCoreClient::input_messages_dropped() const {
+  return impl_->dropped.load(std::memory_order_relaxed);
 }
 
 ReadyResponseSummary SummarizeEngines(std::span<const EngineInfo> engines) {

@@ -41,6 +41,17 @@ std::optional<EngineLiveness::Death> EngineLiveness::Kill(int engine_index, std:
   return Death{engine_index, std::move(reason)};
 }
 
+void EngineLiveness::Revive(int engine_index) {
+  if (!InRange(engine_index)) return;
+  const size_t slot = Slot(engine_index);
+  alive_[slot] = true;
+  closing_[slot].reset();
+  input_fd_[slot] = -1;
+  std::erase_if(outputs_, [&](const auto& entry) {
+    return entry.second.owner == engine_index && !entry.second.open;
+  });
+}
+
 void EngineLiveness::Expire(Clock::time_point now) {
   while (!pending_dead_frames_.empty() && now - pending_dead_frames_.front() > kMatchWindow) {
     pending_dead_frames_.pop_front();

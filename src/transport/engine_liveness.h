@@ -32,7 +32,7 @@
 //      close): it died.
 //   3. Else, exactly one engine is alive and it owns no output connection: it died.
 //   4. Else the frame is kept as pending for `kMatchWindow`.
-// A dead engine stays dead.
+// A dead engine stays dead until it joins again (Revive): a restarted engine registers anew.
 //
 // Thread safety: none; the output loop owns it.
 #ifndef VMETRICS_TRANSPORT_ENGINE_LIVENESS_H_
@@ -91,6 +91,15 @@ class EngineLiveness {
   std::optional<Death> OnOutputDisconnected(int fd);
   std::optional<Death> OnEngineCoreDead(ConnectionKey key, Clock::time_point now);
 
+  // ---- Lives ----
+  // Declares the engine dead for `reason` (an engine that restarted: it said HELLO or
+  // registered again); nullopt when it already was.
+  std::optional<Death> Kill(int engine_index, std::string reason);
+  // The engine joined again: alive, nothing pending for it, and the closed output connections
+  // of its previous life forgotten (its new life's outputs teach ownership anew). Its new
+  // input connection is given with OnRegistered.
+  void Revive(int engine_index);
+
   // ---- Time ----
   // When OnTick has something to decide next; nullopt when nothing waits.
   std::optional<Clock::time_point> NextDeadline() const;
@@ -113,7 +122,6 @@ class EngineLiveness {
   }
   size_t Slot(int engine_index) const { return static_cast<size_t>(engine_index - start_); }
   bool OwnsOutput(int engine_index, bool open_only) const;
-  std::optional<Death> Kill(int engine_index, std::string reason);
   // Rules a-c for an engine whose input connection is gone.
   std::optional<Death> InputClosed(int engine_index, Clock::time_point now);
   void Expire(Clock::time_point now);

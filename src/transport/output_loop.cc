@@ -35,8 +35,57 @@ void EngineCoreClient::Impl::MarkDead(const internal::EngineLiveness::Death& dea
     if (!report_now) pending_events.push_back(event);
   }
   // Only the output thread sets loop_running and calls MarkDead while it is set, so the
-  // callback runs on the output thread as promised.
-  if (report_now) Emit(event);
+  // callback runs on the output thread as promised. During startup the startup thread is the
+  // one here, and tells its caller at once.
+  if (report_now) {
+    Emit(event);
+  } else if (startup_progress) {
+    startup_progress(event);
+  }
+}
+
+void EngineCoreClient::Impl::Dropped(std::string_view socket, const TransportStatus& why) {
+  dropped.fetch_add(1, std::memory_order_relaxed);
+  if (!callbacks.on_input_dropped) return;
+  // The kind is the start of the message, before the particulars.
+  std::string_view kind = "unexpected";
+  const std::string& m = why.message();
+  if (m.starts_with("unknown engine identity")) {
+    kind = "unknown engine identity";
+  } else if (m.starts_with("expected [identity")) {
+    kind = "not [identity, message]";
+  } else if (m.find("undecodable") != std::string::npos) {
+    kind = "undecodable";
+  }
+  callbacks.on_input_dropped(DroppedMessage{socket, kind, m});
+}
+
+void EngineCoreClient::Impl::DrainHandshake() {
+  // A batch at a time, as for outputs: a flood on this socket must not starve the others.
+  for (int n = 0; n < kBatch; ++n) {
+    size_t count = 0;
+    if (internal::RecvMultipart(handshake.handle(), &frames, &count, ZMQ_DONTWAIT) <= 0) return;
+    TransportStatus s = HandleHandshakeMessage(count, "handshake", Strictness::kRunning);
+    if (!s.ok()) Dropped("handshake", s);
+  }
+}
+
+void EngineCoreClient::Impl::DrainInput() {
+  input_bell.Clear();
+  for (int n = 0; n < kBatch; ++n) {
+    size_t count = 0;
+    int rc = 0;
+    {
+      // Send() uses the same socket from other threads. A receive until EAGAIN also leaves
+      // the socket's ZMQ_FD armed for the next message.
+      std::lock_guard<std::mutex> lock(send_mu);
+      rc = internal::RecvMultipart(input.handle(), &frames, &count, ZMQ_DONTWAIT);
+    }
+    if (rc <= 0) return;
+    TransportStatus s = HandleInputMessage(count, Strictness::kRunning);
+    if (!s.ok()) Dropped("input", s);
+  }
+  input_bell.Ring();  // more may wait: come back after the other sockets had their turn
 }
 
 void EngineCoreClient::Impl::DrainInputMonitor() {
@@ -118,14 +167,25 @@ void EngineCoreClient::Impl::RunLoop() {
     loop_running = true;
   }
   for (const EngineEvent& event : startup_events) Emit(event);
+  // What arrived on the input socket since startup, before its fd is watched.
+  DrainInput();
 
   TransportStatus exit_status;
+  const bool frontend = options.mode == StartupMode::kFrontend;
   for (;;) {
+    // The input and handshake ROUTERs are read too: engines join again through them, and
+    // whatever else arrives must not pile up (engine_core_client.h). Send() uses the input
+    // socket from other threads, so it is not polled as a socket (zmq_poll would touch it
+    // unlocked) but through its ZMQ_FD, and Send() rings input_bell when its own use of the
+    // socket took that fd's signal while a message waits.
     zmq_pollitem_t items[] = {
         {output.handle(), 0, ZMQ_POLLIN, 0},
         {input_monitor.handle(), 0, ZMQ_POLLIN, 0},
         {output_monitor.handle(), 0, ZMQ_POLLIN, 0},
         {nullptr, wake.read_fd(), ZMQ_POLLIN, 0},
+        {nullptr, input_signal_fd, ZMQ_POLLIN, 0},
+        {nullptr, input_bell.fd(), ZMQ_POLLIN, 0},
+        {frontend ? handshake.handle() : nullptr, 0, ZMQ_POLLIN, 0},
     };
     // Sleep until something arrives, or until an engine whose input closed has waited long
     // enough for its last word (EngineLiveness rule c).
@@ -134,7 +194,7 @@ void EngineCoreClient::Impl::RunLoop() {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
       timeout_ms = std::max<long>(0, static_cast<long>(left.count()));
     }
-    if (zmq_poll(items, 4, timeout_ms) < 0) {
+    if (zmq_poll(items, frontend ? 7 : 6, timeout_ms) < 0) {
       if (zmq_errno() == EINTR) continue;
       exit_status = TransportStatus::Socket(
           "output", std::string("poll failed: ") + zmq_strerror(zmq_errno()));
@@ -170,6 +230,10 @@ void EngineCoreClient::Impl::RunLoop() {
     }
     if (drained && !closed_outputs.empty()) HandleClosedOutputs();
     if (items[1].revents & ZMQ_POLLIN) DrainInputMonitor();
+    // Deaths first (above), then what joins: an engine that died and came back within one
+    // wake-up is dead, then alive.
+    if (frontend && (items[6].revents & ZMQ_POLLIN)) DrainHandshake();
+    if ((items[4].revents | items[5].revents) & ZMQ_POLLIN) DrainInput();
     HandleTick();
   }
   {

@@ -1,7 +1,9 @@
 // Startup: binding, the HELLO/INIT/READY handshake (frontend mode) and the input registrations
 // (both modes), as vLLM's wait_for_engine_startup (vllm/v1/engine/utils.py) and the Rust
 // frontend's connect_handshake (rust/src/engine-core-client/src/transport.rs) do them at
-// vllm-project/vllm 6adad087; docs/design.md §5.2-§5.4.
+// vllm-project/vllm 6adad087; docs/design.md §5.2-§5.4. The same message handling serves an
+// engine that joins again once the output loop runs (output_loop.cc), with rule breaks dropped
+// instead of fatal.
 #include <algorithm>
 #include <cerrno>
 #include <string>
@@ -20,6 +22,14 @@ constexpr std::string_view kDefaultDataAddress = "tcp://127.0.0.1:0";
 std::string Ms(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
 std::string ZmqError() { return zmq_strerror(zmq_errno()); }
+
+// The limits of a ROUTER that engines only join through (engine_core_client.h): a bounded
+// queue per connection and a bounded message size, set before bind so every connection gets
+// them.
+void LimitJoinSocket(zmq::socket_t& socket) {
+  socket.set(zmq::sockopt::rcvhwm, kInputHighWaterMark);
+  socket.set(zmq::sockopt::maxmsgsize, kMaxInputMessageBytes);
+}
 
 }  // namespace
 
@@ -54,6 +64,9 @@ TransportStatus EngineCoreClient::Impl::Bind() {
     // The frontend closes without lingering: at shutdown nothing it still queues matters.
     internal::ConfigureSocket(input, input_address, 0);
     internal::ConfigureSocket(output, output_address, 0);
+    // Engines send one registration on the input socket; requests go the other way, whose
+    // high-water mark stays 0 (a request is never dropped).
+    LimitJoinSocket(input);
     // Send() to an engine that is gone must fail, not vanish silently.
     input.set(zmq::sockopt::router_mandatory, 1);
   } catch (const zmq::error_t& e) {
@@ -88,6 +101,7 @@ TransportStatus EngineCoreClient::Impl::Bind() {
       // ROUTER_MANDATORY stays off here: an engine that left after HELLO must not make
       // the INIT reply fail the whole startup; its missing READY will.
       internal::ConfigureSocket(handshake, o.handshake_address, 0);
+      LimitJoinSocket(handshake);
     } catch (const zmq::error_t& e) {
       return TransportStatus::Socket("bind", std::string("cannot create sockets: ") + e.what());
     }
@@ -96,9 +110,14 @@ TransportStatus EngineCoreClient::Impl::Bind() {
         !s.ok()) {
       return s;
     }
+    HandshakeInit init;
+    init.addresses.inputs = {internal::ReplaceTcpHost(endpoints.input, o.advertised_host)};
+    init.addresses.outputs = {internal::ReplaceTcpHost(endpoints.output, o.advertised_host)};
+    init_bytes = EncodeHandshakeInit(init);
   }
 
   liveness.emplace(o.engine_start_index, o.engine_count);
+  joining.assign(static_cast<size_t>(o.engine_count), Joining{});
   {
     std::lock_guard<std::mutex> lock(mu);
     engines.resize(static_cast<size_t>(o.engine_count));
@@ -113,7 +132,8 @@ TransportStatus EngineCoreClient::Impl::Bind() {
 }
 
 EngineCoreClient::Impl::WaitResult EngineCoreClient::Impl::WaitReadable(
-    void* socket, Clock::time_point deadline) {
+    Clock::time_point deadline, int* which) {
+  const bool frontend = options.mode == StartupMode::kFrontend;
   for (;;) {
     if (wake.Notified()) return WaitResult::kStopped;
     const Clock::time_point now = Clock::now();
@@ -121,13 +141,15 @@ EngineCoreClient::Impl::WaitResult EngineCoreClient::Impl::WaitReadable(
     // Round up so a poll never returns just before the deadline and spins.
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
     const long timeout_ms = std::min<long>(left.count(), 1L << 30);
+    // The handshake socket last, so the other slots keep their places without it.
     zmq_pollitem_t items[] = {
-        {socket, 0, ZMQ_POLLIN, 0},
+        {input.handle(), 0, ZMQ_POLLIN, 0},
         {input_monitor.handle(), 0, ZMQ_POLLIN, 0},
         {output_monitor.handle(), 0, ZMQ_POLLIN, 0},
         {nullptr, wake.read_fd(), ZMQ_POLLIN, 0},
+        {frontend ? handshake.handle() : nullptr, 0, ZMQ_POLLIN, 0},
     };
-    const int rc = zmq_poll(items, 4, timeout_ms);
+    const int rc = zmq_poll(items, frontend ? 5 : 4, timeout_ms);
     if (rc < 0) {
       if (zmq_errno() == EINTR) continue;
       return WaitResult::kError;
@@ -135,7 +157,14 @@ EngineCoreClient::Impl::WaitResult EngineCoreClient::Impl::WaitReadable(
     if (items[3].revents & ZMQ_POLLIN) return WaitResult::kStopped;
     if (items[1].revents & ZMQ_POLLIN) DrainInputMonitor();
     if (items[2].revents & ZMQ_POLLIN) DrainOutputMonitor();
-    if (items[0].revents & ZMQ_POLLIN) return WaitResult::kReadable;
+    if (frontend && (items[4].revents & ZMQ_POLLIN)) {
+      *which = 0;
+      return WaitResult::kReadable;
+    }
+    if (items[0].revents & ZMQ_POLLIN) {
+      *which = 1;
+      return WaitResult::kReadable;
+    }
   }
 }
 
@@ -153,195 +182,224 @@ TransportStatus EngineCoreClient::Impl::CheckIdentity(std::string_view identity,
   return TransportStatus::Ok();
 }
 
-TransportStatus EngineCoreClient::Impl::RunHandshake() {
-  enum class State : uint8_t { kNew, kHello, kReady };
-  const int count = options.engine_count;
-  std::vector<State> state(static_cast<size_t>(count), State::kNew);
-  int hellos = 0;
-  int readies = 0;
-
-  HandshakeInit init;
-  init.addresses.inputs = {internal::ReplaceTcpHost(endpoints.input, options.advertised_host)};
-  init.addresses.outputs = {internal::ReplaceTcpHost(endpoints.output, options.advertised_host)};
-  const std::string init_bytes = EncodeHandshakeInit(init);
-
-  auto missing = [&](State below) {
-    std::vector<int> out;
-    for (int i = 0; i < count; ++i) {
-      if (state[static_cast<size_t>(i)] < below) out.push_back(options.engine_start_index + i);
-    }
-    return internal::FormatIndexList(out);
-  };
-
-  // Handles one message of the handshake socket. Any message that breaks the sequence is
-  // fatal, as in vLLM: a frontend cannot serve engines it does not know or that skipped a step.
-  auto handle = [&](std::string_view stage, size_t nframes) -> TransportStatus {
-    const std::string st(stage);
-    if (nframes != 2) {
-      return TransportStatus::Protocol(
-          st, "expected [identity, message] on the handshake socket, got " +
-                  std::to_string(nframes) + " frames");
-    }
-    const std::string_view identity(static_cast<const char*>(frames[0].data()), frames[0].size());
-    const std::string_view body(static_cast<const char*>(frames[1].data()), frames[1].size());
-    int index = 0;
-    if (TransportStatus s = CheckIdentity(identity, stage, &index); !s.ok()) return s;
-    const size_t slot = static_cast<size_t>(index - options.engine_start_index);
-    const std::string who = "engine " + std::to_string(index);
-    Result<HandshakeMessage> msg = DecodeHandshakeMessage(body);
-    if (!msg.ok()) {
-      return TransportStatus::Protocol(
-          st, who + " sent an undecodable handshake message: " + msg.status().ToString());
-    }
-    if (msg->status == kHandshakeHello) {
-      if (state[slot] != State::kNew)
-        return TransportStatus::Protocol(st, "duplicate HELLO from " + who);
-      try {
-        handshake.send(zmq::buffer(identity), zmq::send_flags::sndmore);
-        handshake.send(zmq::buffer(init_bytes), zmq::send_flags::none);
-      } catch (const zmq::error_t& e) {
-        return TransportStatus::Socket(st, "cannot send INIT to " + who + ": " + e.what());
-      }
-      state[slot] = State::kHello;
-      ++hellos;
-      std::lock_guard<std::mutex> lock(mu);
-      engines[slot].hello = std::move(*msg);
-      return TransportStatus::Ok();
-    }
-    if (msg->status == kHandshakeReady) {
-      // A READY during the HELLO stage is the "overlapping READY" (docs/design.md §5.2): this
-      // engine finished while others have not said HELLO yet. Fine, as long as it said HELLO.
-      if (state[slot] == State::kNew) {
-        return TransportStatus::Protocol(st, "READY from " + who + " before its HELLO");
-      }
-      if (state[slot] == State::kReady) {
-        return TransportStatus::Protocol(st, "duplicate READY from " + who);
-      }
-      state[slot] = State::kReady;
-      ++readies;
-      std::lock_guard<std::mutex> lock(mu);
-      engines[slot].ready = std::move(*msg);
-      return TransportStatus::Ok();
-    }
-    return TransportStatus::Protocol(
-        st, "unexpected status '" + msg->status + "' from " + who + " (expected HELLO or READY)");
-  };
-
-  struct StageSpec {
-    std::string_view name;
-    std::chrono::milliseconds timeout;
-    State target;
-    const int* done;
-    const char* verb;
-  };
-  const StageSpec stages[] = {
-      {kStageHello, options.hello_timeout, State::kHello, &hellos, "said HELLO"},
-      {kStageReady, options.ready_timeout, State::kReady, &readies, "ready"},
-  };
-  for (const StageSpec& stage : stages) {
-    const Clock::time_point deadline = Clock::now() + stage.timeout;
-    while (*stage.done < count) {
-      switch (WaitReadable(handshake.handle(), deadline)) {
-        case WaitResult::kReadable:
-          break;
-        case WaitResult::kTimeout:
-          return TransportStatus::Timeout(
-              std::string(stage.name),
-              "timed out after " + Ms(stage.timeout) + " waiting for " + std::string(stage.name) +
-                  " from engine(s) " + missing(stage.target) + " (" + std::to_string(*stage.done) +
-                  " of " + std::to_string(count) + " " + stage.verb + ")");
-        case WaitResult::kStopped:
-          return TransportStatus::Stopped(std::string(stage.name));
-        case WaitResult::kError:
-          return TransportStatus::Socket(std::string(stage.name), "poll failed: " + ZmqError());
-      }
-      size_t nframes = 0;
-      const int rc = internal::RecvMultipart(handshake.handle(), &frames, &nframes, ZMQ_DONTWAIT);
-      if (rc == 0) continue;
-      if (rc < 0) {
-        return TransportStatus::Socket(std::string(stage.name), "receive failed: " + ZmqError());
-      }
-      if (TransportStatus s = handle(stage.name, nframes); !s.ok()) return s;
-    }
+void EngineCoreClient::Impl::MaybeJoined(size_t slot, Strictness strictness) {
+  const Joining& j = joining[slot];
+  if (!JoinComplete(j)) return;
+  const int index = options.engine_start_index + static_cast<int>(slot);
+  if (strictness == Strictness::kStartup) {
+    if (startup_progress) startup_progress({index, EngineEventKind::kConnected, "ready"});
+    return;
   }
-  return TransportStatus::Ok();
+  // A new life: what liveness knew of the previous one no longer applies, then the new input
+  // connection is the one whose closing will mean its death.
+  liveness->Revive(index);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EngineInfo& info = engines[slot];
+    info.alive = true;
+    info.death_reason.clear();
+  }
+  Emit({index, EngineEventKind::kConnected, "registered again"});
+  if (auto death = liveness->OnRegistered(index, j.input_fd, Clock::now())) MarkDead(*death);
 }
 
-TransportStatus EngineCoreClient::Impl::RunRegistrations() {
-  const int count = options.engine_count;
-  const std::string stage(kStageRegistration);
-  std::vector<bool> registered(static_cast<size_t>(count), false);
-  int done = 0;
-  const Clock::time_point deadline = Clock::now() + options.registration_timeout;
-  while (done < count) {
-    switch (WaitReadable(input.handle(), deadline)) {
-      case WaitResult::kReadable:
-        break;
-      case WaitResult::kTimeout: {
-        std::vector<int> missing;
-        for (int i = 0; i < count; ++i) {
-          if (!registered[static_cast<size_t>(i)])
-            missing.push_back(options.engine_start_index + i);
-        }
-        return TransportStatus::Timeout(
-            stage, "timed out after " + Ms(options.registration_timeout) +
-                       " waiting for the input registration (ready response) of engine(s) " +
-                       internal::FormatIndexList(missing) + " (" + std::to_string(done) + " of " +
-                       std::to_string(count) + " registered)");
+TransportStatus EngineCoreClient::Impl::HandleHandshakeMessage(size_t nframes,
+                                                               std::string_view stage,
+                                                               Strictness strictness) {
+  const std::string st(stage);
+  const bool startup = strictness == Strictness::kStartup;
+  if (nframes != 2) {
+    return TransportStatus::Protocol(
+        st, "expected [identity, message] on the handshake socket, got " +
+                std::to_string(nframes) + " frames");
+  }
+  const std::string_view identity(static_cast<const char*>(frames[0].data()), frames[0].size());
+  const std::string_view body(static_cast<const char*>(frames[1].data()), frames[1].size());
+  int index = 0;
+  if (TransportStatus s = CheckIdentity(identity, stage, &index); !s.ok()) return s;
+  const size_t slot = static_cast<size_t>(index - options.engine_start_index);
+  const std::string who = "engine " + std::to_string(index);
+  Result<HandshakeMessage> msg = DecodeHandshakeMessage(body);
+  if (!msg.ok()) {
+    return TransportStatus::Protocol(
+        st, who + " sent an undecodable handshake message: " + msg.status().ToString());
+  }
+  Joining& j = joining[slot];
+  if (msg->status == kHandshakeHello) {
+    if (startup && j.hello) return TransportStatus::Protocol(st, "duplicate HELLO from " + who);
+    if (!startup) {
+      // A HELLO once running starts a new life of the engine. One that was alive has
+      // restarted: its previous life ends here (its requests with it).
+      bool alive = false;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        alive = engines[slot].alive;
       }
-      case WaitResult::kStopped:
-        return TransportStatus::Stopped(stage);
-      case WaitResult::kError:
-        return TransportStatus::Socket(stage, "poll failed: " + ZmqError());
+      if (alive) {
+        if (auto death = liveness->Kill(index, "said HELLO again (restarted)")) MarkDead(*death);
+      }
+      j = Joining{};
     }
-    size_t nframes = 0;
-    const int rc = internal::RecvMultipart(input.handle(), &frames, &nframes, ZMQ_DONTWAIT);
-    if (rc == 0) continue;
-    if (rc < 0) return TransportStatus::Socket(stage, "receive failed: " + ZmqError());
-    if (nframes != 2) {
-      return TransportStatus::Protocol(
-          stage, "expected [identity, ready response] on the input socket, got " +
-                     std::to_string(nframes) + " frames");
+    try {
+      handshake.send(zmq::buffer(identity), zmq::send_flags::sndmore);
+      handshake.send(zmq::buffer(init_bytes), zmq::send_flags::none);
+    } catch (const zmq::error_t& e) {
+      return TransportStatus::Socket(st, "cannot send INIT to " + who + ": " + e.what());
     }
-    const std::string_view identity(static_cast<const char*>(frames[0].data()), frames[0].size());
-    const std::string_view body(static_cast<const char*>(frames[1].data()), frames[1].size());
-    int index = 0;
-    if (TransportStatus s = CheckIdentity(identity, stage, &index); !s.ok()) return s;
-    const size_t slot = static_cast<size_t>(index - options.engine_start_index);
-    const std::string who = "engine " + std::to_string(index);
-    if (registered[slot])
-      return TransportStatus::Protocol(stage, "duplicate registration from " + who);
-    Result<EngineCoreReadyResponse> rr = DecodeEngineCoreReadyResponse(body);
-    if (!rr.ok()) {
-      return TransportStatus::Protocol(
-          stage, who + " sent an undecodable ready response: " + rr.status().ToString());
-    }
-    registered[slot] = true;
-    ++done;
+    j.hello = true;
+    std::lock_guard<std::mutex> lock(mu);
+    engines[slot].hello = std::move(*msg);
+    return TransportStatus::Ok();
+  }
+  if (msg->status == kHandshakeReady) {
+    // A READY during the HELLO stage is the "overlapping READY" (docs/design.md §5.2): this
+    // engine finished while others have not said HELLO yet. Fine, as long as it said HELLO.
+    if (!j.hello) return TransportStatus::Protocol(st, "READY from " + who + " before its HELLO");
+    if (j.ready) return TransportStatus::Protocol(st, "duplicate READY from " + who);
+    j.ready = true;
     {
       std::lock_guard<std::mutex> lock(mu);
-      engines[slot].ready_response = std::move(*rr);
+      engines[slot].ready = std::move(*msg);
     }
-    // Ties this engine to its input connection, whose closing will mean its death. The
-    // monitor events that preceded this message were drained by WaitReadable. The fd comes
-    // from the payload frame: libzmq 4.3 gives the identity frame no metadata when zmq_poll
-    // prefetched the message (router_t::xhas_in).
-    int fd = internal::SourceFd(frames[1]);
-    if (fd < 0) fd = internal::SourceFd(frames[0]);
+    MaybeJoined(slot, strictness);
+    return TransportStatus::Ok();
+  }
+  return TransportStatus::Protocol(
+      st, "unexpected status '" + msg->status + "' from " + who + " (expected HELLO or READY)");
+}
+
+TransportStatus EngineCoreClient::Impl::HandleInputMessage(size_t nframes,
+                                                           Strictness strictness) {
+  const std::string stage(kStageRegistration);
+  const bool startup = strictness == Strictness::kStartup;
+  if (nframes != 2) {
+    return TransportStatus::Protocol(
+        stage, "expected [identity, ready response] on the input socket, got " +
+                   std::to_string(nframes) + " frames");
+  }
+  const std::string_view identity(static_cast<const char*>(frames[0].data()), frames[0].size());
+  const std::string_view body(static_cast<const char*>(frames[1].data()), frames[1].size());
+  int index = 0;
+  if (TransportStatus s = CheckIdentity(identity, stage, &index); !s.ok()) return s;
+  const size_t slot = static_cast<size_t>(index - options.engine_start_index);
+  const std::string who = "engine " + std::to_string(index);
+  Joining& j = joining[slot];
+  // The connection it came on (see below for why from the payload frame).
+  int fd = internal::SourceFd(frames[1]);
+  if (fd < 0) fd = internal::SourceFd(frames[0]);
+  if (j.registered) {
+    bool alive = false;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      alive = engines[slot].alive;
+    }
+    // Frontend mode: a new life starts with HELLO, so this is a second registration of the
+    // same life. Bootstrapped mode: the same again over the connection of a live engine.
+    if (startup || options.mode == StartupMode::kFrontend || (alive && fd == j.input_fd)) {
+      return TransportStatus::Protocol(stage, "duplicate registration from " + who);
+    }
+    // Bootstrapped mode, over another connection (a ROUTER keeps an identity for one
+    // connection at a time, so the previous one is gone) or after its death: the engine has
+    // restarted. Its previous life ends here, unless that was already seen.
+    if (auto death = liveness->Kill(index, "registered again (restarted)")) MarkDead(*death);
+    j = Joining{};
+  }
+  Result<EngineCoreReadyResponse> rr = DecodeEngineCoreReadyResponse(body);
+  if (!rr.ok()) {
+    return TransportStatus::Protocol(
+        stage, who + " sent an undecodable ready response: " + rr.status().ToString());
+  }
+  j.registered = true;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    engines[slot].ready_response = std::move(*rr);
+  }
+  // Ties this engine to its input connection, whose closing will mean its death. The
+  // monitor events that preceded this message were drained by WaitReadable. The fd comes
+  // from the payload frame: libzmq 4.3 gives the identity frame no metadata when zmq_poll
+  // prefetched the message (router_t::xhas_in).
+  j.input_fd = fd;
+  if (startup) {
     if (auto death = liveness->OnRegistered(index, fd, Clock::now())) MarkDead(*death);
   }
+  MaybeJoined(slot, strictness);
   return TransportStatus::Ok();
 }
 
-TransportStatus EngineCoreClient::Impl::WaitForEngines() {
+TransportStatus EngineCoreClient::Impl::WaitForEngines(
+    const std::function<void(const EngineEvent&)>& on_progress) {
   if (phase != Phase::kBound) {
     return TransportStatus::InvalidArgument("WaitForEngines() needs a successful Bind() first");
   }
   phase = Phase::kFailed;
+  startup_progress = on_progress;
+  const int count = options.engine_count;
+  auto done = [&](bool Joining::*step) {
+    int n = 0;
+    for (const Joining& j : joining) n += (j.*step) ? 1 : 0;
+    return n;
+  };
+  auto missing = [&](bool Joining::*step) {
+    std::vector<int> out;
+    for (int i = 0; i < count; ++i) {
+      if (!(joining[static_cast<size_t>(i)].*step)) out.push_back(options.engine_start_index + i);
+    }
+    return internal::FormatIndexList(out);
+  };
+  struct StageSpec {
+    std::string_view name;
+    std::chrono::milliseconds timeout;
+    bool Joining::*step;
+  };
+  std::vector<StageSpec> stages;
   if (options.mode == StartupMode::kFrontend) {
-    if (TransportStatus s = RunHandshake(); !s.ok()) return s;
+    stages.push_back({kStageHello, options.hello_timeout, &Joining::hello});
+    stages.push_back({kStageReady, options.ready_timeout, &Joining::ready});
   }
-  if (TransportStatus s = RunRegistrations(); !s.ok()) return s;
+  stages.push_back({kStageRegistration, options.registration_timeout, &Joining::registered});
+
+  // Both sockets are read in every stage: an engine sends its registration before its READY,
+  // so an engine is ready (and reported) as soon as its own READY is in, not when the last
+  // engine's is.
+  for (const StageSpec& stage : stages) {
+    const std::string name(stage.name);
+    const Clock::time_point deadline = Clock::now() + stage.timeout;
+    while (done(stage.step) < count) {
+      int which = 0;
+      switch (WaitReadable(deadline, &which)) {
+        case WaitResult::kReadable:
+          break;
+        case WaitResult::kTimeout: {
+          const int n = done(stage.step);
+          if (stage.step == &Joining::registered) {
+            return TransportStatus::Timeout(
+                name, "timed out after " + Ms(stage.timeout) +
+                          " waiting for the input registration (ready response) of engine(s) " +
+                          missing(stage.step) + " (" + std::to_string(n) + " of " +
+                          std::to_string(count) + " registered)");
+          }
+          const char* verb = stage.step == &Joining::hello ? "said HELLO" : "ready";
+          return TransportStatus::Timeout(
+              name, "timed out after " + Ms(stage.timeout) + " waiting for " + name +
+                        " from engine(s) " + missing(stage.step) + " (" + std::to_string(n) +
+                        " of " + std::to_string(count) + " " + verb + ")");
+        }
+        case WaitResult::kStopped:
+          return TransportStatus::Stopped(name);
+        case WaitResult::kError:
+          return TransportStatus::Socket(name, "poll failed: " + ZmqError());
+      }
+      void* socket = which == 0 ? handshake.handle() : input.handle();
+      size_t nframes = 0;
+      const int rc = internal::RecvMultipart(socket, &frames, &nframes, ZMQ_DONTWAIT);
+      if (rc == 0) continue;
+      if (rc < 0) return TransportStatus::Socket(name, "receive failed: " + ZmqError());
+      TransportStatus s = which == 0 ? HandleHandshakeMessage(nframes, name, Strictness::kStartup)
+                                     : HandleInputMessage(nframes, Strictness::kStartup);
+      if (!s.ok()) return s;
+    }
+  }
+  startup_progress = nullptr;
   phase = Phase::kReady;
   return TransportStatus::Ok();
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -109,6 +110,25 @@ bool WakePipe::Notified() const {
   if (fds_[0] < 0) return false;
   pollfd p{fds_[0], POLLIN, 0};
   return poll(&p, 1, 0) == 1;
+}
+
+Doorbell::Doorbell() : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+
+Doorbell::~Doorbell() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void Doorbell::Ring() noexcept {
+  if (fd_ < 0) return;
+  const uint64_t one = 1;
+  // EAGAIN only when the counter is near overflow, hence readable: nothing to do.
+  [[maybe_unused]] const ssize_t n = write(fd_, &one, sizeof(one));
+}
+
+void Doorbell::Clear() noexcept {
+  if (fd_ < 0) return;
+  uint64_t value = 0;
+  [[maybe_unused]] const ssize_t n = read(fd_, &value, sizeof(value));
 }
 
 }  // namespace vmetrics::internal

@@ -2,12 +2,18 @@
 //
 // The `vmetrics` binary's flags from the outside: every subcommand is there with the flags the
 // docs, the tests and users rely on, and options that cannot be used end the process at once
-// with a message naming the flag and the exit status of today (2 for a usage error the
-// subcommand finds, 1 for a serve or demo that cannot start). The work behind the flags is
+// with a message naming the flag and exit status 2 (a usage error, found by the flag parser or
+// by the subcommand; 1 is for a serve or demo that cannot start: its engines or sockets). The work behind the flags is
 // tested in tests/frontend and beside it; here only what src/cli adds.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,6 +47,7 @@ TEST(Flags, EverySubcommandHasItsFlags) {
         "--data-parallel-address",
         "--data-parallel-rpc-port",
         "--handshake-address",
+        "--advertise-address",
         "--input-address",
         "--output-address",
         "--engine-start-index",
@@ -141,14 +148,15 @@ TEST(Flags, UnusableOptionsEndAtOnceNamingTheFlag) {
       {{"decode", "-", "--kv-transfer-config", "[]"}, 2, "--kv-transfer-config must be a JSON"},
       {{"demo", "--connector", "bogus"}, 2, "unknown --connector bogus"},
       {{"simulate"}, 2, "give --handshake-address, --input-address/--output-address or --capture"},
-      // serve checks what needs no engine before waiting for any.
+      // serve checks what needs no engine before waiting for any (each of these would wait
+      // 600 s for an engine otherwise, and the test time out).
       {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--lora-modules",
         "sql=/a"},
-       1,
+       2,
        "--lora-modules requires --enable-lora"},
       {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--enable-lora",
         "--lora-modules", "nopath"},
-       1,
+       2,
        "--lora-modules: nopath is not name=path"},
       {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0",
         "--http-request-timeout", "86401"},
@@ -160,8 +168,28 @@ TEST(Flags, UnusableOptionsEndAtOnceNamingTheFlag) {
        "--http-max-connections (2) must be at least --http-threads (4)"},
       {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--speculative-config",
         "3"},
-       1,
+       2,
        "--speculative-config must be a JSON object"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--kv-transfer-config",
+        "{"},
+       2,
+       "--kv-transfer-config"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--cache-config-info",
+        "[]"},
+       2,
+       "--cache-config-info must be a JSON object"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--web-config-file",
+        "/nonexistent/web.yml"},
+       2,
+       "/nonexistent/web.yml"},
+      // The flag parser's own usage errors exit 2 too, not CLI11's 105-109.
+      {{"serve", "--port", "http"}, 2, "--port"},
+      {{"serve", "--no-such-flag"}, 2, "--no-such-flag"},
+      {{"serve", "--log-level", "loud"}, 2, "--log-level"},
+      {{"serve", "--data-parallel-size", "0"}, 2, "--data-parallel-size"},
+      {{"serve", "--handshake-address", "tcp://0.0.0.0:0", "--port", "0"},
+       2,
+       "give --advertise-address HOST"},
   };
   for (const Case& c : cases) {
     const RunResult r = RunVmetrics(c.args);
@@ -170,6 +198,58 @@ TEST(Flags, UnusableOptionsEndAtOnceNamingTheFlag) {
         << c.args[0] << ": " << DescribeWaitStatus(r.wait_status) << "\n"
         << r.err;
     EXPECT_NE(r.err.find(c.stderr_part), std::string::npos) << c.args[0] << ":\n" << r.err;
+  }
+}
+
+// An HTTP port in use ends serve at once, naming the flag, before any engine is waited for.
+TEST(Flags, ServeWithItsHttpPortInUseEndsAtOnce) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const RunResult r = RunVmetrics({"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port",
+                                   std::to_string(ntohs(addr.sin_port))});
+  close(fd);
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(ExitStatus(r), 2) << DescribeWaitStatus(r.wait_status) << "\n" << r.err;
+  EXPECT_NE(r.err.find("--host/--port: "), std::string::npos) << r.err;
+}
+
+// Text log lines start with their UTC time; --log-level drops the lines below it.
+TEST(Flags, ServeLogLinesHaveTimestampsAndTheLevelFilters) {
+  const std::vector<std::string> no_engine = {
+      "serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0",
+      "--engine-ready-timeout", "0.2"};
+  const RunResult info = RunVmetrics(no_engine);
+  ASSERT_EQ(info.error, "");
+  EXPECT_EQ(ExitStatus(info), 1) << info.err;  // no engine came: not a usage error
+  const std::regex line(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z vmetrics: .*)");
+  std::istringstream lines(info.err);
+  int n = 0;
+  for (std::string l; std::getline(lines, l); ++n) EXPECT_TRUE(std::regex_match(l, line)) << l;
+  EXPECT_GE(n, 3) << info.err;
+  EXPECT_NE(info.err.find("Z vmetrics: waiting for 1 engine(s)"), std::string::npos) << info.err;
+  EXPECT_NE(info.err.find("Z vmetrics: error: startup failed: "), std::string::npos) << info.err;
+
+  std::vector<std::string> quiet = no_engine;
+  quiet.insert(quiet.end(), {"--log-level", "error"});
+  const RunResult errors_only = RunVmetrics(quiet);
+  EXPECT_EQ(ExitStatus(errors_only), 1);
+  EXPECT_EQ(errors_only.err.find("vmetrics: waiting for"), std::string::npos) << errors_only.err;
+  EXPECT_NE(errors_only.err.find("error: startup failed: "), std::string::npos) << errors_only.err;
+}
+
+// Every option with a default shows it in --help.
+TEST(Flags, ServeHelpShowsTheDefaults) {
+  const RunResult help = RunVmetrics({"serve", "--help"});
+  for (const char* shown : {"--served-model-name TEXT=model", "=29550", "=127.0.0.1", "=600",
+                            "=8000", "--log-level TEXT:{debug,info,warning,error}=info"}) {
+    EXPECT_NE(help.out.find(shown), std::string::npos) << shown << ":\n" << help.out;
   }
 }
 

@@ -50,8 +50,37 @@ TEST(FrontendFromOptions, ServesMetricsHealthCompletionsAndExtraRoutes) {
   Frontend frontend(options);
   Status s = frontend.Bind();
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(frontend.http_port(), 0) << "nothing is served before Start";
-  EXPECT_EQ(frontend.RenderText(), "");
+  // Served from Bind on, while the engine loads: the engine families, no vllm:* family yet,
+  // /health 503 "starting", the API 503.
+  ASSERT_NE(frontend.http_port(), 0) << "served from Bind on";
+  {
+    const std::string early = "http://127.0.0.1:" + std::to_string(frontend.http_port());
+    HttpClientResponse metrics = HttpGet(early + "/metrics");
+    ASSERT_EQ(metrics.status, 200) << metrics.error;
+    EXPECT_NE(metrics.body.find("vmetrics_engine_up{engine=\"0\"} 0.0\n"), std::string::npos)
+        << metrics.body;
+    EXPECT_NE(metrics.body.find("vmetrics_engine_state{engine=\"0\",state=\"starting\"} 1.0\n"
+                                "vmetrics_engine_state{engine=\"0\",state=\"ready\"} 0.0\n"
+                                "vmetrics_engine_state{engine=\"0\",state=\"dead\"} 0.0\n"),
+              std::string::npos)
+        << metrics.body;
+    EXPECT_EQ(metrics.body.find("vllm:"), std::string::npos) << metrics.body;
+    // prometheus_client's process families first, as vLLM's frontend shows them; the build.
+    EXPECT_EQ(metrics.body.rfind("# HELP process_virtual_memory_bytes Virtual memory size in "
+                                 "bytes.\n",
+                                 0),
+              0u)
+        << metrics.body;
+    EXPECT_NE(metrics.body.find("\nprocess_open_fds "), std::string::npos) << metrics.body;
+    EXPECT_NE(metrics.body.find("\nvmetrics_build_info{revision=\""), std::string::npos)
+        << metrics.body;
+    HttpClientResponse health = HttpGet(early + "/health");
+    EXPECT_EQ(health.status, 503);
+    EXPECT_EQ(health.body, "starting: 0 of 1 engines ready\n");
+    HttpClientResponse completion = HttpPost(early + "/v1/completions", R"({"prompt":[1]})");
+    EXPECT_EQ(completion.status, 503) << completion.body;
+    EXPECT_EQ(json::parse(completion.body)["error"]["type"], "ServiceUnavailableError");
+  }
 
   SimulatorOptions so;
   so.handshake_address = frontend.handshake_endpoint();
@@ -80,6 +109,10 @@ TEST(FrontendFromOptions, ServesMetricsHealthCompletionsAndExtraRoutes) {
   EXPECT_NE(metrics.body.find(R"(enable_prefix_caching="True")"), std::string::npos)
       << "cache_config_info labels are Python's str() of the JSON values";
   EXPECT_EQ(HttpGet(base + "/health").status, 200);
+  EXPECT_NE(metrics.body.find("vmetrics_engine_state{engine=\"0\",state=\"ready\"} 1.0\n"),
+            std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("vmetrics_engine_up{engine=\"0\"} 1.0\n"), std::string::npos);
 
   HttpClientResponse version = HttpGet(base + "/version");
   EXPECT_EQ(version.status, 200);
@@ -91,28 +124,18 @@ TEST(FrontendFromOptions, ServesMetricsHealthCompletionsAndExtraRoutes) {
   frontend.Stop();  // idempotent
 }
 
-// An embedder's route on a path the frontend serves is refused when the server starts.
-TEST(FrontendFromOptions, ExtraRouteOnTheFrontendsOwnPathFailsStart) {
+// An embedder's route on a path the frontend serves is refused when the server starts: in
+// Bind, before any engine is waited for.
+TEST(FrontendFromOptions, ExtraRouteOnTheFrontendsOwnPathFailsBind) {
   FrontendOptions options;
   options.handshake_address = "tcp://127.0.0.1:0";
   options.http.port = 0;
-  options.engine_ready_timeout_s = 30;
   HttpRoute clash = VersionRoute();
   clash.method = "POST";
   clash.path = "/v1/completions";
   options.extra_routes.push_back(clash);
   Frontend frontend(options);
-  ASSERT_TRUE(frontend.Bind().ok());
-  SimulatorOptions so;
-  so.handshake_address = frontend.handshake_endpoint();
-  so.steps = 0;
-  so.rate_hz = 100;
-  Simulator simulator(so);
-  ASSERT_TRUE(simulator.Start().ok());
-  Status s = frontend.Start();
-  simulator.RequestStop();
-  frontend.Stop();
-  (void)simulator.Wait();
+  Status s = frontend.Bind();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message().rfind("HTTP: ", 0), 0u) << s.ToString();
   EXPECT_NE(s.message().find("POST /v1/completions: given twice"), std::string::npos)
@@ -135,6 +158,15 @@ TEST(FrontendOptionsCheck, BadOptionsFailBindNamingTheFlag) {
       {[](FrontendOptions* o) { o->engine_ready_timeout_s = 0; }, "--engine-ready-timeout"},
       {[](FrontendOptions* o) { o->web_config_file = "/nonexistent/web.yml"; },
        "/nonexistent/web.yml"},
+      {[](FrontendOptions* o) { o->lora_modules = {{"sql", "/a/sql"}}; }, "--enable-lora"},
+      {[](FrontendOptions* o) { o->handshake_address = "tcp://0.0.0.0:0"; },
+       "--advertise-address"},
+      {[](FrontendOptions* o) {
+         o->handshake_address.clear();
+         o->data_parallel_address = "0.0.0.0";
+       },
+       "--advertise-address"},
+      {[](FrontendOptions* o) { o->advertise_address = "0.0.0.0"; }, "--advertise-address"},
   };
   for (const Case& c : cases) {
     FrontendOptions options;
@@ -150,6 +182,7 @@ TEST(FrontendOptionsCheck, BadOptionsFailBindNamingTheFlag) {
 TEST(FrontendOptionsCheck, HandshakeAddressInUseIsUnavailable) {
   FrontendOptions options;
   options.handshake_address = "tcp://127.0.0.1:0";
+  options.http.port = 0;
   Frontend first(options);
   ASSERT_TRUE(first.Bind().ok());
   options.handshake_address = first.handshake_endpoint();
@@ -175,7 +208,48 @@ TEST(FrontendLifecycle, StopEndsAStartWaitingForEngines) {
       << "Stop did not end the wait";
   const Status s = started.get();
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
-  EXPECT_EQ(frontend.http_port(), 0);
+}
+
+// Bound to every interface, the frontend tells the engines the advertised address, which
+// they reach it at.
+TEST(FrontendOptionsCheck, WildcardBindWithAnAdvertisedAddressServesEngines) {
+  FrontendOptions options;
+  options.handshake_address = "tcp://0.0.0.0:0";
+  options.advertise_address = "127.0.0.1";
+  options.http.port = 0;
+  options.engine_ready_timeout_s = 30;
+  Frontend frontend(options);
+  Status s = frontend.Bind();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::string hs = frontend.handshake_endpoint();
+  SimulatorOptions so;
+  so.handshake_address = "tcp://127.0.0.1" + hs.substr(hs.rfind(':'));
+  so.steps = 0;
+  so.rate_hz = 100;
+  Simulator simulator(so);
+  ASSERT_TRUE(simulator.Start().ok());
+  s = frontend.Start();
+  simulator.RequestStop();
+  frontend.Stop();
+  (void)simulator.Wait();
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+// An HTTP port in use fails Bind, naming the flags, before the engine sockets are bound (an
+// engine told to connect would wait for a frontend that is about to exit).
+TEST(FrontendOptionsCheck, HttpPortInUseFailsBindBeforeTheEngineSockets) {
+  FrontendOptions options;
+  options.handshake_address = "tcp://127.0.0.1:0";
+  options.http.port = 0;
+  Frontend first(options);
+  ASSERT_TRUE(first.Bind().ok());
+  ASSERT_NE(first.http_port(), 0);
+  options.http.port = first.http_port();
+  options.handshake_address = "ipc:///nonexistent-dir/never-bound";
+  Frontend second(options);
+  Status s = second.Bind();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_EQ(s.message().rfind("--host/--port: ", 0), 0u) << s.ToString();
 }
 
 // The errors of the OpenAI routes, also those the server answers for them, are vLLM's

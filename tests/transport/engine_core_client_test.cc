@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <future>
 #include <map>
 #include <thread>
@@ -574,6 +575,156 @@ TEST(EngineDeath, RawEngineVanishingAfterRegistrationBeforeTheLoop) {
   EXPECT_EQ(events[1].engine_index, 1);
   EXPECT_EQ(events[1].kind, EngineEventKind::kConnected);
   EXPECT_FALSE(HasEvent(events, 0, EngineEventKind::kDead));
+}
+
+// ---- Engines that come back, and what else reaches the input socket -------------------------
+
+TEST(EngineRestart, BootstrappedEngineThatRegistersAgainIsAliveAgain) {
+  TempDir dir;
+  zmq::context_t ctx;
+  Recorder rec;  // outlives the client, whose thread calls into it
+  EngineCoreClient client(BootstrappedOptions(dir.Ipc("in"), dir.Ipc("out"), 0, 2));
+  ASSERT_TRUE(client.Bind().ok());
+  RawEngine e0(ctx, 0), e1(ctx, 1);
+  e0.Register(client.endpoints().input, "");
+  e1.Register(client.endpoints().input, "");
+  ASSERT_TRUE(client.WaitForEngines().ok());
+  ASSERT_TRUE(client.Start(rec.Callbacks()).ok());
+  e1.Vanish();
+  ASSERT_TRUE(rec.WaitForDeath(1));
+  EXPECT_FALSE(client.AllEnginesAlive());
+
+  // The restarted engine 1 registers again: alive, and its outputs arrive as before.
+  RawEngine again(ctx, 1);
+  again.Register(client.endpoints().input, "");
+  again.ConnectOutput(client.endpoints().output);
+  ASSERT_TRUE(rec.WaitForEvents(4));  // connected 0, connected 1, dead 1, connected 1
+  const std::vector<EngineEvent> events = rec.events();
+  EXPECT_EQ(events[3].engine_index, 1);
+  EXPECT_EQ(events[3].kind, EngineEventKind::kConnected);
+  EXPECT_EQ(events[3].reason, "registered again");
+  EXPECT_TRUE(client.AllEnginesAlive());
+  EXPECT_TRUE(client.engines()[1].alive);
+  again.SendOutput({TinyOutputs(1, 1.0)});
+  ASSERT_TRUE(rec.WaitForMessages(1));
+
+  // And it can die again.
+  again.Vanish();
+  ASSERT_TRUE(rec.WaitForEvents(5));
+  EXPECT_EQ(rec.events()[4].kind, EngineEventKind::kDead);
+  EXPECT_EQ(rec.events()[4].engine_index, 1);
+}
+
+TEST(EngineRestart, FrontendEngineThatSaysHelloAgainIsDeadThenAliveAgain) {
+  TempDir dir;
+  zmq::context_t ctx;
+  Recorder rec;  // outlives the client, whose thread calls into it
+  EngineCoreClient client(FrontendOptions(dir.Ipc("hs"), 1));
+  ASSERT_TRUE(client.Bind().ok());
+  auto join = [&](RawEngine& e) {
+    e.ConnectHandshake(client.endpoints().handshake);
+    e.SendHandshake(internal::EncodeHandshakeStatus("HELLO", false, true, std::nullopt));
+    Result<HandshakeInit> init = DecodeHandshakeInit(e.ReceiveInit());
+    ASSERT_TRUE(init.ok());
+    EngineCoreReadyResponse rr;
+    rr.max_model_len = 1024;
+    e.Register(init->addresses.inputs[0], internal::EncodeReadyResponse(rr));
+    e.ConnectOutput(init->addresses.outputs[0]);
+    e.SendHandshake(internal::EncodeHandshakeStatus("READY", false, true, std::nullopt));
+  };
+  auto waiter = std::async(std::launch::async, [&] { return client.WaitForEngines(); });
+  RawEngine first(ctx, 0);
+  join(first);
+  ASSERT_TRUE(waiter.get().ok());
+  ASSERT_TRUE(client.Start(rec.Callbacks()).ok());
+  ASSERT_TRUE(rec.WaitForEvents(1));
+
+  // The process of engine 0 is replaced: the old one vanishes, the new one joins as at
+  // startup (HELLO, INIT, registration, READY).
+  first.Vanish();
+  RawEngine second(ctx, 0);
+  join(second);
+  ASSERT_TRUE(rec.WaitForEvents(3));
+  const std::vector<EngineEvent> events = rec.events();
+  EXPECT_EQ(events[1].kind, EngineEventKind::kDead);
+  EXPECT_EQ(events[2].kind, EngineEventKind::kConnected);
+  EXPECT_EQ(events[2].reason, "registered again");
+  EXPECT_TRUE(client.AllEnginesAlive());
+}
+
+TEST(InputSocket, WhatArrivesAfterStartupIsDroppedAndCounted) {
+  TempDir dir;
+  zmq::context_t ctx;
+  Recorder rec;  // outlives the client, whose thread calls into it
+  EngineCoreClient client(BootstrappedOptions(dir.Ipc("in"), dir.Ipc("out"), 0, 1));
+  ASSERT_TRUE(client.Bind().ok());
+  RawEngine e0(ctx, 0);
+  e0.Register(client.endpoints().input, "");
+  ASSERT_TRUE(client.WaitForEngines().ok());
+  ASSERT_TRUE(client.Start(rec.Callbacks()).ok());
+
+  // A stranger's messages, and a second registration from the live engine.
+  RawEngine stranger(ctx, 7);
+  stranger.Register(client.endpoints().input, "x");
+  for (int i = 0; i < 99; ++i) stranger.input.send(zmq::str_buffer("junk"), zmq::send_flags::none);
+  e0.input.send(zmq::str_buffer(""), zmq::send_flags::none);
+  ASSERT_TRUE(rec.WaitForDropped(101));
+  EXPECT_EQ(client.input_messages_dropped(), 101u);
+  const std::vector<std::string> dropped = rec.dropped();
+  EXPECT_EQ(std::count(dropped.begin(), dropped.end(), "input: unknown engine identity"), 100);
+  // The live engine is untouched (in bootstrapped mode a registration over the same
+  // connection is no restart) and still receives what is sent to it.
+  EXPECT_TRUE(client.AllEnginesAlive());
+  std::string_view body[] = {"\x91\xa2r1"};
+  ASSERT_TRUE(client.Send(0, EngineCoreRequestType::kAbort, body).ok());
+  EXPECT_EQ(e0.ReceiveInput().size(), 2u);
+}
+
+TEST(InputSocket, MessagesBeyondTheSizeLimitAreNotKept) {
+  TempDir dir;
+  zmq::context_t ctx;
+  Recorder rec;  // outlives the client, whose thread calls into it
+  EngineCoreClient client(BootstrappedOptions(dir.Ipc("in"), dir.Ipc("out"), 0, 1));
+  ASSERT_TRUE(client.Bind().ok());
+  RawEngine e0(ctx, 0);
+  e0.Register(client.endpoints().input, "");
+  ASSERT_TRUE(client.WaitForEngines().ok());
+  ASSERT_TRUE(client.Start(rec.Callbacks()).ok());
+  // 4 MiB from a stranger: ZeroMQ drops the connection (ZMQ_MAXMSGSIZE), nothing is queued;
+  // the stranger's next connection's small message is then dropped and counted as usual.
+  RawEngine big(ctx, 9);
+  big.Register(client.endpoints().input, std::string(size_t{4} << 20, 'x'));
+  RawEngine small(ctx, 8);
+  small.Register(client.endpoints().input, "y");
+  ASSERT_TRUE(rec.WaitForDropped(1));
+  EXPECT_EQ(rec.dropped()[0], "input: unknown engine identity");
+  EXPECT_TRUE(client.AllEnginesAlive());
+}
+
+TEST(WaitForEngines, ReportsEachEngineAsItBecomesReady) {
+  TempDir dir;
+  zmq::context_t ctx;
+  EngineCoreClient client(BootstrappedOptions(dir.Ipc("in"), dir.Ipc("out"), 0, 2));
+  ASSERT_TRUE(client.Bind().ok());
+  std::promise<EngineEvent> first;
+  std::vector<EngineEvent> progress;  // on the waiter's thread until it returns
+  auto waiter = std::async(std::launch::async, [&] {
+    return client.WaitForEngines([&](const EngineEvent& e) {
+      if (progress.empty()) first.set_value(e);
+      progress.push_back(e);
+    });
+  });
+  RawEngine e1(ctx, 1);
+  e1.Register(client.endpoints().input, "");
+  // Engine 1 is reported ready while engine 0 has not registered yet.
+  const EngineEvent got = first.get_future().get();
+  EXPECT_EQ(got.engine_index, 1);
+  EXPECT_EQ(got.kind, EngineEventKind::kConnected);
+  RawEngine e0(ctx, 0);
+  e0.Register(client.endpoints().input, "");
+  ASSERT_TRUE(waiter.get().ok());
+  ASSERT_EQ(progress.size(), 2u);
+  EXPECT_EQ(progress[1].engine_index, 0);
 }
 
 // ---- Send

@@ -42,6 +42,13 @@ EngineCoreClientCallbacks Recorder::Callbacks() {
     }
     cv_.notify_all();
   };
+  cb.on_input_dropped = [this](const DroppedMessage& d) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      dropped_.push_back(std::string(d.socket) + ": " + std::string(d.kind));
+    }
+    cv_.notify_all();
+  };
   cb.on_loop_exit = [this](const TransportStatus& s) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -75,6 +82,11 @@ std::vector<std::vector<std::string>> Recorder::messages() const {
 std::vector<EngineEvent> Recorder::events() const {
   std::lock_guard<std::mutex> lock(mu_);
   return events_;
+}
+
+std::vector<std::string> Recorder::dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dropped_;
 }
 
 std::vector<std::string> Recorder::Frame0s() const {

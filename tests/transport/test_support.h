@@ -54,11 +54,16 @@ class Recorder {
   bool WaitForLoopExit() {
     return WaitUntil([&] { return loop_exited_; });
   }
+  bool WaitForDropped(size_t n) {
+    return WaitUntil([&] { return dropped_.size() >= n; });
+  }
 
   // Read only after a Wait* returned true, or under no concurrent delivery.
   std::vector<std::vector<std::string>> messages() const;
   std::vector<EngineEvent> events() const;
   std::vector<std::string> Frame0s() const;
+  // "<socket>: <kind>" of each message dropped from the handshake or input ROUTER.
+  std::vector<std::string> dropped() const;
   TransportStatus exit_status() const;
 
   // Called by the loop, first, for every message; may throw to test exception handling.
@@ -69,6 +74,7 @@ class Recorder {
   std::condition_variable cv_;
   std::vector<std::vector<std::string>> messages_;
   std::vector<EngineEvent> events_;
+  std::vector<std::string> dropped_;
   bool loop_exited_ = false;
   TransportStatus exit_status_;
 };

@@ -93,6 +93,23 @@ class WakePipe {
   int fds_[2] = {-1, -1};
 };
 
+// Doorbell: an eventfd that Ring makes readable until Clear. Unlike WakePipe it is consumed:
+// a "look again" signal for a poll loop, rung from any thread.
+class Doorbell {
+ public:
+  Doorbell();
+  ~Doorbell();
+  Doorbell(const Doorbell&) = delete;
+  Doorbell& operator=(const Doorbell&) = delete;
+
+  int fd() const { return fd_; }
+  void Ring() noexcept;
+  void Clear() noexcept;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace vmetrics::internal
 
 #endif  // VMETRICS_INTERNAL_ZMQ_UTIL_H_
