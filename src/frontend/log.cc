@@ -7,13 +7,18 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "vmetrics/internal/wire_text.h"
+
 namespace vmetrics::frontend {
 namespace {
 
 std::atomic<LogFormat> g_format{LogFormat::kText};
 std::mutex g_mu;
 
-void Write(const char* level, std::string_view message) {
+void Write(const char* level, std::string_view raw) {
+  // Messages quote strings from the wire: control characters would forge lines or drive a
+  // terminal, and invalid UTF-8 would make the JSON writer throw (wire_text.h).
+  const std::string message = internal::EscapeForLog(raw);
   std::string line;
   if (g_format.load() == LogFormat::kJson) {
     const double ts = std::chrono::duration<double>(
@@ -22,7 +27,7 @@ void Write(const char* level, std::string_view message) {
     nlohmann::ordered_json j;
     j["ts"] = ts;
     j["level"] = level;
-    j["msg"] = std::string(message);
+    j["msg"] = message;
     line = j.dump();
   } else {
     line = "vmetrics: ";
