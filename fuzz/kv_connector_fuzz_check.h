@@ -130,8 +130,12 @@ inline std::string CheckRecording(const EngineCoreOutputs& message, const Connec
     // not by the per-family limit (which they are not subject to).
     const std::string_view dropped =
         vmetrics::internal::Declaration(vmetrics::internal::FamilyId::kLabelValuesDropped).name;
-    const size_t limit =
-        f->name() == dropped ? families.size() : std::max(before[f->name()], kFuzzLabelLimit);
+    // The skipped counter has one child per reason.
+    const std::string_view skipped =
+        vmetrics::internal::Declaration(vmetrics::internal::FamilyId::kWireValuesSkipped).name;
+    const size_t limit = f->name() == dropped   ? families.size()
+                         : f->name() == skipped ? std::size(vmetrics::kWireSkipReasons)
+                                                : std::max(before[f->name()], kFuzzLabelLimit);
     if (f->Children().size() > limit) return "family " + f->name() + " grew past the limit";
   }
   std::string text;

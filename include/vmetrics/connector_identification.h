@@ -47,6 +47,7 @@ inline constexpr const char* kOutcomeRecorded = "recorded";
 inline constexpr const char* kOutcomeUnknownConnector = "unknown_connector";
 inline constexpr const char* kOutcomeMalformed = "malformed";
 inline constexpr const char* kOutcomeInvalidDescriptor = "invalid_descriptor";
+inline constexpr const char* kOutcomeInvalidUtf8 = "invalid_utf8";  // a name that is not UTF-8
 
 // One payload tied to its row. The payload is named: `connector` is its class name (or
 // "unknown"). Views point where the ConnectorPayload's did, or into the row.

@@ -195,6 +195,9 @@ struct ConnectorPayload {
   PayloadNamedBy named_by = PayloadNamedBy::kNothing;
   bool data_wrapped = false;    // pre-September-2026 Multi child {"data": {...}}, unwrapped
   bool malformed = false;       // the payload is not a map
+  // The Multi child key is not valid UTF-8: refused (malformed, connector "unknown"), so the
+  // bytes never become a label value.
+  bool invalid_utf8_name = false;
   std::string_view payload;     // raw msgpack of the (unwrapped) payload
   size_t payload_offset = 0;    // byte offset of `payload` in frame 0
   std::string_view descriptor;  // raw `_metrics_descriptor` value, if the payload carries one
@@ -296,11 +299,13 @@ struct DecodeContext {
   // The engine's wire generation (wire_decoder.h recognises it); nullptr = the newest.
   const WireGeneration* wire = nullptr;
 
-  // Reports a problem that does not stop the message (nothing without a reporter).
-  void Report(int64_t offset, std::string_view connector, std::string_view key,
-              std::string what) const {
+  // Reports a problem that does not stop the message (nothing without a reporter); `kind`
+  // says what kind of value was skipped, for vmetrics_wire_values_skipped_total.
+  void Report(int64_t offset, std::string_view connector, std::string_view key, std::string what,
+              ProblemKind kind = ProblemKind::kOther) const {
     if (reporter == nullptr) return;
     Problem p;
+    p.kind = kind;
     p.message_number = message_number;
     p.offset = offset;
     p.connector = connector;

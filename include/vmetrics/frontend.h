@@ -171,6 +171,11 @@ struct FrontendOptions {
   // counted in vmetrics_label_values_dropped_total. Bounds the memory a misbehaving engine can
   // make the frontend spend; 0 = no limit.
   size_t max_label_values_per_family = 1000;
+  // --max-label-value-bytes: longest label value accepted from the engines; longer ones are
+  // refused like new values past the limit above (counted in
+  // vmetrics_wire_values_skipped_total{reason="label_value_too_long"}). With the limit above
+  // it bounds the exposition's size; 0 = no limit.
+  size_t max_label_value_bytes = 1024;
 
   // ---- LoRA ----
 

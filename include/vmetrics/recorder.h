@@ -66,6 +66,11 @@ struct RecorderOptions {
   // connector class names). Past it a sample with a new label value is dropped and counted in
   // vmetrics_label_values_dropped_total{family}, logged once per family. 0 = no limit.
   size_t max_label_values_per_family = 1000;
+  // Label values from engines longer than this many bytes are refused like values past the
+  // limit above (the sample dropped, counted in vmetrics_wire_values_skipped_total
+  // {reason="label_value_too_long"}, logged once per family), so an exposition stays bounded
+  // by families x max_label_values_per_family x this. 0 = no limit.
+  size_t max_label_value_bytes = 1024;
 };
 
 class StatsRecorder {

@@ -18,7 +18,28 @@
 
 namespace vmetrics {
 
+// What kind of value a problem skipped, for vmetrics_wire_values_skipped_total{reason}: a
+// reporter counts by kind, never by parsing `what`. kOther problems (a whole payload or
+// message refused, an unknown connector) are counted by their own families instead.
+enum class ProblemKind : uint8_t {
+  kOther,
+  kWrongType,          // a field of the wrong msgpack type
+  kNegativeIncrement,  // a counter increment below 0
+  kNanIncrement,       // a counter increment that is NaN
+  kIntegerOverflow,    // an integer above 2^63-1 (or out of the field's range)
+  kInvalidUtf8,        // a str that is not valid UTF-8, where it would become a label value
+  kLabelValueTooLong,  // a label value longer than --max-label-value-bytes
+  kLabelValuesLimit,   // a new label value past --max-label-values-per-family
+  kNanObservation,     // a histogram observation that is NaN (it would make _sum NaN for good)
+};
+
+// The `reason` label of each kind but kOther, in ProblemKind order (kWireSkipReasons[k - 1]).
+inline constexpr std::string_view kWireSkipReasons[] = {
+    "wrong_type",   "negative_increment",   "nan_increment",      "integer_overflow",
+    "invalid_utf8", "label_value_too_long", "label_values_limit", "nan_observation"};
+
 struct Problem {
+  ProblemKind kind = ProblemKind::kOther;
   uint64_t message_number = 0;  // 1-based position in the stream (0 = unknown)
   int64_t offset = -1;          // byte offset in frame 0, -1 = unknown
   std::string_view connector;   // connector class name, "" outside kv_connector_stats
@@ -40,12 +61,17 @@ class LoggingReporter : public Reporter {
  public:
   static constexpr size_t kMaxDistinct = 1000;
 
-  explicit LoggingReporter(std::function<void(const std::string&)> log) : log_(std::move(log)) {}
+  // `count_kind` (may be empty) is called for every problem whose kind is not kOther, logged
+  // or not: the recorder counts them in vmetrics_wire_values_skipped_total{reason}.
+  explicit LoggingReporter(std::function<void(const std::string&)> log,
+                           std::function<void(ProblemKind)> count_kind = nullptr)
+      : log_(std::move(log)), count_kind_(std::move(count_kind)) {}
   void Report(const Problem& problem) override;
   uint64_t count() const;
 
  private:
   std::function<void(const std::string&)> log_;
+  std::function<void(ProblemKind)> count_kind_;
   mutable std::mutex mu_;
   std::set<std::string> seen_;
   bool full_ = false;  // kMaxDistinct reached and said so

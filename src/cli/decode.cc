@@ -8,18 +8,21 @@
 #include <string>
 
 #include "commands.h"
+#include "vmetrics/internal/wire_text.h"
 
 namespace vmetrics::cli {
 namespace {
 
 int RunDecode(frontend::DecodeCaptureOptions options) {
   options.log = [](std::string_view line) {
-    std::fprintf(stderr, "vmetrics decode: %.*s\n", static_cast<int>(line.size()), line.data());
+    const std::string escaped = internal::EscapeForLog(line);
+    std::fprintf(stderr, "vmetrics decode: %s\n", escaped.c_str());
   };
   Result<uint64_t> failed = frontend::DecodeCapture(
       options, [](std::string_view line) { std::fwrite(line.data(), 1, line.size(), stdout); });
   if (!failed.ok()) {
-    std::fprintf(stderr, "vmetrics decode: %s\n", failed.status().message().c_str());
+    std::fprintf(stderr, "vmetrics decode: %s\n",
+                 internal::EscapeForLog(failed.status().message()).c_str());
     return 2;
   }
   return *failed > 0 ? 1 : 0;

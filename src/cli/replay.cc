@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commands.h"
+#include "vmetrics/internal/wire_text.h"
 
 namespace vmetrics::cli {
 namespace {
@@ -21,11 +22,13 @@ int RunReplay(const ReplayFlags& flags) {
   options.format =
       flags.format == "openmetrics" ? ExpositionFormat::kOpenMetrics : ExpositionFormat::kText;
   options.log = [](std::string_view line) {
-    std::fprintf(stderr, "vmetrics replay: %.*s\n", static_cast<int>(line.size()), line.data());
+    const std::string escaped = internal::EscapeForLog(line);
+    std::fprintf(stderr, "vmetrics replay: %s\n", escaped.c_str());
   };
   Result<frontend::ReplayOutput> out = frontend::Replay(options);
   if (!out.ok()) {
-    std::fprintf(stderr, "vmetrics replay: %s\n", out.status().message().c_str());
+    std::fprintf(stderr, "vmetrics replay: %s\n",
+                 internal::EscapeForLog(out.status().message()).c_str());
     return 2;
   }
   std::fwrite(out->exposition.data(), 1, out->exposition.size(), stdout);

@@ -69,6 +69,10 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
                   "operation/status, connector names); past it samples are dropped and counted "
                   "in vmetrics_label_values_dropped_total. 0 = no limit")
       ->capture_default_str();
+  cmd->add_option("--max-label-value-bytes", a->max_label_value_bytes,
+                  "Longest label value accepted from engines; longer ones are dropped and "
+                  "counted in vmetrics_wire_values_skipped_total. 0 = no limit")
+      ->capture_default_str();
   cmd->add_flag("--enable-lora", a->enable_lora,
                 "LoRA is enabled: register vllm:lora_requests_info (also on when the engines "
                 "report LoRA support)");

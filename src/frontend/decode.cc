@@ -329,9 +329,11 @@ Result<uint64_t> DecodeCapture(const DecodeCaptureOptions& args,
         if (m.scheduler_stats && m.scheduler_stats->kv_connector_stats) {
           resolved = recorder.ResolveConnectors(*m.scheduler_stats->kv_connector_stats, ctx);
         }
+        // A str that is not valid UTF-8 (vLLM's decoder would refuse it) is written with each
+        // invalid byte replaced by U+FFFD: dump() would otherwise throw (type_error.316).
         std::string line =
             MessageJson(m, number, offset, ctx, resolved, wire.recognition(m.engine_index))
-                .dump();
+                .dump(-1, ' ', false, Json::error_handler_t::replace);
         line.push_back('\n');
         out(line);
       },

@@ -347,6 +347,7 @@ struct Frontend::Impl {
     o.track_engine_liveness = false;
     o.report_engine_wire = true;
     o.max_label_values_per_family = a.max_label_values_per_family;
+    o.max_label_value_bytes = a.max_label_value_bytes;
     o.log = [](const std::string& line) { LogWarning(line); };
     if (checked.connectors) {
       o.connectors = *checked.connectors;

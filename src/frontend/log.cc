@@ -9,6 +9,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "vmetrics/internal/wire_text.h"
+
 namespace vmetrics::frontend {
 namespace {
 
@@ -29,16 +31,19 @@ void AppendTimestamp(std::chrono::system_clock::time_point now, std::string* out
   out->append(buf, static_cast<size_t>(n));
 }
 
-void Write(LogLevel level_value, const char* level, std::string_view message) {
+void Write(LogLevel level_value, const char* level, std::string_view raw) {
   if (level_value < g_level.load(std::memory_order_relaxed)) return;
   const auto now = std::chrono::system_clock::now();
+  // Messages quote strings from the wire: control characters would forge lines or drive a
+  // terminal, and invalid UTF-8 would make the JSON writer throw (wire_text.h).
+  const std::string message = internal::EscapeForLog(raw);
   std::string line;
   if (g_format.load() == LogFormat::kJson) {
     const double ts = std::chrono::duration<double>(now.time_since_epoch()).count();
     nlohmann::ordered_json j;
     j["ts"] = ts;
     j["level"] = level;
-    j["msg"] = std::string(message);
+    j["msg"] = message;
     line = j.dump();
   } else {
     AppendTimestamp(now, &line);

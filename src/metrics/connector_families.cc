@@ -1,6 +1,7 @@
 #include "connector_families.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace vmetrics::internal {
 
@@ -70,9 +71,10 @@ void ConnectorRecorder::Account(std::string_view connector, const char* outcome)
   if (it == accounting_.end()) {
     // The class name comes from the wire: a stream of new names is bounded by the guard.
     const std::string_view values[] = {connector, outcome};
-    Counter* child = guard_->GetOrCreate(payloads_, values);
+    LabelRefusal why;
+    Counter* child = guard_->GetOrCreate(payloads_, values, &why);
     if (child == nullptr) {
-      guard_->CountDropped(payloads_.family());
+      guard_->CountDropped(payloads_.family(), why);
       return;
     }
     it = accounting_.emplace(std::make_pair(std::string(connector), std::string(outcome)), child)
@@ -107,8 +109,12 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
     std::vector<std::string_view> values = {model_name_, engines_[engine_slot]};
     values.insert(values.end(), extra.begin(), extra.end());
     for (const auto& [unused, v] : row.metrics[mi].const_labels) values.push_back(v);
-    children[mi] = guard_->GetOrCreate(*state.families[mi], values);
-    refused = refused || children[mi] == nullptr;
+    LabelRefusal why;
+    children[mi] = guard_->GetOrCreate(*state.families[mi], values, &why);
+    if (children[mi] == nullptr) {
+      refused = true;
+      refused_why_ = why;
+    }
   }
   if (refused) {
     // Not remembered, so the map stays as bounded as the families; the next sample with
@@ -177,7 +183,7 @@ void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSampl
     child = (*rec.record_children)[s.metric_index];
   }
   if (child == nullptr) {
-    guard_->CountDropped(*state.families[s.metric_index]);
+    guard_->CountDropped(*state.families[s.metric_index], refused_why_);
     return;
   }
   const MetricDef& m = rec.row.metrics[s.metric_index];
@@ -185,7 +191,25 @@ void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSampl
   // child is of its family's type, m.type (StateFor registered the family from m).
   switch (m.type) {
     case MetricType::kHistogram:
-      static_cast<Histogram*>(child)->ObserveManyExclusive(s.values);
+      if (std::ranges::none_of(s.values, [](double v) { return std::isnan(v); })) {
+        static_cast<Histogram*>(child)->ObserveManyExclusive(s.values);
+        break;
+      }
+      // A NaN from the wire would make the child's _sum NaN for good, which OpenMetrics
+      // parsers refuse ("Counter-like samples cannot be NaN"): skipped and counted instead.
+      for (const double v : s.values) {
+        if (!std::isnan(v)) {
+          static_cast<Histogram*>(child)->ObserveManyExclusive(std::span<const double>(&v, 1));
+          continue;
+        }
+        Problem problem;
+        problem.kind = ProblemKind::kNanObservation;
+        problem.message_number = rec.ctx.message_number;
+        problem.connector = rec.payload.connector;
+        problem.key = m.samples_path;
+        problem.what = "NaN histogram observation skipped";
+        if (rec.ctx.reporter != nullptr) rec.ctx.reporter->Report(problem);
+      }
       break;
     case MetricType::kGauge:
       // The last of several sets is the one that stays.
@@ -198,6 +222,7 @@ void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSampl
         problem.message_number = rec.ctx.message_number;
         problem.connector = rec.payload.connector;
         problem.key = m.samples_path;
+        problem.kind = std::isnan(v) ? ProblemKind::kNanIncrement : ProblemKind::kNegativeIncrement;
         problem.what = "negative or NaN counter increment skipped";
         if (rec.ctx.reporter != nullptr) rec.ctx.reporter->Report(problem);
       }

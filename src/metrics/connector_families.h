@@ -113,6 +113,7 @@ class ConnectorRecorder {
   ConnectorResolver resolver_;
   IdentifiedPayloads resolved_;           // Record's, reused from message to message
   std::vector<Child*> refused_children_;  // LazyChildren's result when a child was refused
+  LabelRefusal refused_why_ = LabelRefusal::kLimit;  // and why it was
   std::map<const ConnectorRow*, RowState> rows_;
   std::string key_buffer_;  // LazyChildren's key, reused
   // The extra label values of PayloadRecording::record_children (copies: a label read from an

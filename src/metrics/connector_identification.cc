@@ -62,7 +62,7 @@ IdentifiedPayload IdentifyNamed(const ConnectorPayload& p, const ConnectorCatalo
   IdentifiedPayload id;
   id.payload = p;
   if (p.malformed) {
-    id.outcome = kOutcomeMalformed;
+    id.outcome = p.invalid_utf8_name ? kOutcomeInvalidUtf8 : kOutcomeMalformed;
     return id;
   }
   id.row = catalog.FindByClassName(p.connector);

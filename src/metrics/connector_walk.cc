@@ -156,8 +156,9 @@ struct Walk {
   bool nested_metric_paths = false;  // some metric's samples_path has several segments
   bool nested_label_fields = false;  // some record label field has several segments
 
-  void Report(int64_t offset, std::string_view key, std::string what) const {
-    ctx.Report(offset, connector, key, std::move(what));
+  void Report(int64_t offset, std::string_view key, std::string what,
+              ProblemKind kind = ProblemKind::kOther) const {
+    ctx.Report(offset, connector, key, std::move(what), kind);
   }
 };
 
@@ -186,7 +187,7 @@ size_t ApplyValue(MsgpackReader& r, const Walk& w, size_t mi,
     (void)list.ReadArrayHeader(&n);
     if (!list.ReadNumbers(n, &values).ok()) {
       w.Report(static_cast<int64_t>(list.offset()), m.samples_path,
-               "expected a list of numbers; field skipped");
+               "expected a list of numbers; field skipped", ProblemKind::kWrongType);
       return 0;
     }
     if (scale != 1.0) {
@@ -200,7 +201,8 @@ size_t ApplyValue(MsgpackReader& r, const Walk& w, size_t mi,
   } else {
     w.Report(static_cast<int64_t>(r.offset()), m.samples_path,
              std::string("expected ") + (list_kind ? "a list of numbers" : "a number") + ", got " +
-                 MsgpackTypeName(t) + "; field skipped");
+                 MsgpackTypeName(t) + "; field skipped",
+             ProblemKind::kWrongType);
     return 0;
   }
   if (values.empty()) return 0;
@@ -271,8 +273,8 @@ size_t ApplyTyped(MsgpackReader r, uint32_t entries, const Walk& w, size_t mi) {
     MsgpackReader value = r;
     if (!r.Skip().ok()) return produced;
     if (read == TupleRead::kBadValue) {
-      w.Report(at, m.samples_path,
-               "label value that is neither a string nor an int; entry skipped");
+      w.Report(at, m.samples_path, "label value that is neither a string nor an int; entry skipped",
+               ProblemKind::kWrongType);
       continue;
     }
     if (!m.labelnames.empty()) {
@@ -411,7 +413,8 @@ void ReadLabelField(MsgpackReader r, const Walk& w, std::string_view field, std:
     *storage = std::to_string(iv);
     *label = *storage;
   } else {
-    w.Report(static_cast<int64_t>(r.offset()), field, "label field is not a string; default used");
+    w.Report(static_cast<int64_t>(r.offset()), field, "label field is not a string; default used",
+             ProblemKind::kWrongType);
   }
 }
 
@@ -545,7 +548,7 @@ size_t WalkRecords(const ConnectorPayload& p, Walk& w) {
     MsgpackReader list = r;
     if (!list.ReadArrayHeader(&count).ok()) {
       w.Report(static_cast<int64_t>(r.offset()), op,
-               "expected a list of records; operation skipped");
+               "expected a list of records; operation skipped", ProblemKind::kWrongType);
       if (!r.Skip().ok()) return produced;
       continue;
     }
@@ -554,7 +557,8 @@ size_t WalkRecords(const ConnectorPayload& p, Walk& w) {
       MsgpackType t;
       if (!list.PeekType(&t).ok()) return produced;
       if (t != MsgpackType::kMap) {
-        w.Report(static_cast<int64_t>(list.offset()), op, "expected a record map; record skipped");
+        w.Report(static_cast<int64_t>(list.offset()), op, "expected a record map; record skipped",
+                 ProblemKind::kWrongType);
         if (!list.Skip().ok()) return produced;
         continue;
       }

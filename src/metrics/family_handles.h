@@ -63,8 +63,8 @@ constexpr size_t EngineSlotOffset(FamilyId id) {
     offset += EngineSlotsOf(kDeclaredFamilies[i]);
   return offset;
 }
-inline constexpr size_t kEngineSlots = EngineSlotOffset(FamilyId::kLabelValuesDropped) +
-                                       EngineSlotsOf(Declaration(FamilyId::kLabelValuesDropped));
+inline constexpr size_t kEngineSlots = EngineSlotOffset(FamilyId::kWireValuesSkipped) +
+                                       EngineSlotsOf(Declaration(FamilyId::kWireValuesSkipped));
 
 // One engine's children of the declared families. A family whose option is off has none: its
 // handles are null (the recorder checks the option, or the handle, before recording).

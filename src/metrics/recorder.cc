@@ -11,12 +11,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <span>
 
 #include "cardinality_guard.h"
 #include "connector_families.h"
 #include "family_handles.h"
+#include "vmetrics/internal/wire_text.h"
 
 namespace vmetrics {
 
@@ -59,8 +61,9 @@ struct StatsRecorder::Impl {
   Impl(Registry* reg, RecorderOptions opts)
       : registry(reg),
         options(std::move(opts)),
-        reporter([this](const std::string& line) { Log(line); }),
-        guard(reg, options.max_label_values_per_family, options.log),
+        reporter([this](const std::string& line) { Log(line); },
+                 [this](ProblemKind kind) { guard.CountSkipped(kind); }),
+        guard(reg, options.max_label_values_per_family, options.max_label_value_bytes, options.log),
         declared(reg, options.served_model_name, EngineNames(options.engine_indexes),
                  options.max_model_len, options.num_speculative_tokens, GatesOf(options)),
         connectors(reg, options.catalog != nullptr ? *options.catalog : ConnectorCatalog::BuiltIn(),
@@ -70,7 +73,7 @@ struct StatsRecorder::Impl {
     if (options.log) {
       options.log(line);
     } else {
-      std::fprintf(stderr, "vmetrics: %s\n", line.c_str());
+      std::fprintf(stderr, "vmetrics: %s\n", internal::EscapeForLog(line).c_str());
     }
   }
 
@@ -137,8 +140,10 @@ struct StatsRecorder::Impl {
   void Add(Counter* c, double v, const char* field) {
     if (!c->Add(v)) {
       Problem p;
+      p.kind = std::isnan(v) ? ProblemKind::kNanIncrement : ProblemKind::kNegativeIncrement;
       p.key = field;
-      p.what = "negative counter increment skipped";
+      p.what =
+          std::isnan(v) ? "NaN counter increment skipped" : "negative counter increment skipped";
       reporter.Report(p);
     }
   }
@@ -223,9 +228,10 @@ struct StatsRecorder::Impl {
     const std::string running = join(s.running_lora_adapters);
     const std::string_view values[] = {max_lora_label, waiting, running};
     const GaugeFamily lora = declared.family<FamilyId::kLoraRequestsInfo>();
-    Gauge* child = guard.GetOrCreate(lora, values);
+    internal::LabelRefusal why;
+    Gauge* child = guard.GetOrCreate(lora, values, &why);
     if (child == nullptr) {
-      guard.CountDropped(lora.family());
+      guard.CountDropped(lora.family(), why);
       return;
     }
     child->Set(registry->clock().UnixSeconds());

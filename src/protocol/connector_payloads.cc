@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "decode_internal.h"
+#include "vmetrics/internal/wire_text.h"
 
 namespace vmetrics::internal {
 
@@ -152,6 +153,20 @@ ConnectorPayload MultiChildPayload(const PayloadEntry& e, const DecodeContext& c
     p.payload_offset = e.value_offset;
     ReportProblem(ctx, static_cast<int64_t>(e.value_offset), "", "",
                   "MultiConnector child key is not a string");
+    return p;
+  }
+  if (!IsValidUtf8(e.key)) {
+    // The class name would become a label value of every family the payload feeds (and of
+    // vmetrics_kv_connector_payloads_total): one invalid byte makes the scrape unparsable.
+    p.connector = "unknown";
+    p.malformed = true;
+    p.invalid_utf8_name = true;
+    p.payload = e.value;
+    p.payload_offset = e.value_offset;
+    // Counted by its outcome (invalid_utf8), not as a skipped value; the log escapes the bytes.
+    ReportProblem(ctx, static_cast<int64_t>(e.value_offset), "", "",
+                  "MultiConnector child key is not valid UTF-8: '" +
+                      std::string(e.key.substr(0, 64)) + "'; payload refused");
     return p;
   }
   p.connector = e.key;

@@ -11,8 +11,9 @@
 namespace vmetrics::internal {
 
 inline void ReportProblem(const DecodeContext& ctx, int64_t offset, std::string_view connector,
-                          std::string_view key, std::string what) {
-  ctx.Report(offset, connector, key, std::move(what));
+                          std::string_view key, std::string what,
+                          ProblemKind kind = ProblemKind::kOther) {
+  ctx.Report(offset, connector, key, std::move(what), kind);
 }
 
 // Runs `decode` on the value at `r`. If it fails because the value has the wrong shape, the
@@ -28,7 +29,11 @@ Status TolerantField(protocol::MsgpackReader& r, const DecodeContext& ctx, std::
   reset();
   r = saved;
   if (Status skip = r.Skip(); !skip.ok()) return skip;
-  ReportProblem(ctx, s.offset(), "", key, s.message());
+  // A uint64 above INT64_MAX fails as LimitExceeded; every other failure is a value of the
+  // wrong shape.
+  ReportProblem(ctx, s.offset(), "", key, s.message(),
+                s.code() == StatusCode::kLimitExceeded ? ProblemKind::kIntegerOverflow
+                                                       : ProblemKind::kWrongType);
   return Status::Ok();
 }
 

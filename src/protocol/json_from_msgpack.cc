@@ -88,7 +88,7 @@ Status Convert(MsgpackReader& r, int depth, Json* out) {
         } else {
           Json k;
           if (Status s = Convert(r, depth - 1, &k); !s.ok()) return s;
-          key = k.dump();
+          key = k.dump(-1, ' ', false, Json::error_handler_t::replace);
         }
         Json v;
         if (Status s = Convert(r, depth - 1, &v); !s.ok()) return s;

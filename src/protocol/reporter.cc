@@ -25,6 +25,7 @@ std::string FormatProblem(const Problem& p) {
 }
 
 void LoggingReporter::Report(const Problem& problem) {
+  if (problem.kind != ProblemKind::kOther && count_kind_) count_kind_(problem.kind);
   // A distinct problem is (connector, key, what); message numbers and offsets vary per message
   // and would defeat "logged once".
   std::string id;

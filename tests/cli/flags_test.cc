@@ -59,6 +59,7 @@ TEST(Flags, EverySubcommandHasItsFlags) {
         "--cache-config-info",
         "--disable-created-series",
         "--max-label-values-per-family",
+        "--max-label-value-bytes",
         "--enable-lora",
         "--max-loras",
         "--lora-modules",

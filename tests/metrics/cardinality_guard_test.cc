@@ -11,6 +11,7 @@
 
 #include "fuzz/kv_connector_fuzz_check.h"
 #include "tests/metrics/test_util.h"
+#include "vmetrics/internal/wire_text.h"
 #include "vmetrics/recorder.h"
 
 namespace vmetrics {
@@ -18,13 +19,17 @@ namespace {
 
 using testing::Render;
 
-// Appends a msgpack str (fixstr or str8; the tests use short strings).
+// Appends a msgpack str (fixstr, str8 or str16).
 void Str(std::string* out, std::string_view s) {
   if (s.size() < 32) {
     out->push_back(static_cast<char>(0xa0 | s.size()));
-  } else {
+  } else if (s.size() < 256) {
     out->push_back(static_cast<char>(0xd9));
     out->push_back(static_cast<char>(s.size()));
+  } else {
+    out->push_back(static_cast<char>(0xda));
+    out->push_back(static_cast<char>(s.size() >> 8));
+    out->push_back(static_cast<char>(s.size() & 0xff));
   }
   out->append(s);
 }
@@ -54,11 +59,13 @@ std::string MultiPayload(const std::vector<std::string>& class_names) {
 }
 
 struct Harness {
-  explicit Harness(const std::string& kv_transfer_config, size_t limit) {
+  explicit Harness(const std::string& kv_transfer_config, size_t limit,
+                   size_t max_value_bytes = 1024) {
     RecorderOptions o;
     o.served_model_name = "m";
     o.connectors = *ConnectorConfig::FromKvTransferConfigJson(kv_transfer_config);
     o.max_label_values_per_family = limit;
+    o.max_label_value_bytes = max_value_bytes;
     o.log = [this](const std::string& line) { log.push_back(line); };
     recorder = std::make_unique<StatsRecorder>(&registry, o);
   }
@@ -107,6 +114,9 @@ TEST(CardinalityGuard, NewStoreOperationsPastTheLimitAreCountedAndDropped) {
       R"(vmetrics_label_values_dropped_total{family="vllm:mooncake_store_operation_keys"} 2.0)");
   EXPECT_LACKS(text, R"(family="vllm:mooncake_store_operation_time_seconds")");
   EXPECT_EQ(h.LogLinesMentioning("reached 3 children"), 2u);  // once per family
+  // Both dropped samples of each of the two records, by reason.
+  EXPECT_HAS_LINE(text, R"(vmetrics_wire_values_skipped_total{reason="label_values_limit"} 4.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_wire_values_skipped_total{reason="invalid_utf8"} 0.0)");
   // The payload itself was still recorded (the accounting child existed already).
   EXPECT_HAS_LINE(
       text,
@@ -168,7 +178,7 @@ TEST(CardinalityGuard, NewConnectorClassNamesInTheAccountingFamilyAreBounded) {
 TEST(CardinalityGuard, DroppedCountersAreKeptPerFamilyAndLoggedOnce) {
   Registry reg;
   std::vector<std::string> log;
-  internal::CardinalityGuard guard(&reg, 1, [&](const std::string& l) { log.push_back(l); });
+  internal::CardinalityGuard guard(&reg, 1, 0, [&](const std::string& l) { log.push_back(l); });
   Family& a = reg.AddFamily({"a", MetricType::kCounter, "A.", {"x"}});
   Family& b = reg.AddFamily({"b", MetricType::kGauge, "B.", {"x"}});
   using Values = std::vector<std::string_view>;
@@ -182,6 +192,95 @@ TEST(CardinalityGuard, DroppedCountersAreKeptPerFamilyAndLoggedOnce) {
   EXPECT_HAS_LINE(text, R"(vmetrics_label_values_dropped_total{family="b"} 1.0)");
   ASSERT_EQ(log.size(), 2u);
   EXPECT_NE(log[0].find("family a reached 1 children"), std::string::npos) << log[0];
+}
+
+// Every byte of `text` is valid UTF-8 and every line is a comment or a sample: what promtool
+// needs to parse it (tests/cli/hostile_captures_test.sh runs promtool itself).
+void ExpectParsableText(const std::string& text) {
+  EXPECT_TRUE(internal::IsValidUtf8(text));
+  EXPECT_LT(text.size(), 64u * 1024) << "exposition grew with the wire";
+}
+
+TEST(CardinalityGuard, StoreOperationsThatAreNotUtf8AreRefusedCountedAndLoggedEscaped) {
+  Harness h(kStore, 1000);
+  h.Send(StorePayload({"op0", "op\xfe", "\xff\x1b[2J\nforged line"}));
+  h.Send(StorePayload({"op\xfe"}));
+  const std::string text = Render(h.registry);
+  ExpectParsableText(text);
+  EXPECT_HAS_LINE(text, KeysLine("op0", "1.0"));
+  // Three records refused, each two samples (operation and num_keys).
+  EXPECT_HAS_LINE(text, R"(vmetrics_wire_values_skipped_total{reason="invalid_utf8"} 6.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_wire_values_skipped_total{reason="label_values_limit"} 0.0)");
+  EXPECT_LACKS(text, "vmetrics_label_values_dropped");
+  // Logged once per family of the store row (five: a record creates their children together),
+  // the bytes escaped; no line carries a raw control or invalid byte.
+  EXPECT_EQ(h.LogLinesMentioning("not valid UTF-8"), 5u);
+  EXPECT_EQ(h.LogLinesMentioning("op\\xfe"), 5u);
+  for (const std::string& line : h.log) {
+    EXPECT_TRUE(internal::IsValidUtf8(line)) << line;
+    EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+    EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+  }
+}
+
+TEST(CardinalityGuard, ConnectorClassNamesThatAreNotUtf8NeverBecomeLabels) {
+  Harness h(R"({"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":[)"
+            R"({"kv_connector":"NixlConnector"}]}})",
+            1000);
+  h.Send(MultiPayload({"AConnector",
+                       "Bad\xc0\xaf"
+                       "Connector"}));
+  const std::string text = Render(h.registry);
+  ExpectParsableText(text);
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_kv_connector_payloads_total{connector="AConnector",outcome="unknown_connector"} 1.0)");
+  EXPECT_LACKS(text, "BadConnector");
+  // The payload is refused by identification, with its own outcome.
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_kv_connector_payloads_total{connector="unknown",outcome="invalid_utf8"} 1.0)");
+}
+
+TEST(CardinalityGuard, LabelValuesPastTheByteLimitAreRefused) {
+  Harness h(kStore, 1000, /*max_value_bytes=*/100);
+  const std::string at_limit(100, 'a');
+  const std::string past_limit(101, 'b');
+  const std::string huge(60000, 'c');
+  h.Send(StorePayload({at_limit, past_limit, huge}));
+  const std::string text = Render(h.registry);
+  ExpectParsableText(text);
+  EXPECT_HAS_LINE(text, KeysLine(at_limit, "1.0"));
+  EXPECT_LACKS(text, past_limit);
+  EXPECT_HAS_LINE(text, R"(vmetrics_wire_values_skipped_total{reason="label_value_too_long"} 4.0)");
+  // Logged once per family, quoting only the start of the value.
+  EXPECT_EQ(h.LogLinesMentioning("label value of 101 bytes refused"), 5u);  // store families
+  for (const std::string& line : h.log) EXPECT_LT(line.size(), 400u);
+}
+
+TEST(CardinalityGuard, ByteLimitZeroMeansNoLimitAndDefaultIsOneKiB) {
+  EXPECT_EQ(RecorderOptions{}.max_label_value_bytes, 1024u);
+  Harness h(kStore, 1000, /*max_value_bytes=*/0);
+  const std::string long_op(5000, 'x');
+  h.Send(StorePayload({long_op}));
+  EXPECT_HAS_LINE(Render(h.registry), KeysLine(long_op, "1.0"));
+}
+
+TEST(CardinalityGuard, ExistingChildrenAreFoundWithoutNewChecks) {
+  Registry reg;
+  internal::CardinalityGuard guard(&reg, 0, 4, nullptr);
+  Family& a = reg.AddFamily({"a", MetricType::kCounter, "A.", {"x"}});
+  // A child made outside the guard (eager children are) is found even past the byte limit.
+  Child* eager = a.GetOrCreate({"longer than four"});
+  using Values = std::vector<std::string_view>;
+  internal::LabelRefusal why = internal::LabelRefusal::kLimit;
+  EXPECT_EQ(guard.GetOrCreate(a, Values{"longer than four"}, &why), eager);
+  EXPECT_EQ(why, internal::LabelRefusal::kNone);
+  EXPECT_EQ(guard.GetOrCreate(a, Values{"five!"}, &why), nullptr);
+  EXPECT_EQ(why, internal::LabelRefusal::kTooLong);
+  EXPECT_EQ(guard.GetOrCreate(a, Values{"\xfe"}, &why), nullptr);
+  EXPECT_EQ(why, internal::LabelRefusal::kInvalidUtf8);
+  EXPECT_NE(guard.GetOrCreate(a, Values{"ok"}, &why), nullptr);
 }
 
 }  // namespace

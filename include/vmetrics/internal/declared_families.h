@@ -90,6 +90,7 @@ enum class FamilyId : uint8_t {
   kEngineUp,
   kEngineWireInfo,
   kLabelValuesDropped,
+  kWireValuesSkipped,
 };
 
 // Histogram bucket lists (src/metrics/buckets.h).
@@ -527,6 +528,19 @@ inline constexpr FamilyDeclaration kDeclaredFamilies[] = {
      .children = Children::kOnFirstRecord,
      .gate = Gate::kFirstDrop,
      .render_group = 1},
+    // Registered, with a child for every reason (kWireSkipReasons in cardinality_guard.h), on
+    // the first skip, for the same reason as the row above.
+    {.id = FamilyId::kWireValuesSkipped,
+     .name = "vmetrics_wire_values_skipped",
+     .type = MetricType::kCounter,
+     .help = "Single values inside decoded messages that were skipped (the rest was recorded), "
+             "by reason.",
+     .source = "+1 per value skipped: wrong_type, negative_increment, nan_increment, "
+               "integer_overflow, invalid_utf8, label_value_too_long, label_values_limit",
+     .labels = {"reason"},
+     .children = Children::kOnFirstRecord,
+     .gate = Gate::kFirstDrop,
+     .render_group = 1},
 };
 
 inline constexpr size_t kNumDeclaredFamilies = std::size(kDeclaredFamilies);
@@ -540,7 +554,7 @@ constexpr bool RowsFollowTheIds() {
   for (size_t i = 0; i < kNumDeclaredFamilies; ++i) {
     if (static_cast<size_t>(kDeclaredFamilies[i].id) != i) return false;
   }
-  return kNumDeclaredFamilies == static_cast<size_t>(FamilyId::kLabelValuesDropped) + 1;
+  return kNumDeclaredFamilies == static_cast<size_t>(FamilyId::kWireValuesSkipped) + 1;
 }
 static_assert(RowsFollowTheIds(), "kDeclaredFamilies rows must follow the FamilyId order");
 
