@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "environment.h"
+#include "generation_config.h"
 #include "vmetrics/frontend/log.h"
 #include "openai_routes.h"
 #include "request_service.h"
@@ -69,6 +70,7 @@ struct CheckedOptions {
   int64_t num_speculative_tokens = 0;
   std::vector<std::pair<std::string, std::string>> cache_config_info;  // --cache-config-info
   std::vector<LoraModule> lora_modules;                                // numbered
+  frontend::GenerationConfig generation;  // --generation-config, --eos-token-id
 };
 
 Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
@@ -114,6 +116,16 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
       checked.cache_config_info.emplace_back(it.key(), PyRepr(it.value()));
     }
   }
+  if (!o->generation_config.empty()) {
+    Result<frontend::GenerationConfig> g = frontend::LoadGenerationConfig(o->generation_config);
+    if (!g.ok()) return g.status();
+    checked.generation = std::move(*g);
+  }
+  if (o->eos_token_id < -1 || o->eos_token_id > INT32_MAX) {
+    return Status::InvalidArgument("--eos-token-id must be a token id (or -1 for none)");
+  }
+  if (o->eos_token_id >= 0) checked.generation.eos_token_id = o->eos_token_id;
+  if (o->max_logprobs < -1) return Status::InvalidArgument("--max-logprobs must be >= -1");
   if (!o->web_config_file.empty()) {
     Result<WebConfig> web = LoadWebConfig(o->web_config_file);
     if (!web.ok()) return Status::InvalidArgument(web.status().message());
@@ -335,9 +347,16 @@ Status Frontend::Start() {
   }
 
   frontend::RequestService::Options ro;
-  ro.limits.max_model_len = o.max_model_len;
-  ro.limits.served_model_name = o.served_model_name;
-  ro.limits.lora_modules = m.checked.lora_modules;
+  ro.config.max_model_len = o.max_model_len;
+  ro.config.served_model_name = o.served_model_name;
+  ro.config.lora_modules = m.checked.lora_modules;
+  ro.config.max_logprobs = a.max_logprobs;
+  ro.config.enable_prompt_tokens_details = a.enable_prompt_tokens_details;
+  ro.config.generation = m.checked.generation;
+  if (!ro.config.generation.eos_token_id) {
+    LogWarning("no EOS token (--eos-token-id, --generation-config): engines stop requests at "
+               "max_tokens and stop_token_ids only");
+  }
   ro.engine_indexes = o.engine_indexes;
   ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type, std::string body) {
     const std::string_view frames[] = {body};
@@ -368,7 +387,20 @@ Status Frontend::Start() {
     return out;
   };
   handlers.health = [&m] { return m.Health(); };
-  handlers.routes = frontend::OpenAiRoutes(m.requests.get());
+  frontend::OpenAiRouteContext routes;
+  routes.service = m.requests.get();
+  routes.health = [&m] { return m.Health(); };
+  routes.engines = [&m] {
+    std::vector<frontend::EngineVersion> versions;
+    for (const EngineInfo& e : m.client->engines()) {
+      frontend::EngineVersion v;
+      v.engine_index = e.index;
+      if (!e.ready_response.vllm_version.empty()) v.vllm_version = e.ready_response.vllm_version;
+      versions.push_back(std::move(v));
+    }
+    return versions;
+  };
+  handlers.routes = frontend::OpenAiRoutes(routes);
   for (const HttpRoute& route : a.extra_routes) handlers.routes.push_back(route);
   handlers.log = [](std::string_view line) {
     LogWarning(std::string("http: ") + std::string(line));
