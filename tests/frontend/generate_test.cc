@@ -63,8 +63,19 @@ class GenerateTest : public ::testing::Test {
     if (simulator_) (void)simulator_->Wait();
   }
 
+  HttpClientResponse Complete(const std::string& body) {
+    return HttpPost(base_ + "/v1/completions", body);
+  }
   HttpClientResponse Generate(const std::string& body) {
     return HttpPost(base_ + "/inference/v1/generate", body);
+  }
+  // A 200 answer of /v1/completions.
+  json CompleteOk(const std::string& body) {
+    HttpClientResponse r = Complete(body);
+    EXPECT_EQ(r.status, 200) << body << " -> " << r.body << r.error;
+    json doc = json::parse(r.body, nullptr, false);
+    EXPECT_TRUE(doc.is_object()) << r.body;
+    return doc;
   }
   // A 200 answer's JSON.
   json GenerateOk(const std::string& body) {
@@ -98,8 +109,8 @@ class GenerateTest : public ::testing::Test {
     return events;
   }
   // A 4xx answer's error object, checked for vLLM's shape.
-  json Refused(const std::string& body, int status = 400) {
-    HttpClientResponse r = Generate(body);
+  json Refused(const std::string& body, int status = 400, bool completions = false) {
+    HttpClientResponse r = completions ? Complete(body) : Generate(body);
     EXPECT_EQ(r.status, status) << body << " -> " << r.body;
     json doc = json::parse(r.body, nullptr, false);
     EXPECT_TRUE(doc.is_object() && doc.contains("error")) << r.body;
@@ -443,6 +454,95 @@ TEST_F(GenerateTest, VersionAndPing) {
   EXPECT_TRUE(v["engines"][0].contains("vllm_version"));
   EXPECT_EQ(HttpGet(base_ + "/ping").status, 200);
   EXPECT_EQ(HttpPost(base_ + "/ping", "").status, 200);
+}
+
+// /v1/completions never ignores a parameter: each of CompletionRequest's fields reaches the
+// engine (and is honoured by the stand-in) or is a 400 naming it.
+using CompletionsFieldsTest = GenerateTest;
+
+TEST_F(CompletionsFieldsTest, LogprobsAndEchoComeBackAsTokenIds) {
+  Start();
+  json doc = CompleteOk(R"({"prompt":[1,2,3],"max_tokens":3,"logprobs":2,"echo":true,)"
+                        R"("ignore_eos":true})");
+  const json& c = doc["choices"][0];
+  EXPECT_EQ(c["prompt_token_ids"], json::parse("[1,2,3]")) << doc;
+  ASSERT_EQ(c["token_ids"].size(), 3u);
+  const json& lp = c["logprobs"];
+  // The prompt's positions first (echo), then the output's; tokens as "token_id:<id>".
+  ASSERT_EQ(lp["tokens"].size(), 6u) << lp;
+  EXPECT_EQ(lp["tokens"][0], "token_id:1");
+  EXPECT_EQ(lp["tokens"][3], "token_id:" + std::to_string(c["token_ids"][0].get<int64_t>()));
+  EXPECT_TRUE(lp["token_logprobs"][0].is_null());  // the first prompt token has none
+  EXPECT_TRUE(lp["top_logprobs"][0].is_null());
+  EXPECT_EQ(lp["text_offset"].size(), 6u);
+  for (size_t i = 1; i < 6; ++i) {
+    EXPECT_TRUE(lp["token_logprobs"][i].is_number()) << lp;
+    const json& top = lp["top_logprobs"][i];
+    EXPECT_TRUE(top.contains(lp["tokens"][i].get<std::string>())) << top;  // the token's own
+    EXPECT_GE(top.size(), 2u);
+    EXPECT_LE(top.size(), 3u);  // logprobs 2, plus the token itself when not among them
+  }
+  // max_tokens null is 16 (CompletionRequest.normalize_null_max_tokens).
+  doc = CompleteOk(R"({"prompt":[1,2,3],"max_tokens":null,"ignore_eos":true})");
+  EXPECT_EQ(doc["choices"][0]["token_ids"].size(), 16u);
+}
+
+TEST_F(CompletionsFieldsTest, StopTokensAndMinTokensAreHonoured) {
+  Start(nullptr, [](FrontendOptions* o) { o->eos_token_id = 2; });
+  json doc = CompleteOk(R"({"prompt":[1,2,3],"max_tokens":40,"stop_token_ids":[50],)"
+                        R"("min_tokens":5,"ignore_eos":true,"top_p":0.5,"seed":7})");
+  const json& c = doc["choices"][0];
+  EXPECT_EQ(c["finish_reason"], "stop") << doc;
+  EXPECT_EQ(c["stop_reason"], 50);
+  ASSERT_EQ(c["token_ids"].size(), 6u);
+  EXPECT_EQ(c["token_ids"].back(), 50);
+  // A seed makes the same tokens.
+  json again = CompleteOk(R"({"prompt":[1,2,3],"max_tokens":40,"stop_token_ids":[50],)"
+                          R"("min_tokens":5,"ignore_eos":true,"top_p":0.5,"seed":7})");
+  EXPECT_EQ(again["choices"][0]["token_ids"], c["token_ids"]);
+  // The EOS of --eos-token-id stops a request that does not ignore it.
+  doc = CompleteOk(R"({"prompt":[1,2,3],"max_tokens":40})");
+  EXPECT_EQ(doc["choices"][0]["finish_reason"], "stop") << doc;
+  EXPECT_EQ(doc["choices"][0]["token_ids"].back(), 2);
+  EXPECT_TRUE(doc["choices"][0]["stop_reason"].is_null());
+}
+
+TEST_F(CompletionsFieldsTest, WhatCannotBeHonouredIsRefusedByName) {
+  Start();
+  struct Case {
+    const char* body;
+    const char* param;
+  };
+  const Case cases[] = {
+      {R"({"prompt":[1],"stop":["x"]})", "stop"},
+      {R"({"prompt":[1],"stop":"x"})", "stop"},
+      {R"({"prompt":[1],"suffix":"x"})", "suffix"},
+      {R"({"prompt":[1],"frobnicate":true})", "frobnicate"},
+      {R"({"prompt":[1],"bad_words":["x"]})", "bad_words"},
+      {R"({"prompt":[1],"use_beam_search":true})", "use_beam_search"},
+      {R"({"prompt":[1],"logprobs":-2})", "logprobs"},
+      {R"({"prompt":[1],"logprobs":21})", "logprobs"},
+      {R"({"prompt":[1],"top_p":0})", "top_p"},
+      {R"({"prompt":[1],"min_tokens":5,"max_tokens":2})", "min_tokens"},
+      {R"({"prompt":[1],"stream_options":{"include_usage":true}})", "stream_options"},
+      {R"({"prompt":[1],"kv_transfer_params":"x"})", "kv_transfer_params"},
+  };
+  for (const Case& c : cases) {
+    json e = Refused(c.body, 400, /*completions=*/true);
+    EXPECT_EQ(e["param"], c.param) << c.body << " -> " << e;
+    EXPECT_EQ(e["type"], "BadRequestError") << c.body;
+  }
+  // stop: null and [] are no stop strings: accepted.
+  CompleteOk(R"({"prompt":[1],"max_tokens":1,"stop":null})");
+  CompleteOk(R"({"prompt":[1],"max_tokens":1,"stop":[]})");
+}
+
+// kv_transfer_params through /v1/completions too (vLLM's CompletionRequest has it).
+TEST_F(CompletionsFieldsTest, KvTransferParamsPassThrough) {
+  Start();
+  const std::string kv = R"({"remote_block_ids":[1,2],"ratio":2.0,"ok":true,"none":null})";
+  json doc = CompleteOk(R"({"prompt":[1,2],"max_tokens":1,"kv_transfer_params":)" + kv + "}");
+  EXPECT_EQ(doc["kv_transfer_params"].dump(), json::parse(kv).dump()) << doc;
 }
 
 }  // namespace
