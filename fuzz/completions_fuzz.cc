@@ -7,8 +7,8 @@
 // message and a well-formed error body, and accepted requests within every limit.
 //
 // Build and run (clang only): tools/run_fuzzers.sh [SECONDS]
-// Corpus: fuzz/corpus/completions/ (hand-written seeds of both APIs; keep every minimized crash input there
-// too: frontend_test replays the directory without libFuzzer).
+// Corpus: fuzz/corpus/completions/ (hand-written seeds of both APIs; keep every minimized crash
+// input there too: frontend_test replays the directory without libFuzzer).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
