@@ -1,13 +1,15 @@
 // File: completions_fuzz_check.h
 //
-// The invariants of a POST /v1/completions body through ParseCompletionRequest, shared by the
+// The invariants of a POST /v1/completions or /inference/v1/generate body through
+// ParseCompletionRequest and ParseGenerateRequest, shared by the
 // libFuzzer target (fuzz/completions_fuzz.cc) and the ctest replay of its corpus
 // (tests/frontend/completions_corpus_replay_test.cc). Returns "" when they hold, else what broke:
 //   - two parses give the same answer (the parser keeps no state);
 //   - a refusal is a 400 (or 404 for another model) with a message, and its ErrorJson is a JSON
 //     object whose error.message is that message;
 //   - an accepted request keeps every limit the server promises: 1..max_prompts prompts, none
-//     empty, token ids >= 0, max_tokens >= 1, n in 1..max_n, temperature >= 0, and every
+//     empty, token ids within the vocabulary, max_tokens >= 1 (0 only for echo), n in 1..max_n,
+//     temperature >= 0, min_tokens within max_tokens, and every
 //     prompt plus max_tokens within max_model_len; and a LoRA adapter only if `model` named one
 //     of the server's (FuzzCompletionLimits has one, "fuzz-lora").
 #ifndef VMETRICS_FUZZ_COMPLETIONS_FUZZ_CHECK_H_
@@ -18,27 +20,33 @@
 #include <string_view>
 
 #include "completion_api.h"
+#include "generate_api.h"
 
 namespace vmetrics::fuzz {
 
-inline frontend::CompletionLimits FuzzCompletionLimits() {
-  frontend::CompletionLimits limits;
+inline frontend::ServingConfig FuzzCompletionLimits() {
+  frontend::ServingConfig limits;
   limits.max_model_len = 512;
   limits.served_model_name = "fuzz-model";
   limits.max_n = 8;
   limits.max_prompts = 16;
   limits.lora_modules = {{"fuzz-lora", "/adapters/fuzz-lora", 1}};
+  limits.generation.eos_token_id = 2;
+  limits.generation.vocab_size = 1000;
   return limits;
 }
 
-inline std::string CheckCompletionInvariants(std::string_view body) {
-  const frontend::CompletionLimits limits = FuzzCompletionLimits();
-  const frontend::ParsedCompletion a = frontend::ParseCompletionRequest(body, limits);
-  const frontend::ParsedCompletion b = frontend::ParseCompletionRequest(body, limits);
+// The invariants of one parser (ParseCompletionRequest or ParseGenerateRequest) on `body`.
+template <typename Parse>
+std::string CheckTokenRequestInvariants(std::string_view body, Parse parse) {
+  const frontend::ServingConfig limits = FuzzCompletionLimits();
+  const frontend::ParsedRequest a = parse(body, limits);
+  const frontend::ParsedRequest b = parse(body, limits);
   if (a.ok() != b.ok()) return "two parses disagree on acceptance";
   if (!a.ok()) {
     const frontend::ApiError& e = *a.error;
-    if (e.status != b.error->status || e.message != b.error->message) {
+    if (e.status != b.error->status || e.message != b.error->message ||
+        e.param != b.error->param) {
       return "two parses give different errors";
     }
     if (e.status != 400 && e.status != 404)
@@ -46,15 +54,18 @@ inline std::string CheckCompletionInvariants(std::string_view body) {
     if (e.message.empty()) return "refusal without a message";
     const nlohmann::json doc = nlohmann::json::parse(frontend::ErrorJson(e), nullptr, false);
     if (!doc.is_object() || !doc.contains("error") || !doc["error"].is_object() ||
-        doc["error"].value("message", std::string()) != e.message) {
-      return "ErrorJson is not {\"error\":{\"message\":...}} with the message";
+        doc["error"].value("message", std::string()) != e.message ||
+        doc["error"].value("code", 0) != static_cast<int>(e.status)) {
+      return "ErrorJson is not {\"error\":{\"message\",\"code\"...}} with the message";
     }
     return "";
   }
-  const frontend::CompletionRequest& r = a.request;
-  const frontend::CompletionRequest& s = b.request;
-  if (r.prompts != s.prompts || r.max_tokens != s.max_tokens || r.n != s.n ||
-      r.stream != s.stream || r.ignore_eos != s.ignore_eos || r.seed != s.seed ||
+  const frontend::TokenRequest& r = a.request;
+  const frontend::TokenRequest& s = b.request;
+  const SamplingParams& p = r.sampling;
+  if (r.prompts != s.prompts || p.max_tokens != s.sampling.max_tokens || p.n != s.sampling.n ||
+      r.stream != s.stream || p.ignore_eos != s.sampling.ignore_eos ||
+      p.seed != s.sampling.seed || p.extra_args != s.sampling.extra_args ||
       r.lora.has_value() != s.lora.has_value()) {
     return "two parses accept different requests";
   }
@@ -62,18 +73,38 @@ inline std::string CheckCompletionInvariants(std::string_view body) {
     return "a LoRA adapter the server does not have accepted";
   }
   if (r.prompts.empty() || r.prompts.size() > limits.max_prompts) return "prompt count off limits";
-  if (r.max_tokens < 1) return "max_tokens < 1 accepted";
-  if (r.n < 1 || r.n > limits.max_n) return "n off limits accepted";
-  if (!(r.temperature >= 0)) return "negative or NaN temperature accepted";
+  const int64_t min_max_tokens = r.echo_without_generation ? 0 : 1;
+  if (p.max_tokens && *p.max_tokens < min_max_tokens) return "max_tokens < 1 accepted";
+  if (p.n < 1 || p.n > limits.max_n) return "n off limits accepted";
+  if (!(p.temperature >= 0)) return "negative or NaN temperature accepted";
+  if (p.min_tokens < 0 || (p.max_tokens && p.min_tokens > *p.max_tokens)) {
+    return "min_tokens off limits accepted";
+  }
   for (const auto& prompt : r.prompts) {
     if (prompt.empty()) return "empty prompt accepted";
     for (const int64_t token : prompt) {
-      if (token < 0) return "negative token id accepted";
+      if (token < 0 || token >= *limits.generation.vocab_size) {
+        return "token id outside the vocabulary accepted";
+      }
     }
-    if (static_cast<int64_t>(prompt.size()) > limits.max_model_len - r.max_tokens) {
+    if (p.max_tokens &&
+        static_cast<int64_t>(prompt.size()) > limits.max_model_len - *p.max_tokens) {
       return "prompt + max_tokens above max_model_len accepted";
     }
   }
+  return "";
+}
+
+// Both token APIs' parsers on the same body (the corpus serves both).
+inline std::string CheckCompletionInvariants(std::string_view body) {
+  std::string why = CheckTokenRequestInvariants(body, [](std::string_view b, const auto& c) {
+    return frontend::ParseCompletionRequest(b, c);
+  });
+  if (!why.empty()) return "completions: " + why;
+  why = CheckTokenRequestInvariants(body, [](std::string_view b, const auto& c) {
+    return frontend::ParseGenerateRequest(b, c);
+  });
+  if (!why.empty()) return "generate: " + why;
   return "";
 }
 

@@ -5,6 +5,9 @@
 # fuzz and benchmark (`make test`); with --runtime only what building the `vmetrics` binary
 # needs (`make demo`: compiler, CMake and the libraries it links).
 # Idempotent: does nothing (and needs no network) when everything is already installed.
+# The full set also installs Node (Debian's nodejs and npm, unless a node and npm are already
+# there) and the OpenAI Node SDK pinned by tests/sdk/package-lock.json (`npm ci`, run again
+# only when the lock file changed), for the ctest entry sdk_openai_node.
 set -euo pipefail
 RUNTIME=(
   build-essential cmake pkg-config
@@ -39,4 +42,26 @@ if ((${#missing[@]})); then
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ "${1:-}" != --runtime ]]; then
+  node_missing=()
+  command -v node >/dev/null 2>&1 || node_missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || node_missing+=(npm)
+  if ((${#node_missing[@]})); then
+    echo "setup: installing ${node_missing[*]}"
+    SUDO=""
+    if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      "${node_missing[@]}" >/dev/null
+  fi
+  sdk="$(cd "$(dirname "$0")/.." && pwd)/tests/sdk"
+  stamp="$sdk/node_modules/.package-lock.json"
+  if [[ ! -f "$stamp" || "$sdk/package-lock.json" -nt "$stamp" ]] ||
+     ! cmp -s <(sed -n '/"node_modules\/openai"/,/}/p' "$sdk/package-lock.json") \
+               <(sed -n '/"node_modules\/openai"/,/}/p' "$stamp"); then
+    echo "setup: npm ci in tests/sdk"
+    (cd "$sdk" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
 fi

@@ -27,6 +27,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vmetrics/engine_core_outputs.h"
@@ -34,20 +35,65 @@
 
 namespace vmetrics {
 
-// The SamplingParams fields vmetrics sets; every other field keeps its Python default and is
-// therefore absent from the map. A field equal to its default is omitted too (msgspec
-// omit_defaults compares values, so an explicit max_tokens=16 is not on the wire either).
+// RepetitionDetectionParams (a dataclass: a map of its three keys).
+struct RepetitionDetectionParams {
+  int64_t max_pattern_size = 0;
+  int64_t min_pattern_size = 0;
+  int64_t min_count = 0;
+  bool operator==(const RepetitionDetectionParams&) const = default;
+};
+
+// SamplingParams as vLLM 6adad087 defines it (vllm/sampling_params.py), every key an engine
+// reads. The encoder writes a key only when its value differs from Python's default (msgspec's
+// omit_defaults compares values: an explicit max_tokens=16 is not on the wire, while an empty
+// list where the default is None is), in definition order. What vLLM's frontend computes before
+// it sends (SamplingParams.__post_init__, update_from_generation_config: `stop` None -> [],
+// `_all_stop_token_ids`, `_eos_token_id`, `skip_reading_prefix_cache`) is the caller's to set;
+// the encoder writes the fields as they are.
 struct SamplingParams {
   int64_t n = 1;
+  double presence_penalty = 0.0;
+  double frequency_penalty = 0.0;
+  double repetition_penalty = 1.0;
   double temperature = 1.0;
   double top_p = 1.0;
   int64_t top_k = 0;
-  std::optional<int64_t> seed;          // default None
-  std::vector<int64_t> stop_token_ids;  // empty = None
+  double min_p = 0.0;
+  std::optional<int64_t> seed;  // default None
+  // Stop strings: vmetrics has no detokenizer and never sends any, but Python's post-init turns
+  // None into [], which is on the wire.
+  std::optional<std::vector<std::string>> stop;
+  std::optional<std::vector<int64_t>> stop_token_ids;  // nullopt = None
   bool ignore_eos = false;
   std::optional<int64_t> max_tokens = 16;  // nullopt = None (encoded as nil)
   int64_t min_tokens = 0;
+  std::optional<int64_t> logprobs;         // sample logprobs per token; -1 = all
+  std::optional<int64_t> prompt_logprobs;  // prompt logprobs per position; -1 = all
+  std::optional<std::vector<int64_t>> logprob_token_ids;
+  bool flat_logprobs = false;
+  bool detokenize = true;
+  bool skip_special_tokens = true;
+  bool spaces_between_special_tokens = true;
+  bool include_stop_str_in_output = false;
   int64_t output_kind = 0;  // 0 CUMULATIVE, 1 DELTA, 2 FINAL_ONLY
+  std::optional<int64_t> stream_interval;
+  bool skip_clone = false;
+  int64_t output_text_buffer_length = 0;
+  std::optional<int64_t> eos_token_id;  // `_eos_token_id`: the engine's EOS stop
+  // `_all_stop_token_ids` (a Python set, sent as an array; written in ascending order): what
+  // min_tokens masks. Empty = the default, not on the wire.
+  std::vector<int64_t> all_stop_token_ids;
+  // logit_bias {token id: bias}, keys as msgpack ints. nullopt = None.
+  std::optional<std::vector<std::pair<int64_t, double>>> logit_bias;
+  std::optional<std::vector<int64_t>> allowed_token_ids;
+  // extra_args: one raw msgpack map (vllm_xargs, kv_transfer_params, ec_transfer_params);
+  // "" = None.
+  std::string extra_args;
+  int64_t routed_experts_prompt_start = 0;
+  std::optional<std::vector<std::string>> bad_words;  // never non-empty from vmetrics
+  std::optional<bool> skip_reading_prefix_cache;
+  std::optional<int64_t> thinking_token_budget;
+  std::optional<RepetitionDetectionParams> repetition_detection;
 };
 
 struct EngineCoreRequestSpec {
@@ -58,8 +104,12 @@ struct EngineCoreRequestSpec {
   std::string lora_name;    // "" = no LoRA (position 6 nil)
   int64_t lora_int_id = 0;
   std::string lora_path;
+  std::optional<std::string> cache_salt;         // position 7
+  std::optional<int64_t> data_parallel_rank;     // position 8
   int64_t client_index = 0;
+  int64_t priority = 0;  // position 13: lower runs earlier under --scheduling-policy priority
   std::string external_req_id;  // "" = nil
+  std::optional<std::string> session_id;  // position 20
 };
 
 // EncodeEngineCoreRequest
@@ -76,8 +126,10 @@ std::string EncodeAbort(std::span<const std::string> request_ids);
 // DecodeEngineCoreRequest
 //
 // The engine's side of an ADD body: reads the fields EngineCoreRequestSpec holds (request_id,
-// prompt_token_ids, arrival_time, client_index, external_req_id and the SamplingParams keys
-// it knows; LoRA name and id from position 6) and skips everything else, so a body from
+// prompt_token_ids, arrival_time, LoRA name and id from position 6, cache_salt,
+// data_parallel_rank, client_index, priority, external_req_id, session_id and every
+// SamplingParams key
+// above) and skips everything else, so a body from
 // Python's encoder decodes as well as one from EncodeEngineCoreRequest. Missing trailing
 // positions and missing SamplingParams keys keep their defaults. Fails with Malformed (with
 // the byte offset) for a body that is not an array of at least 9 positions or a field of the
@@ -104,6 +156,11 @@ class EngineRouter {
 
   // The engine for a new request, or -1 when no engine is alive.
   int64_t Choose();
+  // Whether `engine_index` is one of the router's engines and alive (a request that names its
+  // engine, as vLLM's X-data-parallel-rank header does, goes there or nowhere).
+  bool IsAlive(int64_t engine_index) const;
+  // Whether `engine_index` is one of the router's engines.
+  bool Has(int64_t engine_index) const;
   void Assign(const std::string& request_id, int64_t engine_index);
   // The engine a live request went to, or -1.
   int64_t EngineOf(const std::string& request_id) const;

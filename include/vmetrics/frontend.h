@@ -18,7 +18,10 @@
 //                         no tokenizer): prompts go to the engines as EngineCoreRequests, their
 //                         outputs come back whole or streamed (server-sent events), and the
 //                         request and iteration families are fed as vLLM's frontend feeds them
+//   POST /inference/v1/generate  vLLM's tokens-only API, the same way
+//   POST /abort_requests, GET /v1/models, GET /version, GET|POST /ping
 //   FrontendOptions::extra_routes, when given.
+// The routes and what each honours or refuses: docs/operator-guide.md, "The token API".
 //
 // Why a library: an embedder (another C++ frontend, a test, a supervisor) gets the whole
 // service from a plain options struct, without the `vmetrics` binary or its flag parser;
@@ -187,6 +190,26 @@ struct FrontendOptions {
   // --lora-modules: the adapters a completion's `model` may name (ParseLoraModules reads
   // vLLM's flag syntax). Requires enable_lora.
   std::vector<LoraModule> lora_modules;
+
+  // ---- Token APIs (POST /v1/completions, POST /inference/v1/generate) ----
+
+  // --eos-token-id: the model's EOS token, which vLLM's frontend takes from the tokenizer and
+  // sends in every request (SamplingParams._eos_token_id, unless ignore_eos) so that the engine
+  // stops there; -1 = none (then: --generation-config's). Without one, engines never stop at
+  // EOS: only max_tokens and stop_token_ids end a request.
+  int64_t eos_token_id = -1;
+
+  // --generation-config: a model directory whose generation_config.json (extra EOS ids, the
+  // default temperature, top_p, top_k, min_p, repetition_penalty, max_new_tokens) and
+  // config.json (vocab_size, eos_token_id) vLLM's frontend would read; "" = none.
+  std::string generation_config;
+
+  // --max-logprobs: logprobs and prompt_logprobs a request may ask for (vLLM's default 20);
+  // -1 = no limit.
+  int64_t max_logprobs = 20;
+
+  // --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens in answers.
+  bool enable_prompt_tokens_details = false;
 
   // ---- HTTP ----
 

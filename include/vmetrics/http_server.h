@@ -92,6 +92,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vmetrics/exposition.h"
@@ -317,11 +318,20 @@ struct HealthReport {
 
 // HttpRequest: what a route's handler gets. The method and path are views of the route's own
 // (they matched exactly), valid for as long as the server; the body is the whole request
-// body, moved in.
+// body, moved in; `headers` the route's HttpRoute::request_headers that the request carries.
 struct HttpRequest {
   std::string_view method;
   std::string_view path;
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // (name as the route spells it, value)
+
+  // The value of header `name` (as listed in request_headers), or nullptr.
+  const std::string* header(std::string_view name) const {
+    for (const auto& [n, v] : headers) {
+      if (n == name) return &v;
+    }
+    return nullptr;
+  }
 };
 
 // HttpRoute
@@ -363,6 +373,10 @@ struct HttpRoute {
 
   // Bytes of body this route accepts; 0 = HttpServerOptions::max_body_bytes.
   size_t max_body_bytes = 0;
+
+  // Request headers the handler reads (matched case-insensitively; the first of a repeated
+  // header counts), handed over in HttpRequest::headers. Others are not copied.
+  std::vector<std::string> request_headers;
 
   // Optional. The reply for an error the server answers for this route: `status` 413, 500 or
   // 503, and what happened in words ("request body larger than 1048576 bytes", the handler's

@@ -109,9 +109,27 @@ struct SimulatorOptions {
   // Answer the frontend's requests like an engine: an ADD on the input socket joins the
   // waiting queue and is scheduled, decoded and finished with the synthetic ones (QUEUED /
   // SCHEDULED / PREEMPTED events, prefill_stats with local and connector cache hits, "length"
-  // at max_tokens, "stop" at a sampled EOS unless ignore_eos); an ABORT drops the request
-  // without an output, as vLLM's engine does for client aborts. false = ADD and ABORT ignored.
+  // at max_tokens, "stop" at a stop token: see served_stop); an ABORT drops the request without
+  // an output, as vLLM's engine does for client aborts. The ADD's SamplingParams are honoured
+  // where a stand-in can: max_tokens (None: the rest of the context), min_tokens (no stop token
+  // before it), `_eos_token_id` and stop_token_ids, allowed_token_ids (every token drawn from
+  // them), logprobs and prompt_logprobs (LogprobsLists / LogprobsTensors in the engine's
+  // layout: the sampled or prompt token in column 0, then the top k; -1 sends 64 columns), and
+  // determinism: a request with a seed, or greedy (temperature < 1e-5, keyed by its prompt),
+  // gets the same tokens every time. false = ADD and ABORT ignored.
   bool serve_requests = false;
+  // How a served request that can stop early does (one whose ADD names stop tokens:
+  // `_eos_token_id` unless ignore_eos, or `stop_token_ids`): kSampled, 30% of them at a random
+  // position, as a model that samples EOS now and then; kEarliest, every one at the first
+  // position min_tokens allows (min_tokens + 1), so a test knows where. Either way the stop
+  // token is the last token sent, with finish reason "stop" and, for a `stop_token_ids` token,
+  // that token as stop_reason (the EOS stop carries none), as vLLM's check_stop does.
+  enum class ServedStop : uint8_t { kSampled, kEarliest };
+  ServedStop served_stop = ServedStop::kSampled;
+  // A served request's final output carries back the kv_transfer_params its ADD carried in
+  // sampling_params.extra_args (raw msgpack, byte for byte), as a connector's
+  // request_finished would return its own: a pass-through check of both directions.
+  bool echo_kv_transfer_params = false;
   // Generate the engine's own synthetic arrivals. Their ids are unknown to any frontend, which
   // skips their outputs; false (with serve_requests) = an engine busy only with what it is sent.
   bool synthetic_requests = true;

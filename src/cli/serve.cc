@@ -2,6 +2,7 @@
 // frontend::Serve until SIGINT or SIGTERM.
 #include "vmetrics/frontend/serve.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,19 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--lora-modules", f->lora_modules,
                   "LoRA adapters a request's `model` may name: name=path or "
                   "'{\"name\":...,\"path\":...}' (requires --enable-lora)");
+  cmd->add_option("--eos-token-id", a->eos_token_id,
+                  "The model's EOS token id, sent in every request as vLLM's frontend sends the "
+                  "tokenizer's (engines stop there unless ignore_eos); -1 = none")
+      ->check(CLI::Range(int64_t{-1}, int64_t{INT32_MAX}));
+  cmd->add_option("--generation-config", a->generation_config,
+                  "A model directory: generation_config.json (EOS ids, sampling defaults, "
+                  "max_new_tokens) and config.json (vocab_size, eos_token_id), as vLLM reads them");
+  cmd->add_option("--max-logprobs", a->max_logprobs,
+                  "Most logprobs and prompt_logprobs a request may ask for (-1 = no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
+  cmd->add_flag("--enable-prompt-tokens-details", a->enable_prompt_tokens_details,
+                "usage.prompt_tokens_details.cached_tokens in answers");
   cmd->add_option("--host", a->http.host, "HTTP bind address (loopback by default)");
   cmd->add_option("--port", f->port, "HTTP port (0 = ephemeral)")->check(CLI::Range(0, 65535));
   cmd->add_option("--http-threads", a->http.threads, "HTTP worker threads")

@@ -41,6 +41,8 @@ struct SimulateFlags {
   bool hold = false;
   bool serve_requests = false;
   bool no_synthetic_requests = false;
+  std::string served_stop = "sampled";
+  bool echo_kv_transfer_params = false;
   int64_t handshake_timeout_ms = 60'000;
   CLI::Option* seed_opt = nullptr;
   CLI::Option* die_opt = nullptr;
@@ -67,6 +69,9 @@ int RunSimulate(const SimulateFlags& f) {
   o.request_outputs = !f.stats_only;
   o.serve_requests = f.serve_requests;
   o.synthetic_requests = !f.no_synthetic_requests;
+  o.served_stop = f.served_stop == "earliest" ? SimulatorOptions::ServedStop::kEarliest
+                                              : SimulatorOptions::ServedStop::kSampled;
+  o.echo_kv_transfer_params = f.echo_kv_transfer_params;
   if (f.die_opt->count() > 0) o.die_after = f.die_after;
   if (f.vanish_opt->count() > 0) o.vanish_after = f.vanish_after;
   o.fault_engine = f.fault_engine;
@@ -138,6 +143,13 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag(
       "--no-synthetic-requests", f.no_synthetic_requests,
       "Generate no requests of the engine's own (with --serve-requests: only served ones)");
+  cmd->add_option("--served-stop", f.served_stop,
+                  "How a served request with stop tokens stops: sampled (30% of them, at a "
+                  "random position) or earliest (all, right after min_tokens)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sampled", "earliest"}));
+  cmd->add_flag("--echo-kv-transfer-params", f.echo_kv_transfer_params,
+                "A served request's final output returns the kv_transfer_params it was sent");
   cmd->add_option("--report-totals", f.report_totals,
                   "Write what was sent as JSON to FILE at exit");
   f.die_opt =

@@ -14,6 +14,7 @@
 #include "build_info.h"
 #include "engine_states.h"
 #include "environment.h"
+#include "generation_config.h"
 #include "vmetrics/frontend/log.h"
 #include "openai_routes.h"
 #include "request_service.h"
@@ -74,6 +75,7 @@ struct CheckedOptions {
   int64_t num_speculative_tokens = 0;
   std::vector<std::pair<std::string, std::string>> cache_config_info;  // --cache-config-info
   std::vector<LoraModule> lora_modules;                                // numbered
+  frontend::GenerationConfig generation;  // --generation-config, --eos-token-id
 };
 
 Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
@@ -122,6 +124,16 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
       checked.cache_config_info.emplace_back(it.key(), PyRepr(it.value()));
     }
   }
+  if (!o->generation_config.empty()) {
+    Result<frontend::GenerationConfig> g = frontend::LoadGenerationConfig(o->generation_config);
+    if (!g.ok()) return g.status();
+    checked.generation = std::move(*g);
+  }
+  if (o->eos_token_id < -1 || o->eos_token_id > INT32_MAX) {
+    return Status::InvalidArgument("--eos-token-id must be a token id (or -1 for none)");
+  }
+  if (o->eos_token_id >= 0) checked.generation.eos_token_id = o->eos_token_id;
+  if (o->max_logprobs < -1) return Status::InvalidArgument("--max-logprobs must be >= -1");
   if (!o->web_config_file.empty()) {
     Result<WebConfig> web = LoadWebConfig(o->web_config_file);
     if (!web.ok()) return Status::InvalidArgument(web.status().message());
@@ -418,7 +430,7 @@ Status Frontend::Bind() {
   handlers.health = [&m] { return m.states->Health(); };
   // The request service needs the engines' max_model_len: until Start built it, the routes
   // answer 503.
-  const std::vector<HttpRoute> api = frontend::OpenAiRoutes(nullptr);
+  const std::vector<HttpRoute> api = frontend::OpenAiRoutes(frontend::OpenAiRouteContext{});
   for (size_t i = 0; i < api.size(); ++i) {
     HttpRoute route = api[i];
     route.handler = [&m, i, error = route.error_reply](HttpRequest request,
@@ -492,9 +504,16 @@ Status Frontend::Start() {
   }
 
   frontend::RequestService::Options ro;
-  ro.limits.max_model_len = o.max_model_len;
-  ro.limits.served_model_name = o.served_model_name;
-  ro.limits.lora_modules = m.checked.lora_modules;
+  ro.config.max_model_len = o.max_model_len;
+  ro.config.served_model_name = o.served_model_name;
+  ro.config.lora_modules = m.checked.lora_modules;
+  ro.config.max_logprobs = a.max_logprobs;
+  ro.config.enable_prompt_tokens_details = a.enable_prompt_tokens_details;
+  ro.config.generation = m.checked.generation;
+  if (!ro.config.generation.eos_token_id) {
+    LogWarning("no EOS token (--eos-token-id, --generation-config): engines stop requests at "
+               "max_tokens and stop_token_ids only");
+  }
   ro.engine_indexes = o.engine_indexes;
   ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type, std::string body) {
     const std::string_view frames[] = {body};
@@ -514,7 +533,20 @@ Status Frontend::Start() {
     }
   };
   if (TransportStatus ts = m.client->Start(std::move(cb)); !ts.ok()) return FromTransport(ts);
-  m.api_routes = frontend::OpenAiRoutes(m.requests.get());
+  frontend::OpenAiRouteContext routes;
+  routes.service = m.requests.get();
+  routes.health = [&m] { return m.states->Health(); };
+  routes.engines = [&m] {
+    std::vector<frontend::EngineVersion> versions;
+    for (const EngineInfo& e : m.client->engines()) {
+      frontend::EngineVersion v;
+      v.engine_index = e.index;
+      if (!e.ready_response.vllm_version.empty()) v.vllm_version = e.ready_response.vllm_version;
+      versions.push_back(std::move(v));
+    }
+    return versions;
+  };
+  m.api_routes = frontend::OpenAiRoutes(routes);
   m.requests_ready.store(m.requests.get(), std::memory_order_release);
   return Status::Ok();
 }

@@ -1,33 +1,137 @@
-// The OpenAI-compatible routes; see openai_routes.h.
+// The OpenAI-compatible and token routes; see openai_routes.h.
 #include "openai_routes.h"
 
+#include <chrono>
 #include <memory>
+#include <random>
 #include <string>
 #include <utility>
 
-#include "completion_api.h"
+#include "api_error.h"
+#include "build_info.h"
+#include "json_fields.h"
 
 namespace vmetrics::frontend {
+namespace {
 
-HttpReply OpenAiErrorReply(unsigned status, std::string_view message) {
-  return HttpReply{status, "application/json",
-                   ErrorJson(ApiError{status, ErrorType(status), std::string(message)})};
-}
+constexpr std::string_view kJson = "application/json";
 
-HttpRoute CompletionsRoute(RequestService* service) {
+HttpRoute Route(std::string method, std::string path,
+                std::function<void(HttpRequest, std::shared_ptr<HttpExchange>)> handler,
+                std::vector<std::string> headers = {}) {
   HttpRoute route;
-  route.method = "POST";
-  route.path = "/v1/completions";
-  route.handler = [service](HttpRequest request, std::shared_ptr<HttpExchange> exchange) {
-    service->HandleCompletion(std::move(request.body), std::move(exchange));
-  };
+  route.method = std::move(method);
+  route.path = std::move(path);
+  route.handler = std::move(handler);
+  route.request_headers = std::move(headers);
   route.error_reply = OpenAiErrorReply;
   return route;
 }
 
-std::vector<HttpRoute> OpenAiRoutes(RequestService* service) {
+std::string RandomHex(size_t digits) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static const char* kDigits = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < digits; ++i) out += kDigits[rng() % 16];
+  return out;
+}
+
+}  // namespace
+
+std::string_view VmetricsVersion() { return BuildVersion(); }
+
+HttpReply OpenAiErrorReply(unsigned status, std::string_view message) {
+  return HttpReply{status, "application/json", ErrorJson(MakeError(status, std::string(message)))};
+}
+
+std::string ModelsJson(const ServingConfig& config, int64_t created) {
+  auto card = [created](const std::string& id, const std::string& root, Json parent,
+                        Json max_model_len) {
+    Json permission{{"id", "modelperm-" + RandomHex(32)},
+                    {"object", "model_permission"},
+                    {"created", created},
+                    {"allow_create_engine", false},
+                    {"allow_sampling", true},
+                    {"allow_logprobs", true},
+                    {"allow_search_indices", false},
+                    {"allow_view", true},
+                    {"allow_fine_tuning", false},
+                    {"organization", "*"},
+                    {"group", nullptr},
+                    {"is_blocking", false}};
+    return Json{{"id", id},
+                {"object", "model"},
+                {"created", created},
+                {"owned_by", "vllm"},
+                {"root", root},
+                {"parent", std::move(parent)},
+                {"max_model_len", std::move(max_model_len)},
+                {"permission", Json::array({std::move(permission)})}};
+  };
+  Json data = Json::array();
+  data.push_back(card(config.served_model_name, config.served_model_name, nullptr,
+                      config.max_model_len));
+  for (const LoraModule& m : config.lora_modules) {
+    data.push_back(card(m.name, m.path, config.served_model_name, nullptr));
+  }
+  return DumpJson(Json{{"object", "list"}, {"data", std::move(data)}});
+}
+
+std::string VersionJson(const std::vector<EngineVersion>& engines) {
+  Json list = Json::array();
+  for (const EngineVersion& e : engines) {
+    list.push_back(Json{{"engine_index", e.engine_index},
+                        {"vllm_version", e.vllm_version ? Json(*e.vllm_version) : Json(nullptr)}});
+  }
+  return DumpJson(Json{{"version", std::string(VmetricsVersion())}, {"engines", std::move(list)}});
+}
+
+std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
+  RequestService* service = context.service;
+  const std::vector<std::string> token_headers = {std::string(kRequestIdHeader),
+                                                  std::string(kDataParallelRankHeader)};
   std::vector<HttpRoute> routes;
-  routes.push_back(CompletionsRoute(service));
+  routes.push_back(Route(
+      "POST", "/v1/completions",
+      [service](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
+        service->HandleCompletion(r, std::move(ex));
+      },
+      token_headers));
+  routes.push_back(Route(
+      "POST", "/inference/v1/generate",
+      [service](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
+        service->HandleGenerate(r, std::move(ex));
+      },
+      token_headers));
+  routes.push_back(Route("POST", "/abort_requests",
+                         [service](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
+                           service->HandleAbortRequests(r, std::move(ex));
+                         }));
+  auto clock = context.wall_clock;
+  routes.push_back(Route("GET", "/v1/models",
+                         [service, clock](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+                           const double now =
+                               clock ? clock()
+                                     : std::chrono::duration<double>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count();
+                           ex->Reply(200, kJson,
+                                     ModelsJson(service->config(), static_cast<int64_t>(now)));
+                         }));
+  auto engines = context.engines;
+  routes.push_back(Route("GET", "/version", [engines](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+    ex->Reply(200, kJson, VersionJson(engines ? engines() : std::vector<EngineVersion>{}));
+  }));
+  // /ping is /health: 200 or 503, with an empty body as vLLM sends (vmetrics' /health adds its
+  // reason as text, and so does /ping).
+  auto health = context.health;
+  for (const char* method : {"GET", "POST"}) {
+    routes.push_back(Route(method, "/ping", [health](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+      const HealthReport report = health ? health() : HealthReport{};
+      ex->Reply(report.healthy ? 200 : 503, report.body.empty() ? "" : "text/plain; charset=utf-8",
+                report.body);
+    }));
+  }
   return routes;
 }
 

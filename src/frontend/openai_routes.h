@@ -1,24 +1,29 @@
 // File: openai_routes.h
 //
-// The OpenAI-compatible routes of a vmetrics frontend, as HttpRoutes for the HTTP server
-// (http_server.h): the server routes and limits, these say what each path means and how its
-// errors are worded (vLLM's ErrorResponse JSON, also for the 413, 500 and 503 the server
+// The OpenAI-compatible and token routes of a vmetrics frontend, as HttpRoutes for the HTTP
+// server (http_server.h): the server routes and limits, these say what each path means and how
+// its errors are worded (vLLM's ErrorResponse JSON, also for the 413, 500 and 503 the server
 // answers on a route's behalf).
 //
-//   POST /v1/completions   RequestService::HandleCompletion (token ids in and out)
-//
-// A new route (GET /v1/models, POST /abort_requests, ...) is one more HttpRoute here, with
-// OpenAiErrorReply as its error_reply, and one more entry in OpenAiRoutes.
+//   POST /v1/completions          RequestService::HandleCompletion (token ids in and out)
+//   POST /inference/v1/generate   RequestService::HandleGenerate (vLLM's tokens-only API)
+//   POST /abort_requests          RequestService::HandleAbortRequests
+//   GET  /v1/models               the served model and the LoRA modules, vLLM's ModelList
+//   GET  /version                 vmetrics' version and each engine's vLLM version
+//   GET|POST /ping                /health's answer (vLLM serves it for SageMaker)
 //
 // Thread safety: the routes' handlers are called from the server's worker threads at once;
-// RequestService is safe for that.
+// RequestService and the context's callbacks must be safe for that.
 //
 // Example:
 //   HttpHandlers handlers;
-//   handlers.routes = OpenAiRoutes(&request_service);
+//   handlers.routes = OpenAiRoutes({.service = &request_service, .health = health});
 #ifndef VMETRICS_FRONTEND_OPENAI_ROUTES_H_
 #define VMETRICS_FRONTEND_OPENAI_ROUTES_H_
 
+#include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,6 +31,24 @@
 #include "vmetrics/http_server.h"
 
 namespace vmetrics::frontend {
+
+// vmetrics' version (the CMake project version).
+std::string_view VmetricsVersion();
+
+// What one engine says it is: its index and the vLLM version its ready response carried
+// (nullopt for engines that send none).
+struct EngineVersion {
+  int64_t engine_index = 0;
+  std::optional<std::string> vllm_version;
+};
+
+// What the routes answer from.
+struct OpenAiRouteContext {
+  RequestService* service = nullptr;            // must outlive the server
+  std::function<HealthReport()> health;         // /ping; unset = healthy
+  std::function<std::vector<EngineVersion>()> engines;  // /version; unset = none
+  std::function<double()> wall_clock;           // `created` of /v1/models; unset = system
+};
 
 // OpenAiErrorReply
 //
@@ -37,12 +60,18 @@ namespace vmetrics::frontend {
 //   EXPECT_EQ(r.content_type, "application/json");
 HttpReply OpenAiErrorReply(unsigned status, std::string_view message);
 
-// CompletionsRoute: POST /v1/completions, answered by `service` (which must outlive the
-// server the route is given to).
-HttpRoute CompletionsRoute(RequestService* service);
+// The body of GET /v1/models: {"object": "list", "data": [ModelCard...]} (vLLM's
+// OpenAIServingModels.show_available_models: the served name with max_model_len, then each
+// LoRA module with its path as root, the served name as parent and max_model_len null).
+std::string ModelsJson(const ServingConfig& config, int64_t created);
+
+// The body of GET /version: {"version": "<vmetrics>", "engines": [{"engine_index",
+// "vllm_version"}...]}. vLLM answers {"version": "<vllm>"}: here `version` is the server's own
+// and each engine's vLLM version is listed (null where an engine sends none).
+std::string VersionJson(const std::vector<EngineVersion>& engines);
 
 // Every route above, in the order they are listed.
-std::vector<HttpRoute> OpenAiRoutes(RequestService* service);
+std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context);
 
 }  // namespace vmetrics::frontend
 

@@ -1,10 +1,16 @@
-// RequestService: completions in, EngineCoreRequests out, outputs back; see request_service.h.
+// RequestService: token requests in, EngineCoreRequests out, outputs back; see
+// request_service.h.
 #include "request_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
 #include <utility>
+
+#include "completion_api.h"
+#include "generate_api.h"
+#include "json_fields.h"
 
 namespace vmetrics::frontend {
 
@@ -13,20 +19,64 @@ namespace {
 constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kEventStream = "text/event-stream";
 
+std::string Hex(uint64_t v, int digits) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%0*llx", digits, static_cast<unsigned long long>(v));
+  return std::string(buf).substr(0, static_cast<size_t>(digits));
+}
+
+// A 64-bit mix (splitmix64's finaliser): ids from a counter that do not look sequential.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+Json StopReasonJson(const StopReason& s) {
+  switch (s.kind) {
+    case StopReason::Kind::kTokenId:
+      return s.token_id;
+    case StopReason::Kind::kString:
+      return std::string(s.text);
+    case StopReason::Kind::kNone:
+      break;
+  }
+  return nullptr;
+}
+
+// The logprob rows of one output, one per new token (nullopt where none decoded).
+void AppendRows(const std::optional<Logprobs>& wire, int64_t num, size_t count,
+                std::vector<std::optional<PositionLogprobs>>* out) {
+  std::vector<PositionLogprobs> rows;
+  if (wire) (void)DecodeLogprobRows(*wire, num, &rows);
+  for (size_t i = 0; i < count; ++i) {
+    if (i < rows.size()) {
+      out->push_back(std::move(rows[i]));
+    } else {
+      out->push_back(std::nullopt);
+    }
+  }
+}
+
 }  // namespace
 
-// One HTTP completion: its choices (prompt p, sample i at index p * n + i), each an engine
-// request.
-struct RequestService::Completion {
-  CompletionIdentity identity;
-  CompletionRequest request;
+// One HTTP request: its prompts and choices (prompt p, sample i at index p * n + i), each an
+// engine request.
+struct RequestService::Job {
+  uint64_t key = 0;
+  ResponseIdentity identity;
+  TokenRequest request;
   std::shared_ptr<HttpExchange> exchange;
-  int64_t prompt_tokens = 0;
+  std::vector<PromptState> prompts;
+  std::vector<std::string> external_ids;  // per prompt
+  std::vector<ChoiceState> choices;
   std::vector<std::string> request_ids;  // per choice
-  std::vector<CompletionChoice> choices;
   std::vector<bool> done;
-  size_t pending = 0;             // choices not finished
-  std::optional<ApiError> error;  // an engine died under one of its choices
+  std::vector<ChoiceDelta> pending;  // per choice: streamed tokens not yet written
+  std::vector<bool> started;         // per choice: its first chunk was written
+  size_t unfinished = 0;
+  std::optional<ApiError> error;  // an engine died or failed under one of its choices
 };
 
 RequestService::RequestService(Options options)
@@ -49,94 +99,148 @@ size_t RequestService::num_live_requests() const {
 
 size_t RequestService::num_live_completions() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return completions_.size();
+  return jobs_.size();
 }
 
-void RequestService::HandleCompletion(std::string body, std::shared_ptr<HttpExchange> exchange) {
-  ParsedCompletion parsed = ParseCompletionRequest(body, options_.limits);
+void RequestService::HandleCompletion(const HttpRequest& request,
+                                      std::shared_ptr<HttpExchange> exchange) {
+  Submit(ParseCompletionRequest(request.body, options_.config), request, std::move(exchange));
+}
+
+void RequestService::HandleGenerate(const HttpRequest& request,
+                                    std::shared_ptr<HttpExchange> exchange) {
+  Submit(ParseGenerateRequest(request.body, options_.config), request, std::move(exchange));
+}
+
+void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
+                            std::shared_ptr<HttpExchange> exchange) {
   if (!parsed.ok()) {
     exchange->Reply(parsed.error->status, kJson, ErrorJson(*parsed.error));
     return;
   }
+  // X-data-parallel-rank: the engine to use (vLLM's _get_data_parallel_rank: an unparsable
+  // value is no rank).
+  std::optional<int64_t> rank;
+  if (const std::string* h = http.header(kDataParallelRankHeader)) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(*h, &used);
+      if (used == h->size()) rank = v;
+    } catch (...) {
+    }
+  }
   const double arrival = WallClock();
   std::vector<std::pair<int64_t, std::string>> adds;  // (engine, ADD body)
-  std::string completion_id;
+  uint64_t key = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (shut_down_) {
-      exchange->Reply(503, kJson,
-                      ErrorJson({503, "ServiceUnavailableError", "the server is stopping"}));
+      exchange->Reply(503, kJson, ErrorJson(MakeError(503, "the server is stopping")));
       return;
     }
-    auto c = std::make_unique<Completion>();
-    char id[48];
-    std::snprintf(id, sizeof id, "cmpl-%016llx%08llx", static_cast<unsigned long long>(id_salt_),
-                  static_cast<unsigned long long>(++next_id_));
-    c->identity.id = id;
-    c->identity.created = static_cast<int64_t>(arrival);
-    c->request = std::move(parsed.request);
+    if (rank && !router_.Has(*rank)) {
+      exchange->Reply(400, kJson,
+                      ErrorJson(BadRequest("data_parallel_rank " + std::to_string(*rank) +
+                                           " is out of range [0, " +
+                                           std::to_string(options_.engine_indexes.size()) +
+                                           ").")));
+      return;
+    }
+    auto job = std::make_unique<Job>();
+    Job& j = *job;
+    j.key = ++next_id_;
+    j.request = std::move(parsed.request);
+    const TokenRequest& r = j.request;
+    std::string base;
+    if (const std::string* h = http.header(kRequestIdHeader); h != nullptr && !h->empty()) {
+      base = *h;
+    } else if (!r.request_id.empty()) {
+      base = r.request_id;
+    } else {
+      base = Hex(Mix(id_salt_ ^ j.key), 16) + Hex(Mix(id_salt_ + j.key), 16);
+    }
+    const bool generate = r.api == TokenApi::kGenerate;
+    j.identity.id = (generate ? "generate-tokens-" : "cmpl-") + base;
+    j.identity.created = static_cast<int64_t>(arrival);
     // vLLM answers with the adapter's name when the request named one.
-    c->identity.model = c->request.lora ? c->request.lora->name : options_.limits.served_model_name;
-    c->exchange = exchange;
-    const CompletionRequest& r = c->request;
-    const size_t n = static_cast<size_t>(r.n);
-    c->choices.resize(r.prompts.size() * n);
-    c->done.assign(c->choices.size(), false);
-    c->pending = c->choices.size();
+    j.identity.model = r.lora ? r.lora->name : options_.config.served_model_name;
+    j.exchange = exchange;
+    const size_t n = static_cast<size_t>(r.sampling.n);
+    j.prompts.resize(r.prompts.size());
+    j.choices.resize(r.prompts.size() * n);
+    j.done.assign(j.choices.size(), false);
+    j.started.assign(j.choices.size(), false);
+    j.pending.resize(j.choices.size());
+    j.unfinished = j.choices.size();
     // Choose every engine first: with none alive nothing is sent.
     std::vector<int64_t> engines;
-    for (size_t k = 0; k < c->choices.size(); ++k) {
-      const int64_t engine = router_.Choose();
+    for (size_t k = 0; k < j.choices.size(); ++k) {
+      const int64_t engine = rank ? (router_.IsAlive(*rank) ? *rank : -1) : router_.Choose();
       if (engine < 0) {
         exchange->Reply(503, kJson,
-                        ErrorJson({503, "EngineDeadError", "no engine is alive to serve it"}));
+                        ErrorJson(MakeError(503, rank ? "engine " + std::to_string(*rank) +
+                                                            " (X-data-parallel-rank) is not alive"
+                                                      : "no engine is alive to serve it")));
         return;
       }
       engines.push_back(engine);
     }
     for (size_t p = 0; p < r.prompts.size(); ++p) {
-      // vLLM's completions give prompt p the id "<completion id>-<p>".
-      const std::string prompt_id = c->identity.id + "-" + std::to_string(p);
+      PromptState& prompt = j.prompts[p];
+      prompt.token_ids = r.prompts[p];
+      if (r.sampling.prompt_logprobs) {
+        prompt.has_prompt_logprobs = true;
+        prompt.prompt_logprobs.assign(1, std::nullopt);  // position 0 has none
+      }
+      // vLLM: completions give prompt p the id "<response id>-<p>", generate the response id;
+      // the engine id is that plus a unique suffix.
+      const std::string external = generate ? j.identity.id : j.identity.id + "-" + std::to_string(p);
+      j.external_ids.push_back(external);
+      external_.emplace(external, j.key);
+      const std::string engine_id = external + "-" + Hex(Mix(id_salt_ * 31 + j.key * 1024 + p), 8);
       const auto prompt_len = static_cast<int64_t>(r.prompts[p].size());
-      c->prompt_tokens += prompt_len;
       for (size_t i = 0; i < n; ++i) {
         const size_t index = p * n + i;
         RequestInfo info;
         // Parallel sampling: children "<i>_<parent>" (vLLM's ParentRequest), each with n = 1.
-        info.request_id = n > 1 ? std::to_string(i) + "_" + prompt_id : prompt_id;
+        info.request_id = n > 1 ? std::to_string(i) + "_" + engine_id : engine_id;
         info.arrival_time = arrival;
         info.prompt_len = prompt_len;
-        info.max_tokens = r.max_tokens;
-        if (n > 1) info.parent_id = prompt_id;
-        info.n = r.n;
+        info.max_tokens = r.sampling.max_tokens;
+        if (n > 1) info.parent_id = engine_id;
+        info.n = r.sampling.n;
         if (r.lora) info.lora_name = r.lora->name;
         tracker_.AddRequest(info);
         router_.Assign(info.request_id, engines[index]);
-        choices_[info.request_id] = Choice{c.get(), index};
-        c->request_ids.push_back(info.request_id);
+        choices_[info.request_id] = Choice{&j, index};
+        j.request_ids.push_back(info.request_id);
+        j.pending[index].index = index;
+        j.pending[index].prompt = p;
 
         EngineCoreRequestSpec spec;
         spec.request_id = info.request_id;
         spec.prompt_token_ids = r.prompts[p];
+        spec.sampling = r.sampling;
+        spec.sampling.n = 1;
+        if (n > 1 && r.sampling.seed) spec.sampling.seed = *r.sampling.seed + static_cast<int64_t>(i);
         spec.arrival_time = arrival;
-        spec.external_req_id = c->identity.id;
+        spec.external_req_id = external;
         if (r.lora) {
           spec.lora_name = r.lora->name;
           spec.lora_int_id = r.lora->lora_int_id;
           spec.lora_path = r.lora->path;
         }
-        spec.sampling.temperature = r.temperature;
-        if (r.seed) spec.sampling.seed = *r.seed + static_cast<int64_t>(i);
-        spec.sampling.ignore_eos = r.ignore_eos;
-        spec.sampling.max_tokens = r.max_tokens;
-        spec.sampling.output_kind = 1;  // DELTA: each output carries only its new tokens
+        spec.cache_salt = r.cache_salt;
+        spec.data_parallel_rank = rank;
+        spec.priority = r.priority;
+        spec.session_id = r.session_id;
         adds.emplace_back(engines[index], EncodeEngineCoreRequest(spec));
       }
     }
-    completion_id = c->identity.id;
-    exchange->SetOnClientGone([this, completion_id] { AbortCompletion(completion_id); });
-    if (c->request.stream) exchange->StartStream(kEventStream);
-    completions_.emplace(completion_id, std::move(c));
+    key = j.key;
+    exchange->SetOnClientGone([this, key] { AbortJob(key); });
+    if (r.stream) exchange->StartStream(kEventStream);
+    jobs_.emplace(key, std::move(job));
   }
   // Outside the lock: a send never waits for the output thread, which may need the lock.
   for (auto& [engine, add] : adds) {
@@ -144,25 +248,19 @@ void RequestService::HandleCompletion(std::string body, std::shared_ptr<HttpExch
         options_.send(static_cast<int>(engine), EngineCoreRequestType::kAdd, std::move(add));
     if (!s.ok()) {
       // The engine went away between the choice and the send (its death, if it is one, is
-      // handled when the client reports it). The completion cannot finish: it is answered
-      // with the error, and the requests already sent elsewhere are aborted.
+      // handled when the client reports it). The request cannot finish: it is answered with
+      // the error, and the requests already sent elsewhere are aborted.
       std::vector<Abort> aborts;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        auto it = completions_.find(completion_id);
-        if (it == completions_.end()) break;
-        Completion& c = *it->second;
-        c.error = ApiError{503, "EngineDeadError",
-                           "cannot send to engine " + std::to_string(engine) + ": " + s.ToString()};
-        for (size_t k = 0; k < c.request_ids.size(); ++k) {
-          if (c.done[k]) continue;
-          const std::string id = c.request_ids[k];
-          const int64_t on = ForgetLocked(id);
-          if (on >= 0 && on != engine) aborts.push_back({static_cast<int>(on), id});
-          FinishChoiceLocked(c, k, "");  // the last one answers and frees `c`
-          if (completions_.find(completion_id) == completions_.end()) break;
-        }
+        auto it = jobs_.find(key);
+        if (it == jobs_.end()) break;
+        Job& j = *it->second;
+        j.error = MakeError(503, "cannot send to engine " + std::to_string(engine) + ": " +
+                                     s.ToString());
+        aborts = AbortJobLocked(j, "");
       }
+      std::erase_if(aborts, [engine](const Abort& a) { return a.engine_index == engine; });
       SendAborts(std::move(aborts));
       break;
     }
@@ -176,83 +274,184 @@ int64_t RequestService::ForgetLocked(const std::string& id) {
   return engine;
 }
 
-void RequestService::FinishChoiceLocked(Completion& c, size_t index, std::string reason) {
-  if (c.done[index]) return;
-  c.done[index] = true;
-  choices_.erase(c.request_ids[index]);
-  c.choices[index].finish_reason = reason.empty() ? "error" : std::move(reason);
-  if (--c.pending == 0) CompleteLocked(c);
+std::vector<RequestService::Abort> RequestService::AbortJobLocked(Job& j,
+                                                                  const std::string& reason) {
+  std::vector<Abort> aborts;
+  const uint64_t key = j.key;
+  for (size_t k = 0; k < j.request_ids.size(); ++k) {
+    if (j.done[k]) continue;
+    const std::string id = j.request_ids[k];
+    const int64_t engine = ForgetLocked(id);
+    if (engine >= 0) aborts.push_back({static_cast<int>(engine), id});
+    FinishChoiceLocked(j, k, reason);  // the last one answers and frees `j`
+    if (jobs_.find(key) == jobs_.end()) break;
+  }
+  return aborts;
 }
 
-void RequestService::CompleteLocked(Completion& c) {
-  HttpExchange& ex = *c.exchange;
-  ex.SetOnClientGone(nullptr);
-  int64_t completion_tokens = 0;
-  for (const CompletionChoice& choice : c.choices) {
-    completion_tokens += static_cast<int64_t>(choice.token_ids.size());
+void RequestService::FlushLocked(Job& j, size_t index) {
+  ChoiceDelta& d = j.pending[index];
+  if (d.token_ids.empty() && d.finish_reason.empty()) return;
+  d.first = !j.started[index];
+  j.started[index] = true;
+  if (j.request.continuous_usage) {
+    d.completion_tokens = static_cast<int64_t>(j.choices[index].token_ids.size());
   }
-  if (c.request.stream) {
-    if (c.error) {
-      ex.Write(ErrorEvent(*c.error));
-    } else if (c.request.include_usage) {
-      ex.Write(UsageChunkEvent(c.identity, c.prompt_tokens, completion_tokens));
+  const std::string event = j.request.api == TokenApi::kGenerate
+                                ? GenerateChunkEvent(j.request, j.identity, j.prompts[0], d)
+                                : CompletionChunkEvent(j.request, j.identity, j.prompts, d);
+  j.exchange->Write(event);
+  d.token_ids.clear();
+  d.logprobs.clear();
+  d.finish_reason.clear();
+  d.stop_reason = nullptr;
+  d.completion_tokens.reset();
+}
+
+void RequestService::FinishChoiceLocked(Job& j, size_t index, std::string reason) {
+  if (j.done[index]) return;
+  j.done[index] = true;
+  choices_.erase(j.request_ids[index]);
+  j.choices[index].finish_reason = reason.empty() ? "error" : reason;
+  if (j.request.stream && !reason.empty() && !j.error) {
+    j.pending[index].finish_reason = reason;
+    FlushLocked(j, index);
+  }
+  if (--j.unfinished == 0) CompleteLocked(j);
+}
+
+void RequestService::CompleteLocked(Job& j) {
+  HttpExchange& ex = *j.exchange;
+  ex.SetOnClientGone(nullptr);
+  const bool generate = j.request.api == TokenApi::kGenerate;
+  if (j.request.stream) {
+    if (j.error) {
+      ex.Write(ErrorEvent(*j.error));
+    } else if (j.request.include_usage) {
+      ex.Write(generate ? GenerateUsageEvent(options_.config, j.identity, j.prompts[0], j.choices)
+                        : CompletionUsageEvent(options_.config, j.identity, j.prompts, j.choices));
     }
     ex.Write(std::string(kDoneEvent));
     ex.End();
-  } else if (c.error) {
-    ex.Reply(c.error->status, kJson, ErrorJson(*c.error));
+  } else if (j.error) {
+    ex.Reply(j.error->status, kJson, ErrorJson(*j.error));
   } else {
-    ex.Reply(200, kJson, CompletionResponseJson(c.identity, c.choices, c.prompt_tokens));
+    ex.Reply(200, kJson,
+             generate ? GenerateResponseJson(options_.config, j.request, j.identity, j.prompts[0],
+                                             j.choices)
+                      : CompletionResponseJson(options_.config, j.request, j.identity, j.prompts,
+                                               j.choices));
   }
-  completions_.erase(c.identity.id);  // destroys `c`
+  for (const std::string& external : j.external_ids) {
+    for (auto [it, end] = external_.equal_range(external); it != end; ++it) {
+      if (it->second == j.key) {
+        external_.erase(it);
+        break;
+      }
+    }
+  }
+  jobs_.erase(j.key);  // destroys `j`
 }
 
 void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
   const EngineCoreOutputs& message = *m;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (message.scheduler_stats) router_.ObserveStats(message.engine_index, *message.scheduler_stats);
-  // Tokens and finish reasons to the completions first; the tracker (which forgets finished
-  // requests) after, on the same message.
-  std::vector<std::pair<std::string, std::string>> finished;  // (request id, finish reason)
-  for (const EngineCoreOutput& o : message.outputs) {
-    auto it = choices_.find(o.request_id);
-    if (it == choices_.end()) continue;
-    Completion& c = *it->second.completion;
-    const size_t index = it->second.index;
-    std::vector<int64_t>& tokens = c.choices[index].token_ids;
-    tokens.insert(tokens.end(), o.new_token_ids.begin(), o.new_token_ids.end());
-    std::optional<std::string> reason;
-    if (o.finish_reason) reason = FinishReasonName(*o.finish_reason);
-    if (c.request.stream && (!o.new_token_ids.empty() || reason)) {
-      c.exchange->Write(CompletionChunkEvent(c.identity, index, o.new_token_ids, reason));
+  std::vector<Abort> aborts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (message.scheduler_stats) router_.ObserveStats(message.engine_index, *message.scheduler_stats);
+    // Tokens and finish reasons to the requests first; the tracker (which forgets finished
+    // requests) after, on the same message.
+    std::vector<std::pair<std::string, std::string>> finished;  // (request id, finish reason)
+    for (const EngineCoreOutput& o : message.outputs) {
+      auto it = choices_.find(o.request_id);
+      if (it == choices_.end()) continue;
+      Job& j = *it->second.job;
+      const size_t index = it->second.index;
+      const TokenRequest& r = j.request;
+      const size_t p = index / static_cast<size_t>(r.sampling.n);
+      ChoiceState& c = j.choices[index];
+      PromptState& prompt = j.prompts[p];
+      c.token_ids.insert(c.token_ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
+      const bool wants_logprobs = r.sampling.logprobs || r.sampling.logprob_token_ids;
+      std::vector<std::optional<PositionLogprobs>> rows;
+      if (wants_logprobs) {
+        const int64_t num = r.sampling.logprob_token_ids
+                                ? static_cast<int64_t>(r.sampling.logprob_token_ids->size())
+                                : *r.sampling.logprobs;
+        AppendRows(o.new_logprobs, num, o.new_token_ids.size(), &rows);
+        c.logprobs.insert(c.logprobs.end(), rows.begin(), rows.end());
+      }
+      // Prompt logprobs: each sample of a prompt is scored alike; the first sample's count.
+      if (prompt.has_prompt_logprobs && index % static_cast<size_t>(r.sampling.n) == 0 &&
+          o.new_prompt_logprobs_tensors) {
+        std::vector<PositionLogprobs> prompt_rows;
+        if (DecodeLogprobRows(*o.new_prompt_logprobs_tensors, *r.sampling.prompt_logprobs,
+                              &prompt_rows)) {
+          for (PositionLogprobs& row : prompt_rows) prompt.prompt_logprobs.push_back(std::move(row));
+        }
+      }
+      if (o.prefill_stats && !prompt.cached_tokens) {
+        prompt.cached_tokens = o.prefill_stats->num_cached_tokens;
+      }
+      if (!o.kv_transfer_params.empty() && prompt.kv_transfer_params.empty()) {
+        prompt.kv_transfer_params.assign(o.kv_transfer_params);
+      }
+      if (o.stop_reason.kind != StopReason::Kind::kNone) c.stop_reason = StopReasonJson(o.stop_reason);
+      std::optional<std::string> reason;
+      if (o.finish_reason) reason = FinishReasonName(*o.finish_reason);
+      if (r.stream) {
+        ChoiceDelta& d = j.pending[index];
+        d.token_ids.insert(d.token_ids.end(), o.new_token_ids.begin(), o.new_token_ids.end());
+        d.logprobs.insert(d.logprobs.end(), rows.begin(), rows.end());
+        if (o.stop_reason.kind != StopReason::Kind::kNone) d.stop_reason = c.stop_reason;
+        // stream_interval: tokens are batched; the first chunk and the last go at once.
+        const auto interval = static_cast<size_t>(r.sampling.stream_interval.value_or(1));
+        if (!reason && (!j.started[index] || d.token_ids.size() >= interval)) {
+          FlushLocked(j, index);
+        }
+      }
+      if (reason) {
+        router_.Release(std::string(o.request_id));
+        finished.emplace_back(std::string(o.request_id), *reason);
+      }
     }
-    if (reason) {
-      router_.Release(std::string(o.request_id));
-      finished.emplace_back(std::string(o.request_id), *reason);
-    }
-  }
-  const std::optional<IterationStats> it = tracker_.ProcessOutputs(message, WallClock());
-  if (m->scheduler_stats) tracker_.UpdateSchedulerStats(&*m->scheduler_stats);
-  record(message, it ? &*it : nullptr);
-  // Looked up again by id: finishing one choice may complete (and free) its completion.
-  for (auto& [id, reason] : finished) {
-    auto choice = choices_.find(id);
-    if (choice == choices_.end()) continue;
-    FinishChoiceLocked(*choice->second.completion, choice->second.index, std::move(reason));
-  }
-  // finished_requests: the engine is done with these; any still live ended without an output
-  // (an engine-side abort).
-  if (message.finished_requests) {
-    for (std::string_view id : *message.finished_requests) {
+    const std::optional<IterationStats> it = tracker_.ProcessOutputs(message, WallClock());
+    if (m->scheduler_stats) tracker_.UpdateSchedulerStats(&*m->scheduler_stats);
+    record(message, it ? &*it : nullptr);
+    // Looked up again by id: finishing one choice may complete (and free) its request.
+    for (auto& [id, reason] : finished) {
       auto choice = choices_.find(id);
-      if (choice == choices_.end()) {
-        router_.Release(std::string(id));
+      if (choice == choices_.end()) continue;
+      Job& j = *choice->second.job;
+      if (reason == "error") {
+        // vLLM's _raise_if_error: the whole answer is a 500; the other choices stop.
+        if (!j.error) j.error = MakeError(500, "Internal server error");
+        const uint64_t key = j.key;
+        FinishChoiceLocked(j, choice->second.index, "");
+        auto still = jobs_.find(key);
+        if (still != jobs_.end()) {
+          std::vector<Abort> more = AbortJobLocked(*still->second, "");
+          aborts.insert(aborts.end(), more.begin(), more.end());
+        }
         continue;
       }
-      ForgetLocked(std::string(id));
-      FinishChoiceLocked(*choice->second.completion, choice->second.index, "abort");
+      FinishChoiceLocked(j, choice->second.index, std::move(reason));
+    }
+    // finished_requests: the engine is done with these; any still live ended without an output
+    // (an engine-side abort).
+    if (message.finished_requests) {
+      for (std::string_view id : *message.finished_requests) {
+        auto choice = choices_.find(id);
+        if (choice == choices_.end()) {
+          router_.Release(std::string(id));
+          continue;
+        }
+        ForgetLocked(std::string(id));
+        FinishChoiceLocked(*choice->second.job, choice->second.index, "abort");
+      }
     }
   }
+  SendAborts(std::move(aborts));
 }
 
 void RequestService::OnEngineDead(int engine_index, const std::string& reason) {
@@ -261,31 +460,95 @@ void RequestService::OnEngineDead(int engine_index, const std::string& reason) {
     tracker_.AbortRequest(id);
     auto choice = choices_.find(id);
     if (choice == choices_.end()) continue;
-    Completion& c = *choice->second.completion;
-    if (!c.error) {
-      c.error = ApiError{500, "EngineDeadError",
-                         "engine " + std::to_string(engine_index) + " died: " + reason};
+    Job& j = *choice->second.job;
+    // vLLM answers an EngineDeadError with a 500 InternalServerError.
+    if (!j.error) {
+      j.error = MakeError(500, "engine " + std::to_string(engine_index) + " died: " + reason);
     }
-    FinishChoiceLocked(c, choice->second.index, "");
+    FinishChoiceLocked(j, choice->second.index, "");
   }
 }
 
-void RequestService::AbortCompletion(const std::string& completion_id) {
+void RequestService::AbortJob(uint64_t key) {
   std::vector<Abort> aborts;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = completions_.find(completion_id);
-    if (it == completions_.end()) return;
-    Completion& c = *it->second;
-    for (size_t k = 0; k < c.request_ids.size(); ++k) {
-      if (c.done[k]) continue;
-      const int64_t engine = ForgetLocked(c.request_ids[k]);
-      choices_.erase(c.request_ids[k]);
-      if (engine >= 0) aborts.push_back({static_cast<int>(engine), c.request_ids[k]});
+    auto it = jobs_.find(key);
+    if (it == jobs_.end()) return;
+    Job& j = *it->second;
+    for (size_t k = 0; k < j.request_ids.size(); ++k) {
+      if (j.done[k]) continue;
+      const int64_t engine = ForgetLocked(j.request_ids[k]);
+      choices_.erase(j.request_ids[k]);
+      if (engine >= 0) aborts.push_back({static_cast<int>(engine), j.request_ids[k]});
     }
-    completions_.erase(it);
+    for (const std::string& external : j.external_ids) {
+      for (auto [e, end] = external_.equal_range(external); e != end; ++e) {
+        if (e->second == key) {
+          external_.erase(e);
+          break;
+        }
+      }
+    }
+    jobs_.erase(it);
   }
   SendAborts(std::move(aborts));
+}
+
+void RequestService::HandleAbortRequests(const HttpRequest& request,
+                                         std::shared_ptr<HttpExchange> exchange) {
+  const Json doc = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    exchange->Reply(400, kJson, ErrorJson(BadRequest("JSON decode error: the body is not JSON")));
+    return;
+  }
+  if (!doc.is_object() || !doc.contains("request_ids")) {
+    exchange->Reply(400, kJson,
+                    ErrorJson(BadRequest("Missing 'request_ids' in request body", "request_ids")));
+    return;
+  }
+  const Json& ids = doc["request_ids"];
+  if (!ids.is_array() || !std::all_of(ids.begin(), ids.end(), [](const Json& v) {
+        return v.is_string();
+      })) {
+    exchange->Reply(400, kJson,
+                    ErrorJson(BadRequest("request_ids must be a list of strings", "request_ids")));
+    return;
+  }
+  std::vector<Abort> aborts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Json& id : ids) {
+      const std::string& external = id.get_ref<const std::string&>();
+      // Every request in flight under that external id (ids may be reused).
+      std::vector<uint64_t> keys;
+      for (auto [it, end] = external_.equal_range(external); it != end; ++it) {
+        keys.push_back(it->second);
+      }
+      for (uint64_t key : keys) {
+        auto job = jobs_.find(key);
+        if (job == jobs_.end()) continue;
+        Job& j = *job->second;
+        const size_t n = static_cast<size_t>(j.request.sampling.n);
+        std::vector<size_t> indexes;  // the choices of the prompts with that id
+        for (size_t p = 0; p < j.external_ids.size(); ++p) {
+          if (j.external_ids[p] != external) continue;
+          for (size_t k = p * n; k < (p + 1) * n; ++k) {
+            if (!j.done[k]) indexes.push_back(k);
+          }
+        }
+        for (size_t k : indexes) {
+          const std::string engine_id = j.request_ids[k];
+          const int64_t engine = ForgetLocked(engine_id);
+          if (engine >= 0) aborts.push_back({static_cast<int>(engine), engine_id});
+          FinishChoiceLocked(j, k, "abort");  // the last one completes and frees `j`
+          if (jobs_.find(key) == jobs_.end()) break;
+        }
+      }
+    }
+  }
+  SendAborts(std::move(aborts));
+  exchange->Reply(200, "", "");
 }
 
 void RequestService::SendAborts(std::vector<Abort> aborts) {
@@ -300,17 +563,12 @@ void RequestService::Shutdown() {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return;
   shut_down_ = true;
-  while (!completions_.empty()) {
-    Completion& c = *completions_.begin()->second;
-    if (!c.error) c.error = ApiError{503, "ServiceUnavailableError", "the server is stopping"};
-    const std::string id = c.identity.id;
-    for (size_t k = 0; k < c.request_ids.size(); ++k) {
-      if (c.done[k]) continue;
-      ForgetLocked(c.request_ids[k]);
-      FinishChoiceLocked(c, k, "");  // the last one completes and erases `c`
-      if (completions_.find(id) == completions_.end()) break;
-    }
-    completions_.erase(id);  // in case nothing was pending
+  while (!jobs_.empty()) {
+    Job& j = *jobs_.begin()->second;
+    const uint64_t key = j.key;
+    if (!j.error) j.error = MakeError(503, "the server is stopping");
+    (void)AbortJobLocked(j, "");
+    jobs_.erase(key);  // in case nothing was pending
   }
 }
 

@@ -1,29 +1,41 @@
 // File: request_service.h
 //
-// RequestService: the request path of a vmetrics frontend. It takes checked completions
-// (completion_api.h) from the HTTP threads, sends each prompt and sample to an engine as an
-// EngineCoreRequest (ADD on the input ROUTER, the engine chosen by EngineRouter), routes the
-// engines' outputs back to their requests by id, answers each HTTP exchange whole or streamed
-// (server-sent events), and turns every EngineCoreOutputs message with at least one output
-// into one IterationStats (RequestTracker, docs/recording.md's per-output algorithm) for the
-// recorder.
+// RequestService: the request path of a vmetrics frontend. It takes checked requests of the
+// token APIs (POST /v1/completions, completion_api.h; POST /inference/v1/generate,
+// generate_api.h) from the HTTP threads, sends each prompt and sample to an engine as an
+// EngineCoreRequest (ADD on the input ROUTER, the engine chosen by EngineRouter or named by the
+// X-data-parallel-rank header), routes the engines' outputs back to their requests by id
+// (tokens, logprobs, prompt logprobs, stop reasons, kv_transfer_params), answers each HTTP
+// exchange whole or streamed (server-sent events, batched by stream_interval), and turns every
+// EngineCoreOutputs message with at least one output into one IterationStats (RequestTracker,
+// docs/recording.md's per-output algorithm) for the recorder. Both APIs feed the same request
+// and iteration families, as vLLM's server does (it submits both through the same engine
+// client).
 //
-// Parallel sampling (n > 1) is sent as vLLM's frontend sends it: n child requests with n = 1
-// each, "<i>_<parent id>", grouped under the parent so the n and max-generation-tokens
-// histograms get the parent's values once, when its last child finishes.
+// Ids, as vLLM makes them: the response id is "cmpl-<base>" or "generate-tokens-<base>", the
+// base being the X-Request-Id header, else the body's request_id, else a random one; prompt p
+// of a completion is the external request "cmpl-<base>-<p>" (generate: the response id); the
+// engine request id adds a unique suffix (InputProcessor.assign_request_id), so clients may
+// reuse ids. Parallel sampling (n > 1) is sent as vLLM's frontend sends it: n child requests
+// with n = 1 each, "<i>_<engine id>" (seeds seed + i), grouped under the parent so the n and
+// max-generation-tokens histograms get the parent's values once, when its last child finishes.
 //
 // Endings other than a finish reason from the engine:
 //   - the client goes away (HttpExchange's client-gone callback): the requests are forgotten
 //     without statistics and an ABORT goes to each engine that had one (Python's abort);
+//   - POST /abort_requests names the external id: the same, and the client is answered with
+//     finish reason "abort";
+//   - the engine finishes a request with reason "error": the answer is vLLM's 500 "Internal
+//     server error" (in a stream: an error event), the request's other choices are aborted;
 //   - an engine dies (ENGINE_CORE_DEAD or its connection closed): its requests are forgotten
-//     without statistics and their completions answered with an EngineDeadError;
+//     without statistics and answered with a 500 naming the engine;
 //   - an id in `finished_requests` that is still live: forgotten and finished as "abort";
 //   - Shutdown(): everything in flight is answered 503.
 //
-// Thread safety: one mutex guards the tracker, the router and the completions. Submit and the
+// Thread safety: one mutex guards the tracker, the router and the requests. Handle* and the
 // client-gone callbacks run on HTTP threads; OnOutputs and OnEngineDead on the engine client's
-// output thread. HttpExchange calls happen under the mutex (the exchange never calls back
-// into the service while holding its own lock), ZeroMQ sends outside it.
+// output thread. HttpExchange calls happen under the mutex (the exchange never calls back into
+// the service while holding its own lock), ZeroMQ sends outside it.
 #ifndef VMETRICS_FRONTEND_REQUEST_SERVICE_H_
 #define VMETRICS_FRONTEND_REQUEST_SERVICE_H_
 
@@ -37,7 +49,7 @@
 #include <string_view>
 #include <vector>
 
-#include "completion_api.h"
+#include "token_request.h"
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/engine_request.h"
@@ -47,13 +59,17 @@
 
 namespace vmetrics::frontend {
 
+// The request headers the token APIs read (vLLM's names).
+inline constexpr std::string_view kRequestIdHeader = "X-Request-Id";
+inline constexpr std::string_view kDataParallelRankHeader = "X-data-parallel-rank";
+
 class RequestService {
  public:
   // How requests leave: EngineCoreClient::Send in the frontend, a recorder in tests.
   using SendFn = std::function<TransportStatus(int engine_index, EngineCoreRequestType type,
                                                std::string body)>;
   struct Options {
-    CompletionLimits limits;
+    ServingConfig config;
     std::vector<int64_t> engine_indexes;
     SendFn send;
     // The frontend's wall clock (time.time()): arrival and iteration timestamps. nullptr =
@@ -66,41 +82,52 @@ class RequestService {
   RequestService(const RequestService&) = delete;
   RequestService& operator=(const RequestService&) = delete;
 
-  // HandleCompletion
+  // HandleCompletion, HandleGenerate
   //
-  // The handler of POST /v1/completions (openai_routes.h): parses `body`, answers refusals at
-  // once (400/404), otherwise sends the requests and answers `exchange` when they finish
-  // (streamed: from the first token on). Returns at once.
-  void HandleCompletion(std::string body, std::shared_ptr<HttpExchange> exchange);
+  // The handlers of POST /v1/completions and POST /inference/v1/generate (openai_routes.h):
+  // parse the body, answer refusals at once (400/404), otherwise send the requests and answer
+  // `exchange` when they finish (streamed: from the first token on). Return at once.
+  void HandleCompletion(const HttpRequest& request, std::shared_ptr<HttpExchange> exchange);
+  void HandleGenerate(const HttpRequest& request, std::shared_ptr<HttpExchange> exchange);
+
+  // HandleAbortRequests
+  //
+  // POST /abort_requests {"request_ids": [...]}: every request in flight whose external id is
+  // listed ("generate-tokens-<id>", "cmpl-<id>-<prompt>") is aborted at its engine and answered
+  // with finish reason "abort". 200 with an empty body; 400 for a body that is not JSON or has
+  // no request_ids list (vLLM's wording).
+  void HandleAbortRequests(const HttpRequest& request, std::shared_ptr<HttpExchange> exchange);
 
   // OnOutputs
   //
   // One decoded message from the engines (output thread): tokens and finish reasons go to
-  // their completions, `finished_requests` are settled, the router learns the engine's load.
+  // their requests, `finished_requests` are settled, the router learns the engine's load.
   // As in Python's output handler, the outputs are processed, then the LoRA adapters of the
   // requests in flight are written into the message's SchedulerStats
   // (RequestTracker::UpdateSchedulerStats), then `record` gets the message and its
   // IterationStats (null for a message without outputs): StatsRecorder::Record, then
-  // RecordIteration. That happens before any completion the message finishes is answered, so
-  // a client that has its answer finds its request in /metrics.
+  // RecordIteration. That happens before any request the message finishes is answered, so a
+  // client that has its answer finds its request in /metrics.
   using RecordFn = std::function<void(const EngineCoreOutputs&, const IterationStats*)>;
   void OnOutputs(EngineCoreOutputs* message, const RecordFn& record);
 
   // An engine died: its requests end with an error.
   void OnEngineDead(int engine_index, const std::string& reason);
 
-  // Answers every completion in flight 503 and refuses new ones. Idempotent.
+  // Answers every request in flight 503 and refuses new ones. Idempotent.
   void Shutdown();
 
-  // Requests the tracker holds (0 once everything finished or was aborted) and completions
-  // still waiting for their answer.
+  const ServingConfig& config() const { return options_.config; }
+
+  // Engine requests the tracker holds (0 once everything finished or was aborted) and HTTP
+  // requests still waiting for their answer.
   size_t num_live_requests() const;
   size_t num_live_completions() const;
 
  private:
-  struct Completion;
+  struct Job;
   struct Choice {
-    Completion* completion = nullptr;
+    Job* job = nullptr;
     size_t index = 0;
   };
   struct Abort {
@@ -108,12 +135,18 @@ class RequestService {
     std::string request_id;
   };
 
-  void AbortCompletion(const std::string& completion_id);
+  void Submit(ParsedRequest parsed, const HttpRequest& http, std::shared_ptr<HttpExchange> ex);
+  // Aborts every unfinished choice of `job` (REQUIRES: mu_) with `reason` ("" = failed with the
+  // job's error); returns the ABORTs to send.
+  std::vector<Abort> AbortJobLocked(Job& job, const std::string& reason);
+  void AbortJob(uint64_t key);
   // Sends one ABORT per engine with its ids (outside the lock).
   void SendAborts(std::vector<Abort> aborts);
-  // Ends choice `index` of `c` (REQUIRES: mu_). `reason` "" = failed with `error`.
-  void FinishChoiceLocked(Completion& c, size_t index, std::string reason);
-  void CompleteLocked(Completion& c);
+  // Writes the choice's pending stream delta (REQUIRES: mu_).
+  void FlushLocked(Job& job, size_t index);
+  // Ends choice `index` of `job` (REQUIRES: mu_). `reason` "" = failed with the job's error.
+  void FinishChoiceLocked(Job& job, size_t index, std::string reason);
+  void CompleteLocked(Job& job);
   // Forgets request `id` without statistics (REQUIRES: mu_); returns the engine it was on.
   int64_t ForgetLocked(const std::string& id);
   double WallClock() const;
@@ -122,8 +155,9 @@ class RequestService {
   mutable std::mutex mu_;
   RequestTracker tracker_;
   EngineRouter router_;
-  std::map<std::string, std::unique_ptr<Completion>> completions_;  // by completion id
-  std::map<std::string, Choice, std::less<>> choices_;              // engine request id -> choice
+  std::map<uint64_t, std::unique_ptr<Job>> jobs_;           // by submission number
+  std::map<std::string, Choice, std::less<>> choices_;      // engine request id -> choice
+  std::multimap<std::string, uint64_t, std::less<>> external_;  // external id -> job
   uint64_t next_id_ = 0;
   uint64_t id_salt_ = 0;
   bool shut_down_ = false;

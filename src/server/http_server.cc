@@ -375,9 +375,14 @@ MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const 
       if (ConnectionGuard::Connection* account = Account(connection)) {
         state->guard->AwaitingAnswer(account);
       }
+      HttpRequest request{route.method, route.path, std::move(posted->body), {}};
+      for (const std::string& name : route.request_headers) {
+        // The first header of that name (case-insensitive), as Starlette's headers.get.
+        const char* value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name.c_str());
+        if (value != nullptr) request.headers.emplace_back(name, value);
+      }
       try {
-        route.handler(HttpRequest{route.method, route.path, std::move(posted->body)},
-                      posted->exchange);
+        route.handler(std::move(request), posted->exchange);
       } catch (const std::exception& e) {
         LogHandlerFailure(state, "route handler threw",
                           "handler for " + route.method + " " + route.path + " threw: " + e.what());

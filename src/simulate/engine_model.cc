@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "vmetrics/internal/msgpack_reader.h"
+
 namespace vmetrics::internal {
 namespace {
 
@@ -145,29 +147,138 @@ bool EngineModel::IsLive(const std::string& id) const {
   return false;
 }
 
+namespace {
+
+// The value of `key` in a raw msgpack map, raw; "" when absent or not a map.
+std::string RawMapValue(std::string_view map, std::string_view key) {
+  protocol::MsgpackReader r(map);
+  uint32_t n = 0;
+  if (!r.ReadMapHeader(&n).ok()) return "";
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view k, v;
+    if (!r.ReadStr(&k).ok()) return "";
+    if (!r.ReadRaw(&v).ok()) return "";
+    if (k == key) return std::string(v);
+  }
+  return "";
+}
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// FNV-1a over the prompt: a greedy request's tokens are a function of its prompt.
+uint64_t PromptHash(const std::vector<int64_t>& prompt) {
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t t : prompt) {
+    h ^= static_cast<uint64_t>(t);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
 bool EngineModel::AddServedRequest(const EngineCoreRequestSpec& spec) {
   if (IsLive(spec.request_id)) {
     ++totals_.requests_rejected;
     return false;
   }
   const int64_t max_len = std::max<int64_t>(options_.max_model_len, 16);
+  const SamplingParams& sp = spec.sampling;
   Request r;
   r.id = spec.request_id;
   r.prompt_tokens = Clamp(static_cast<int64_t>(spec.prompt_token_ids.size()), 1, max_len - 1);
   // max_tokens None: until the context is full, as vLLM does.
-  r.target_tokens = Clamp(spec.sampling.max_tokens.value_or(max_len), 1, max_len - r.prompt_tokens);
-  // An EOS the model samples somewhere before max_tokens, unless the request ignores it.
-  r.stops_early = !spec.sampling.ignore_eos && r.target_tokens > 1 && Chance(0.3);
-  if (r.stops_early) {
-    r.target_tokens =
-        1 + static_cast<int64_t>(Uniform(0, 1) * static_cast<double>(r.target_tokens - 1));
+  r.target_tokens = Clamp(sp.max_tokens.value_or(max_len), 1, max_len - r.prompt_tokens);
+  auto served = std::make_shared<Served>();
+  Served& s = *served;
+  s.prompt = spec.prompt_token_ids;
+  s.greedy = sp.temperature < 1e-5;
+  if (sp.seed) {
+    s.rng.seed(static_cast<uint64_t>(*sp.seed));
+  } else if (s.greedy) {
+    s.rng.seed(PromptHash(s.prompt));
+  } else {
+    s.rng.seed(rng_());
   }
+  // vLLM's check_stop: EOS unless ignore_eos (the frontend leaves _eos_token_id unset then),
+  // and any stop_token_ids token; both only once min_tokens tokens are out (the engine masks
+  // _all_stop_token_ids before that).
+  if (sp.eos_token_id && !sp.ignore_eos) {
+    s.eos = *sp.eos_token_id;
+    s.stop_candidates.push_back(*sp.eos_token_id);
+  }
+  for (int64_t t : sp.stop_token_ids.value_or(std::vector<int64_t>{})) {
+    if (!Contains(s.stop_candidates, t)) s.stop_candidates.push_back(t);
+  }
+  if (sp.allowed_token_ids) s.allowed = *sp.allowed_token_ids;
+  s.logprobs = sp.logprobs;
+  s.prompt_logprobs = sp.prompt_logprobs;
+  if (options_.echo_kv_transfer_params && !sp.extra_args.empty()) {
+    s.kv_transfer_params = RawMapValue(sp.extra_args, "kv_transfer_params");
+  }
+  const int64_t earliest = std::max<int64_t>(sp.min_tokens, 0) + 1;
+  if (!s.stop_candidates.empty() && earliest <= r.target_tokens) {
+    if (options_.served_stop == SimulatorOptions::ServedStop::kEarliest) {
+      r.stops_early = true;
+      r.target_tokens = earliest;
+    } else if (Chance(0.3)) {
+      r.stops_early = true;
+      r.target_tokens =
+          earliest + static_cast<int64_t>(s.rng() % static_cast<uint64_t>(
+                                                       r.target_tokens - earliest + 1));
+    }
+    if (r.stops_early) s.stop_token = s.stop_candidates[s.rng() % s.stop_candidates.size()];
+  }
+  r.served = std::move(served);
   DrawCacheHits(&r);
   r.pending_events.push_back({kQueued, StepTime()});
   waiting_.push_back(std::move(r));
   ++totals_.requests_arrived;
   ++totals_.requests_served;
   return true;
+}
+
+int64_t EngineModel::NextServedToken(Served* s) {
+  for (int attempt = 0;; ++attempt) {
+    const int64_t t = s->allowed.empty()
+                          ? static_cast<int64_t>(s->rng() % kVocabulary)
+                          : s->allowed[s->rng() % s->allowed.size()];
+    // Stop candidates appear only where the request stops; an allowed list of nothing else
+    // gets one anyway after a few draws (the model had no other choice).
+    if (!Contains(s->stop_candidates, t) || attempt >= 8) return t;
+  }
+}
+
+SimLogprobs EngineModel::LogprobRows(Served* s, const std::vector<int64_t>& tokens, int64_t k,
+                                     bool prompt) {
+  SimLogprobs out;
+  out.prompt = prompt;
+  const int64_t top = k < 0 ? 64 : k;  // -1: "the whole vocabulary", 64 here
+  out.rows = static_cast<int64_t>(tokens.size());
+  out.columns = top + 1;
+  for (int64_t token : tokens) {
+    // The token's rank: 1 for greedy sampling, else 1-3; the top k are `token` at its rank and
+    // other ids, with falling logprobs.
+    const int64_t rank = s->greedy ? 1 : 1 + static_cast<int64_t>(s->rng() % 3);
+    float lp = -static_cast<float>(s->rng() % 1000) / 4000.0f;
+    std::vector<float> tops;
+    for (int64_t j = 0; j < std::max(top, rank); ++j) {
+      tops.push_back(lp);
+      lp -= 0.05f + static_cast<float>(s->rng() % 1000) / 1000.0f;
+    }
+    out.token_ids.push_back(token);
+    out.logprobs.push_back(tops[static_cast<size_t>(rank - 1)]);
+    for (int64_t j = 0; j < top; ++j) {
+      int64_t id = j + 1 == rank ? token : static_cast<int64_t>(s->rng() % kVocabulary);
+      if (j + 1 != rank && id == token) id = (id + 1) % kVocabulary;
+      out.token_ids.push_back(id);
+      out.logprobs.push_back(tops[static_cast<size_t>(j)]);
+    }
+    out.ranks.push_back(rank);
+  }
+  return out;
 }
 
 void EngineModel::AbortServedRequests(std::span<const std::string> ids) {
@@ -285,8 +396,22 @@ void EngineModel::Decode(SimMessage* message, SimSpecDecodingStats* spec) {
     SimOutput out;
     out.request_id = r.id;
     out.new_token_ids.reserve(static_cast<size_t>(tokens));
-    for (int64_t i = 0; i < tokens; ++i)
-      out.new_token_ids.push_back(static_cast<int64_t>(rng_() % kVocabulary));
+    if (r.served) {
+      Served& s = *r.served;
+      for (int64_t i = 0; i < tokens; ++i) {
+        const bool last = r.generated + i + 1 == r.target_tokens;
+        out.new_token_ids.push_back(last && r.stops_early ? s.stop_token : NextServedToken(&s));
+      }
+      if (s.logprobs) out.new_logprobs = LogprobRows(&s, out.new_token_ids, *s.logprobs, false);
+      if (s.prompt_logprobs && !r.first_output_sent && s.prompt.size() > 1) {
+        // Positions 1..N-1: each row's column 0 is the prompt token there.
+        const std::vector<int64_t> rest(s.prompt.begin() + 1, s.prompt.end());
+        out.new_prompt_logprobs = LogprobRows(&s, rest, *s.prompt_logprobs, true);
+      }
+    } else {
+      for (int64_t i = 0; i < tokens; ++i)
+        out.new_token_ids.push_back(static_cast<int64_t>(rng_() % kVocabulary));
+    }
     r.generated += tokens;
     out.events = std::move(r.pending_events);
     r.pending_events.clear();
@@ -304,7 +429,15 @@ void EngineModel::Decode(SimMessage* message, SimSpecDecodingStats* spec) {
       r.first_output_sent = true;
     }
     const bool finished = r.generated >= r.target_tokens;
-    if (finished) out.finish_reason = r.stops_early ? kFinishStop : kFinishLength;
+    if (finished) {
+      out.finish_reason = r.stops_early ? kFinishStop : kFinishLength;
+      if (r.served) {
+        const Served& s = *r.served;
+        // check_stop tests EOS first: a token that is both stops without a stop_reason.
+        if (r.stops_early && s.eos != s.stop_token) out.stop_reason = s.stop_token;
+        out.kv_transfer_params = s.kv_transfer_params;
+      }
+    }
     if (options_.request_outputs) message->outputs.push_back(std::move(out));
     if (!finished) still_running.push_back(std::move(r));
   }

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <random>
 #include <span>
@@ -55,11 +56,28 @@ struct SimPrefillStats {
   int64_t num_cache_creation_tokens = 0;
 };
 
+// LogprobsLists (sample logprobs, numpy: "<i8" ids, "<f4" logprobs, "<i8" ranks, nil
+// cu_num_generated_tokens) or LogprobsTensors (prompt logprobs, torch: "int64", "float32",
+// "int64"): one row per position, `columns` entries each (the sampled or prompt token first,
+// then the top k in rank order), and the rank of the column-0 token.
+struct SimLogprobs {
+  bool prompt = false;  // LogprobsTensors (3 fields, torch dtype names)
+  int64_t rows = 0;
+  int64_t columns = 0;
+  std::vector<int64_t> token_ids;  // rows * columns
+  std::vector<float> logprobs;     // rows * columns
+  std::vector<int64_t> ranks;      // rows
+};
+
 struct SimOutput {
   std::string request_id;
   std::vector<int64_t> new_token_ids;
-  std::optional<int> finish_reason;  // FinishReason: 0 stop, 1 length
-  std::vector<SimEvent> events;      // empty = nil on the wire
+  std::optional<SimLogprobs> new_logprobs;
+  std::optional<SimLogprobs> new_prompt_logprobs;
+  std::optional<int> finish_reason;     // FinishReason: 0 stop, 1 length
+  std::optional<int64_t> stop_reason;   // the stop_token_ids token that stopped it
+  std::vector<SimEvent> events;         // empty = nil on the wire
+  std::string kv_transfer_params;       // raw msgpack; "" = nil
   std::optional<SimPrefillStats> prefill_stats;
 };
 
@@ -166,11 +184,26 @@ class EngineModel {
   EngineTotals& mutable_totals() { return totals_; }
 
  private:
+  // What a served request asked for (its ADD's SamplingParams), beyond its length.
+  struct Served {
+    std::vector<int64_t> prompt;
+    std::vector<int64_t> stop_candidates;  // _eos_token_id (unless ignore_eos) + stop_token_ids
+    std::optional<int64_t> eos;
+    std::vector<int64_t> allowed;  // allowed_token_ids; empty = the vocabulary
+    int64_t stop_token = -1;       // the token that ends it at target_tokens, if stops_early
+    std::optional<int64_t> logprobs;
+    std::optional<int64_t> prompt_logprobs;
+    std::string kv_transfer_params;  // raw msgpack to send back, with echo_kv_transfer_params
+    std::mt19937_64 rng;             // its tokens: seeded, greedy or drawn from the engine's
+    bool greedy = false;
+  };
+
   struct Request {
     std::string id;
     int64_t prompt_tokens = 0;
     int64_t target_tokens = 0;  // output tokens before finishing
     bool stops_early = false;   // finishes by EOS ("stop") rather than max_tokens ("length")
+    std::shared_ptr<Served> served;  // null for synthetic requests
     int64_t generated = 0;
     int64_t local_hit_tokens = 0;
     int64_t external_hit_tokens = 0;
@@ -185,6 +218,10 @@ class EngineModel {
   // defers it) from its prompt length.
   void DrawCacheHits(Request* r);
   bool IsLive(const std::string& id) const;
+  // A served request's next token (never a stop candidate: those come only where it stops)
+  // and its logprob rows.
+  int64_t NextServedToken(Served* s);
+  SimLogprobs LogprobRows(Served* s, const std::vector<int64_t>& tokens, int64_t k, bool prompt);
 
   double StepTime() const;
   void Arrive(double now);

@@ -50,6 +50,10 @@ class MsgspecWriter {
     Str(k);
     return *this;
   }
+  void Ext(int8_t type, std::string_view data) {
+    pk_.pack_ext(data.size(), type);
+    pk_.pack_ext_body(data.data(), static_cast<uint32_t>(data.size()));
+  }
   void Raw(std::string_view bytes) { buf_.write(bytes.data(), bytes.size()); }
   void OptInt(const std::optional<int64_t>& v) { v ? Int(*v) : Nil(); }
   void OptDouble(const std::optional<double>& v) { v ? Double(*v) : Nil(); }

@@ -1,5 +1,8 @@
 #include "wire_encode.h"
 
+#include <cstring>
+#include <initializer_list>
+
 #include "msgspec_writer.h"
 
 namespace vmetrics::internal {
@@ -137,20 +140,52 @@ void WriteSchedulerStats(Writer& w, const SimSchedulerStats& s, SimConnector con
   w.Key("perf_stats").Nil();
 }
 
+// A tensor triple [dtype, shape, data] with the data inline as ext 3 (vLLM's encoder sends
+// buffers below its size threshold that way, larger ones as aux frames; a frontend reads both).
+template <typename T>
+void WriteTensor(Writer& w, std::string_view dtype, std::initializer_list<int64_t> shape,
+                 const std::vector<T>& values) {
+  w.Array(3);
+  w.Str(dtype);
+  w.Array(static_cast<uint32_t>(shape.size()));
+  for (int64_t d : shape) w.Int(d);
+  std::string bytes(values.size() * sizeof(T), '\0');
+  std::memcpy(bytes.data(), values.data(), bytes.size());  // little-endian host, as numpy's "<"
+  w.Ext(3, bytes);
+}
+
+// LogprobsLists [ids, logprobs, ranks, cu_num_generated_tokens] (numpy dtypes) or
+// LogprobsTensors [ids, logprobs, ranks] (torch dtype names).
+void WriteLogprobs(Writer& w, const SimLogprobs& l) {
+  w.Array(l.prompt ? 3 : 4);
+  WriteTensor(w, l.prompt ? "int64" : "<i8", {l.rows, l.columns}, l.token_ids);
+  WriteTensor(w, l.prompt ? "float32" : "<f4", {l.rows, l.columns}, l.logprobs);
+  WriteTensor(w, l.prompt ? "int64" : "<i8", {l.rows}, l.ranks);
+  if (!l.prompt) w.Nil();  // cu_num_generated_tokens: nil in a per-request output
+}
+
 // EngineCoreOutput: array_like, all 16 positions.
 void WriteOutput(Writer& w, const SimOutput& o) {
   w.Array(16);
   w.Str(o.request_id);
   w.IntList(o.new_token_ids);
-  w.Nil();  // new_logprobs
-  w.Nil();  // new_prompt_logprobs_tensors
+  if (o.new_logprobs) {
+    WriteLogprobs(w, *o.new_logprobs);
+  } else {
+    w.Nil();
+  }
+  if (o.new_prompt_logprobs) {
+    WriteLogprobs(w, *o.new_prompt_logprobs);
+  } else {
+    w.Nil();
+  }
   w.Nil();  // pooling_output
   if (o.finish_reason) {
     w.Int(*o.finish_reason);
   } else {
     w.Nil();
   }
-  w.Nil();  // stop_reason (EOS and length stops carry none)
+  w.OptInt(o.stop_reason);  // a stop_token_ids token; EOS and length stops carry none
   if (o.events.empty()) {
     w.Nil();  // the engine sends nil, not [], when there are no events
   } else {
@@ -162,7 +197,11 @@ void WriteOutput(Writer& w, const SimOutput& o) {
       w.Key("timestamp").Double(e.timestamp);
     }
   }
-  w.Nil();  // kv_transfer_params
+  if (o.kv_transfer_params.empty()) {
+    w.Nil();
+  } else {
+    w.Raw(o.kv_transfer_params);
+  }
   w.Nil();  // ec_transfer_params
   w.Nil();  // trace_headers
   if (o.prefill_stats) {

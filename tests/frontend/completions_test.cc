@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "api_error.h"
 #include "loadgen/http_client.h"
 #include "vmetrics/frontend.h"
 #include "vmetrics/simulator.h"
@@ -292,7 +293,8 @@ TEST_F(CompletionsTest, EngineDeathEndsTheRequestWithAnError) {
   EXPECT_EQ(r.status, 500) << r.body << r.error;
   json doc = json::parse(r.body, nullptr, false);
   ASSERT_TRUE(doc.is_object()) << r.body;
-  EXPECT_EQ(doc["error"]["type"], "EngineDeadError");
+  // vLLM maps an EngineDeadError to 500 InternalServerError (error_response.py).
+  EXPECT_EQ(doc["error"]["type"], "InternalServerError");
   EXPECT_NE(doc["error"]["message"].get<std::string>().find("engine 0 died"), std::string::npos)
       << r.body;
   EXPECT_EQ(frontend_->live_requests(), 0u);
@@ -330,7 +332,7 @@ TEST_F(CompletionsTest, StreamedRequestOnADyingEngineEndsWithAnErrorEvent) {
                  return true;
                });
   EXPECT_EQ(r.status, 200) << r.error;
-  EXPECT_NE(stream.find(R"("type":"EngineDeadError")"), std::string::npos) << stream;
+  EXPECT_NE(stream.find(R"("type":"InternalServerError")"), std::string::npos) << stream;
   EXPECT_TRUE(stream.size() >= 14 &&
               stream.compare(stream.size() - 14, 14, "data: [DONE]\n\n") == 0)
       << stream;
@@ -408,7 +410,7 @@ TEST_F(CompletionsTest, BadRequestsAreRefusedWithClearMessages) {
   const std::vector<Case> cases = {
       {"not json", 400, "not valid JSON"},
       {"[1,2]", 400, "must be a JSON object"},
-      {"{}", 400, "prompt is required"},
+      {"{}", 400, "Either prompt or prompt_embeds must be provided"},
       {R"({"prompt":"hello"})", 400, "tokenization is not part of vmetrics"},
       {R"({"prompt":["hello","world"]})", 400, "tokenization is not part of vmetrics"},
       {R"({"prompt":[]})", 400, "prompt must not be empty"},
@@ -418,8 +420,8 @@ TEST_F(CompletionsTest, BadRequestsAreRefusedWithClearMessages) {
       {R"({"prompt":{"a":1}})", 400, "list of token ids"},
       {R"({"prompt":[1],"max_tokens":0})", 400, "max_tokens must be at least 1"},
       {R"({"prompt":[1],"max_tokens":"5"})", 400, "max_tokens must be an integer"},
-      {R"({"prompt":[1],"n":0})", 400, "n must be between 1 and 128"},
-      {R"({"prompt":[1],"n":1000})", 400, "n must be between 1 and 128"},
+      {R"({"prompt":[1],"n":0})", 400, "n must be at least 1, got 0."},
+      {R"({"prompt":[1],"n":1000})", 400, "n must be at most 128, got 1000."},
       {R"({"prompt":[1],"n":1.5})", 400, "n must be an integer"},
       {R"({"prompt":[1],"temperature":-1})", 400, "temperature must be non-negative"},
       {R"({"prompt":[1],"temperature":"hot"})", 400, "temperature must be a number"},
@@ -437,6 +439,7 @@ TEST_F(CompletionsTest, BadRequestsAreRefusedWithClearMessages) {
     json doc = json::parse(r.body, nullptr, false);
     ASSERT_TRUE(doc.is_object()) << what << ": " << r.body;
     EXPECT_EQ(doc["error"]["code"], c.status) << what;
+    EXPECT_EQ(doc["error"]["type"], frontend::ErrorType(c.status)) << what;
     EXPECT_NE(doc["error"]["message"].get<std::string>().find(c.message_part), std::string::npos)
         << what << ": " << r.body;
   }

@@ -31,7 +31,7 @@ using nlohmann::json;
 HttpRoute VersionRoute() {
   HttpRoute route;
   route.method = "GET";
-  route.path = "/version";
+  route.path = "/embedder/version";
   route.handler = [](HttpRequest, std::shared_ptr<HttpExchange> exchange) {
     exchange->Reply(200, "application/json", R"({"version":"embedded-1"})");
   };
@@ -114,7 +114,7 @@ TEST(FrontendFromOptions, ServesMetricsHealthCompletionsAndExtraRoutes) {
       << metrics.body;
   EXPECT_NE(metrics.body.find("vmetrics_engine_up{engine=\"0\"} 1.0\n"), std::string::npos);
 
-  HttpClientResponse version = HttpGet(base + "/version");
+  HttpClientResponse version = HttpGet(base + "/embedder/version");
   EXPECT_EQ(version.status, 200);
   EXPECT_EQ(version.body, R"({"version":"embedded-1"})");
 
@@ -258,20 +258,30 @@ TEST(OpenAiRoutes, ErrorsAreInVllmsErrorFormat) {
   const HttpReply too_large = frontend::OpenAiErrorReply(413, "request body larger than 8 bytes");
   EXPECT_EQ(too_large.status, 413u);
   EXPECT_EQ(too_large.content_type, "application/json");
+  // A Starlette HTTPException: the type is CPython's HTTPStatus phrase (vLLM's handlers/http.py).
   EXPECT_EQ(too_large.body,
             R"({"error":{"code":413,"message":"request body larger than 8 bytes","param":null,)"
-            R"("type":"BadRequestError"}})");
+            R"("type":"Request Entity Too Large"}})");
+  EXPECT_EQ(json::parse(frontend::OpenAiErrorReply(400, "bad").body)["error"]["type"],
+            "BadRequestError");
+  EXPECT_EQ(json::parse(frontend::OpenAiErrorReply(404, "no").body)["error"]["type"],
+            "NotFoundError");
   EXPECT_EQ(json::parse(frontend::OpenAiErrorReply(500, "boom").body)["error"]["type"],
             "InternalServerError");
   EXPECT_EQ(json::parse(frontend::OpenAiErrorReply(503, "stopping").body)["error"]["type"],
-            "ServiceUnavailableError");
-  const std::vector<HttpRoute> routes = frontend::OpenAiRoutes(nullptr);
-  ASSERT_EQ(routes.size(), 1u);
-  EXPECT_EQ(routes[0].method, "POST");
-  EXPECT_EQ(routes[0].path, "/v1/completions");
-  ASSERT_TRUE(routes[0].error_reply);
+            "Service Unavailable");
+  const std::vector<HttpRoute> routes = frontend::OpenAiRoutes({});
+  std::vector<std::string> listed;
+  for (const HttpRoute& route : routes) {
+    listed.push_back(route.method + " " + route.path);
+    ASSERT_TRUE(route.error_reply) << listed.back();
+  }
+  EXPECT_EQ(listed, (std::vector<std::string>{"POST /v1/completions",
+                                              "POST /inference/v1/generate",
+                                              "POST /abort_requests", "GET /v1/models",
+                                              "GET /version", "GET /ping", "POST /ping"}));
   EXPECT_EQ(routes[0].error_reply(503, "the server is stopping").body,
-            frontend::ErrorJson({503, "ServiceUnavailableError", "the server is stopping"}));
+            frontend::ErrorJson({503, "Service Unavailable", "the server is stopping", ""}));
 }
 
 }  // namespace

@@ -1,0 +1,54 @@
+// Pieces both token APIs share; see api_common.h.
+#include "api_common.h"
+
+#include "vmetrics/internal/json_from_msgpack.h"
+
+namespace vmetrics::frontend {
+
+MaybeError CheckCacheSalt(const std::optional<std::string>& salt) {
+  if (!salt) return std::nullopt;
+  if (salt->empty()) {
+    return BadRequest("Parameter 'cache_salt' must be a non-empty string if provided.",
+                      "cache_salt");
+  }
+  if (salt->size() > 128 || salt->find_first_of(std::string("@/\\\0", 4)) != std::string::npos) {
+    return BadRequest(
+        "Parameter 'cache_salt' must be at most 128 characters and must not contain '@', '/', "
+        "'\\', or NUL.",
+        "cache_salt");
+  }
+  return std::nullopt;
+}
+
+MaybeError CheckModel(JsonFields& f, const ServingConfig& config,
+                      std::optional<LoraModule>* lora) {
+  std::optional<std::string> model;
+  if (MaybeError e = f.OptStr("model", &model)) return e;
+  if (!model || *model == config.served_model_name) return std::nullopt;
+  for (const LoraModule& m : config.lora_modules) {
+    if (m.name == *model) {
+      *lora = m;
+      return std::nullopt;
+    }
+  }
+  return MakeError(404, "The model `" + *model + "` does not exist.", "model");
+}
+
+MaybeError ReadStreamOptions(JsonFields& f, TokenRequest* r) {
+  const Json* options = nullptr;
+  if (MaybeError e = f.OptObject("stream_options", &options)) return e;
+  if (options == nullptr) return std::nullopt;
+  JsonFields o(*options, f.Name("stream_options") + ".");
+  if (MaybeError e = o.Bool("include_usage", &r->include_usage)) return e;
+  if (MaybeError e = o.Bool("continuous_usage_stats", &r->continuous_usage)) return e;
+  if (MaybeError e = o.Unread()) return e;
+  r->continuous_usage = r->continuous_usage && r->include_usage;
+  return std::nullopt;
+}
+
+Json MsgpackValueJson(std::string_view raw) {
+  Result<Json> v = protocol::MsgpackToJson(raw);
+  return v.ok() ? std::move(*v) : Json(nullptr);
+}
+
+}  // namespace vmetrics::frontend

@@ -1,0 +1,39 @@
+// File: api_common.h
+//
+// Request checks and answer pieces both token APIs (completion_api.h, generate_api.h) share,
+// each as vLLM's server has it.
+//
+// Pure functions: safe from any thread.
+#ifndef VMETRICS_FRONTEND_API_COMMON_H_
+#define VMETRICS_FRONTEND_API_COMMON_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "json_fields.h"
+#include "token_request.h"
+
+namespace vmetrics::frontend {
+
+// vLLM's cache_salt check (validate_cache_salt, vllm/entrypoints/generate/base/protocol.py at
+// vllm-project/vllm 567b35aa): null, or a non-empty string of at most 128 characters without
+// '@', '/', '\\' or NUL.
+MaybeError CheckCacheSalt(const std::optional<std::string>& salt);
+
+// `model`: absent, null, the served name, or a LoRA module's name (returned in `lora`);
+// anything else is vLLM's 404 "The model `X` does not exist." (models/serving.py at 00153c8b).
+MaybeError CheckModel(JsonFields& f, const ServingConfig& config,
+                      std::optional<LoraModule>* lora);
+
+// stream_options {include_usage, continuous_usage_stats}; continuous usage needs include_usage
+// (should_include_usage, vllm/entrypoints/serve/utils/api_utils.py at 00a5fdd2).
+MaybeError ReadStreamOptions(JsonFields& f, TokenRequest* r);
+
+// A raw msgpack value the engine sent (kv_transfer_params) as the JSON vLLM's server answers
+// with: maps in wire order, ints and floats kept apart. Null when it does not decode.
+Json MsgpackValueJson(std::string_view raw);
+
+}  // namespace vmetrics::frontend
+
+#endif  // VMETRICS_FRONTEND_API_COMMON_H_

@@ -1,0 +1,147 @@
+// Strict readers of a request's JSON fields; see json_fields.h.
+#include "json_fields.h"
+
+namespace vmetrics::frontend {
+
+JsonFields::JsonFields(const Json& object, std::string prefix)
+    : object_(object), prefix_(std::move(prefix)) {}
+
+const Json* JsonFields::Get(std::string_view key) {
+  auto it = object_.find(std::string(key));
+  if (it == object_.end()) return nullptr;
+  read_.emplace(key);
+  return &*it;
+}
+
+bool JsonFields::Has(std::string_view key) {
+  const Json* v = Get(key);
+  return v != nullptr && !v->is_null();
+}
+
+std::optional<int64_t> JsonInt(const Json& v) {
+  if (!v.is_number_integer()) return std::nullopt;
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) return std::nullopt;
+  return v.get<int64_t>();
+}
+
+MaybeError JsonFields::Int(std::string_view key, int64_t* out) {
+  const Json* v = Get(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  if (!v->is_number_integer()) return Refuse(key, Name(key) + " must be an integer");
+  std::optional<int64_t> i = JsonInt(*v);
+  if (!i) return Refuse(key, Name(key) + " is too large");
+  *out = *i;
+  return std::nullopt;
+}
+
+MaybeError JsonFields::OptInt(std::string_view key, std::optional<int64_t>* out) {
+  const Json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  if (v->is_null()) {
+    out->reset();
+    return std::nullopt;
+  }
+  int64_t i = 0;
+  if (MaybeError e = Int(key, &i)) return e;
+  *out = i;
+  return std::nullopt;
+}
+
+MaybeError JsonFields::Double(std::string_view key, double* out) {
+  const Json* v = Get(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  if (!v->is_number()) return Refuse(key, Name(key) + " must be a number");
+  *out = v->get<double>();
+  return std::nullopt;
+}
+
+MaybeError JsonFields::Bool(std::string_view key, bool* out) {
+  const Json* v = Get(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  if (!v->is_boolean()) return Refuse(key, Name(key) + " must be a boolean");
+  *out = v->get<bool>();
+  return std::nullopt;
+}
+
+MaybeError JsonFields::OptBool(std::string_view key, std::optional<bool>* out) {
+  const Json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  if (v->is_null()) {
+    out->reset();
+    return std::nullopt;
+  }
+  bool b = false;
+  if (MaybeError e = Bool(key, &b)) return e;
+  *out = b;
+  return std::nullopt;
+}
+
+MaybeError JsonFields::Str(std::string_view key, std::string* out) {
+  const Json* v = Get(key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  if (!v->is_string()) return Refuse(key, Name(key) + " must be a string");
+  *out = v->get<std::string>();
+  return std::nullopt;
+}
+
+MaybeError JsonFields::OptStr(std::string_view key, std::optional<std::string>* out) {
+  const Json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  if (v->is_null()) {
+    out->reset();
+    return std::nullopt;
+  }
+  if (!v->is_string()) return Refuse(key, Name(key) + " must be a string");
+  *out = v->get<std::string>();
+  return std::nullopt;
+}
+
+MaybeError JsonFields::OptIntList(std::string_view key, std::optional<std::vector<int64_t>>* out,
+                                  int64_t min, int64_t max) {
+  const Json* v = Get(key);
+  if (v == nullptr) return std::nullopt;
+  if (v->is_null()) {
+    out->reset();
+    return std::nullopt;
+  }
+  if (!v->is_array()) return Refuse(key, Name(key) + " must be a list of integers");
+  std::vector<int64_t> list;
+  list.reserve(v->size());
+  for (const Json& e : *v) {
+    std::optional<int64_t> i = JsonInt(e);
+    if (!i) return Refuse(key, Name(key) + " must be a list of integers");
+    if (*i < min || *i > max) {
+      return Refuse(key, Name(key) + " values must be between " + std::to_string(min) + " and " +
+                             std::to_string(max));
+    }
+    list.push_back(*i);
+  }
+  *out = std::move(list);
+  return std::nullopt;
+}
+
+MaybeError JsonFields::OptObject(std::string_view key, const Json** out) {
+  const Json* v = Get(key);
+  *out = nullptr;
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  if (!v->is_object()) return Refuse(key, Name(key) + " must be an object");
+  *out = v;
+  return std::nullopt;
+}
+
+MaybeError JsonFields::Unread() const {
+  for (auto it = object_.begin(); it != object_.end(); ++it) {
+    if (read_.count(it.key()) == 0) {
+      return BadRequest("Unknown parameter `" + Name(it.key()) +
+                            "`: vmetrics does not know it, and it does not ignore parameters.",
+                        Name(it.key()));
+    }
+  }
+  return std::nullopt;
+}
+
+std::string DumpJson(const Json& v) {
+  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace vmetrics::frontend

@@ -1,0 +1,87 @@
+// File: json_fields.h
+//
+// JsonFields: reads the fields of one JSON object of a request body, each with its type
+// checked and a 400 naming it otherwise, and remembers which it read, so that a field nobody
+// read can be refused by name: vmetrics never accepts a parameter it ignores. Absent and null
+// fields leave the output as it was (the caller's default), except where noted.
+//
+// Types are read strictly, as msgspec reads a SamplingParams: an integer field takes a JSON
+// integer (not 5.0, not "5"); a number field takes an integer or a float; a boolean field only
+// true or false. An integer above 2^63 - 1 is refused ("... is too large"), as Python's encoder
+// refuses it with an OverflowError.
+//
+// Thread safety: one reader per thread; the object must outlive it.
+//
+// Example:
+//   nlohmann::ordered_json doc = nlohmann::ordered_json::parse(R"({"n":2,"x":1})");
+//   JsonFields f(doc, "");
+//   int64_t n = 1;
+//   EXPECT_FALSE(f.Int("n", &n));
+//   EXPECT_EQ(f.Unread()->message, "Unknown parameter `x`: vmetrics does not know it, and it "
+//             "does not ignore parameters.");
+#ifndef VMETRICS_FRONTEND_JSON_FIELDS_H_
+#define VMETRICS_FRONTEND_JSON_FIELDS_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api_error.h"
+
+namespace vmetrics::frontend {
+
+using Json = nlohmann::ordered_json;
+using MaybeError = std::optional<ApiError>;
+
+class JsonFields {
+ public:
+  // `prefix` goes before every field name in messages and `param` ("sampling_params.").
+  JsonFields(const Json& object, std::string prefix);
+
+  // The field's value, marked read; nullptr when absent. Null is returned (it is a value).
+  const Json* Get(std::string_view key);
+  // Present and not null (marks it read).
+  bool Has(std::string_view key);
+  // The name a message uses: prefix + key.
+  std::string Name(std::string_view key) const { return prefix_ + std::string(key); }
+
+  MaybeError Int(std::string_view key, int64_t* out);
+  MaybeError OptInt(std::string_view key, std::optional<int64_t>* out);  // null -> nullopt
+  MaybeError Double(std::string_view key, double* out);
+  MaybeError Bool(std::string_view key, bool* out);
+  MaybeError OptBool(std::string_view key, std::optional<bool>* out);  // null -> nullopt
+  MaybeError Str(std::string_view key, std::string* out);
+  MaybeError OptStr(std::string_view key, std::optional<std::string>* out);  // null -> nullopt
+  // A list of integers; `min`..`max` per element. null -> nullopt.
+  MaybeError OptIntList(std::string_view key, std::optional<std::vector<int64_t>>* out,
+                        int64_t min = INT64_MIN, int64_t max = INT64_MAX);
+  // An object (null -> nullptr, absent -> nullptr).
+  MaybeError OptObject(std::string_view key, const Json** out);
+
+  // A refusal of the first field nobody read, or nullopt.
+  MaybeError Unread() const;
+
+  // A 400 about `key`.
+  ApiError Refuse(std::string_view key, const std::string& message) const {
+    return BadRequest(message, Name(key));
+  }
+
+ private:
+  const Json& object_;
+  std::string prefix_;
+  std::set<std::string, std::less<>> read_;
+};
+
+// A JSON integer as int64: nullopt when it is not an integer or does not fit.
+std::optional<int64_t> JsonInt(const Json& v);
+
+// JSON text of a value for a response: invalid UTF-8 in strings is replaced, never thrown.
+std::string DumpJson(const Json& v);
+
+}  // namespace vmetrics::frontend
+
+#endif  // VMETRICS_FRONTEND_JSON_FIELDS_H_

@@ -1,0 +1,87 @@
+// JSON values as msgspec encodes their Python counterparts; see msgpack_from_json.h.
+#include "msgpack_from_json.h"
+
+#include <cstring>
+#include <msgpack.hpp>
+
+namespace vmetrics::frontend {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using Packer = msgpack::packer<msgpack::sbuffer>;
+
+void PackString(Packer& pk, const std::string& s) {
+  pk.pack_str(static_cast<uint32_t>(s.size()));
+  pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
+}
+
+void Pack(msgpack::sbuffer& buf, Packer& pk, const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null:
+    case Json::value_t::discarded:
+      pk.pack_nil();
+      return;
+    case Json::value_t::boolean:
+      v.get<bool>() ? pk.pack_true() : pk.pack_false();
+      return;
+    case Json::value_t::number_integer:
+      pk.pack_int64(v.get<int64_t>());  // smallest encoding, as msgspec
+      return;
+    case Json::value_t::number_unsigned:
+      pk.pack_uint64(v.get<uint64_t>());
+      return;
+    case Json::value_t::number_float: {
+      // msgspec writes every float as float64; msgpack-cxx's pack_double would write 2.0 as
+      // an int.
+      const double d = v.get<double>();
+      uint64_t bits = 0;
+      std::memcpy(&bits, &d, sizeof bits);
+      char bytes[9];
+      bytes[0] = static_cast<char>(0xcb);
+      for (int i = 0; i < 8; ++i) bytes[1 + i] = static_cast<char>(bits >> (56 - 8 * i));
+      buf.write(bytes, sizeof bytes);
+      return;
+    }
+    case Json::value_t::string:
+      PackString(pk, v.get_ref<const std::string&>());
+      return;
+    case Json::value_t::binary:
+      pk.pack_bin(static_cast<uint32_t>(v.get_binary().size()));
+      pk.pack_bin_body(reinterpret_cast<const char*>(v.get_binary().data()),
+                       static_cast<uint32_t>(v.get_binary().size()));
+      return;
+    case Json::value_t::array:
+      pk.pack_array(static_cast<uint32_t>(v.size()));
+      for (const Json& e : v) Pack(buf, pk, e);
+      return;
+    case Json::value_t::object:
+      pk.pack_map(static_cast<uint32_t>(v.size()));
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        PackString(pk, it.key());
+        Pack(buf, pk, it.value());
+      }
+      return;
+  }
+}
+
+}  // namespace
+
+std::string MsgpackFromJson(const Json& value) {
+  msgpack::sbuffer buf;
+  Packer pk(buf);
+  Pack(buf, pk, value);
+  return std::string(buf.data(), buf.size());
+}
+
+std::string MsgpackMapFromJson(const std::vector<std::pair<std::string, const Json*>>& entries) {
+  msgpack::sbuffer buf;
+  Packer pk(buf);
+  pk.pack_map(static_cast<uint32_t>(entries.size()));
+  for (const auto& [key, value] : entries) {
+    PackString(pk, key);
+    Pack(buf, pk, *value);
+  }
+  return std::string(buf.data(), buf.size());
+}
+
+}  // namespace vmetrics::frontend

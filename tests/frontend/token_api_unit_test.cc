@@ -1,0 +1,171 @@
+// The pieces of the token APIs without a server: request JSON -> msgpack as vLLM's Python
+// frontend encodes it (kv_transfer_params), logprob rows decoded with vLLM's dict semantics,
+// the generate request parser against vLLM's test_protocol.py, the error types per status.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "api_common.h"
+#include "api_error.h"
+#include "completion_api.h"
+#include "generate_api.h"
+#include "logprobs.h"
+#include "msgpack_from_json.h"
+#include "vmetrics/engine_request.h"
+
+namespace vmetrics::frontend {
+namespace {
+
+std::string Bytes(std::initializer_list<int> b) {
+  std::string s;
+  for (int c : b) s.push_back(static_cast<char>(c));
+  return s;
+}
+
+// Every kind of JSON value as msgspec writes it: ints in their smallest encoding (unsigned
+// formats for non-negative values), floats always float64 (1.0 stays a float), maps in the
+// JSON's key order.
+TEST(MsgpackFromJson, EncodesAsPythonsFrontendDoes) {
+  const Json v = Json::parse(
+      R"({"t":true,"i":[300,-7,-200],"f":1.0,"n":null,"b":9223372036854775807,"s":"x","m":{}})");
+  const std::string expected =
+      Bytes({0x87, 0xa1, 't', 0xc3, 0xa1, 'i', 0x93, 0xcd, 0x01, 0x2c, 0xf9, 0xd1, 0xff, 0x38,
+             0xa1, 'f', 0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0, 0xa1, 'n', 0xc0, 0xa1, 'b', 0xcf,
+             0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xa1, 's', 0xa1, 'x', 0xa1, 'm',
+             0x80});
+  EXPECT_EQ(MsgpackFromJson(v), expected);
+  // And back, as the response renders what the engine returned: the same JSON text.
+  EXPECT_EQ(MsgpackValueJson(expected).dump(), v.dump());
+}
+
+// The engine request carries kv_transfer_params inside SamplingParams.extra_args.
+TEST(MsgpackFromJson, KvTransferParamsReachTheEngineRequest) {
+  ServingConfig config;
+  config.served_model_name = "m";
+  ParsedRequest p = ParseGenerateRequest(
+      R"({"token_ids":[1,2],"sampling_params":{"max_tokens":2},)"
+      R"("kv_transfer_params":{"do_remote_prefill":true,"remote_block_ids":[4,5]}})",
+      config);
+  ASSERT_TRUE(p.ok()) << p.error->message;
+  const Json kv = Json::parse(R"({"do_remote_prefill":true,"remote_block_ids":[4,5]})");
+  EXPECT_EQ(p.request.sampling.extra_args,
+            Bytes({0x81, 0xb2}) + "kv_transfer_params" + MsgpackFromJson(kv));
+  EngineCoreRequestSpec spec;
+  spec.request_id = "r";
+  spec.prompt_token_ids = {1, 2};
+  spec.sampling = p.request.sampling;
+  const std::string wire = EncodeEngineCoreRequest(spec);
+  Result<EngineCoreRequestSpec> back = DecodeEngineCoreRequest(wire);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->sampling.extra_args, p.request.sampling.extra_args);
+  EXPECT_FALSE(back->sampling.detokenize);  // a tokens-only server
+}
+
+// vLLM's test_protocol.py: an omitted max_tokens is not "provided" (the server computes it),
+// an explicit one is kept.
+TEST(ParseGenerateRequest, OmittedMaxTokensIsComputedExplicitIsKept) {
+  ServingConfig config;
+  config.max_model_len = 100;
+  ParsedRequest omitted = ParseGenerateRequest(R"({"token_ids":[1,2,3],"sampling_params":{}})",
+                                               config);
+  ASSERT_TRUE(omitted.ok());
+  EXPECT_EQ(omitted.request.sampling.max_tokens, 97);
+  for (int v : {16, 50}) {
+    ParsedRequest given = ParseGenerateRequest(
+        R"({"token_ids":[1,2,3],"sampling_params":{"max_tokens":)" + std::to_string(v) + "}}",
+        config);
+    ASSERT_TRUE(given.ok());
+    EXPECT_EQ(given.request.sampling.max_tokens, v);
+  }
+  config.generation.max_tokens = 10;  // generation_config.json's max_new_tokens caps it
+  EXPECT_EQ(ParseGenerateRequest(R"({"token_ids":[1],"sampling_params":{}})", config)
+                .request.sampling.max_tokens,
+            10);
+}
+
+// /v1/completions: null max_tokens is 16 (normalize_null_max_tokens), an absent one too.
+TEST(ParseCompletionRequest, NullMaxTokensIs16) {
+  ServingConfig config;
+  EXPECT_EQ(ParseCompletionRequest(R"({"prompt":[1],"max_tokens":null})", config)
+                .request.sampling.max_tokens,
+            16);
+  EXPECT_EQ(ParseCompletionRequest(R"({"prompt":[1]})", config).request.sampling.max_tokens, 16);
+}
+
+// EOS: --eos-token-id reaches the engine as _eos_token_id and in _all_stop_token_ids (which
+// min_tokens masks), unless ignore_eos; stop_token_ids join the latter.
+TEST(ParseCompletionRequest, EosAndStopTokensAsVllmsFrontendSetsThem) {
+  ServingConfig config;
+  config.generation.eos_token_id = 2;
+  ParsedRequest p =
+      ParseCompletionRequest(R"({"prompt":[1],"stop_token_ids":[9,9,7],"min_tokens":1})", config);
+  ASSERT_TRUE(p.ok()) << p.error->message;
+  EXPECT_EQ(p.request.sampling.eos_token_id, 2);
+  EXPECT_EQ(p.request.sampling.stop_token_ids, (std::vector<int64_t>{9, 7}));
+  EXPECT_EQ(p.request.sampling.all_stop_token_ids, (std::vector<int64_t>{2, 7, 9}));
+  ParsedRequest ignore = ParseCompletionRequest(R"({"prompt":[1],"ignore_eos":true})", config);
+  ASSERT_TRUE(ignore.ok());
+  EXPECT_FALSE(ignore.request.sampling.eos_token_id.has_value());
+}
+
+// A row of the engine's logprob arrays, as numpy LogprobsLists: ids <i8, logprobs <f4,
+// ranks <i8.
+struct Row {
+  std::string ids, lps, ranks;
+  Logprobs wire;
+  Row(const std::vector<int64_t>& id_row, const std::vector<float>& lp_row, int64_t rank) {
+    ids.assign(reinterpret_cast<const char*>(id_row.data()), id_row.size() * 8);
+    lps.assign(reinterpret_cast<const char*>(lp_row.data()), lp_row.size() * 4);
+    ranks.assign(reinterpret_cast<const char*>(&rank), 8);
+    const auto cols = static_cast<int64_t>(id_row.size());
+    wire.fields = {Tensor{"<i8", {1, cols}, -1, ids}, Tensor{"<f4", {1, cols}, -1, lps},
+                   Tensor{"<i8", {1}, -1, ranks}};
+  }
+};
+
+// vLLM's dict semantics (the PR-stage test_logprobs_render.py case): the sampled token is slot
+// 0; appearing again at slot j it keeps its place and takes slot j's logprob and rank.
+TEST(DecodeLogprobRows, KeepsVllmsDictSemantics) {
+  Row dup({7, 7, 8, 9}, {-0.5f, -1.0f, -2.0f, -3.0f}, 4);
+  std::vector<PositionLogprobs> rows;
+  ASSERT_TRUE(DecodeLogprobRows(dup.wire, 3, &rows));
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_EQ(rows[0].size(), 3u);
+  EXPECT_EQ(rows[0][0].token_id, 7);
+  EXPECT_DOUBLE_EQ(rows[0][0].logprob, -1.0);
+  EXPECT_EQ(rows[0][0].rank, 1);
+  EXPECT_EQ(rows[0][1].token_id, 8);
+  EXPECT_EQ(rows[0][2].token_id, 9);
+
+  Row plain({7, 8, 9, 10}, {-0.5f, -1.0f, -2.0f, -3.0f}, 4);
+  rows.clear();
+  ASSERT_TRUE(DecodeLogprobRows(plain.wire, 2, &rows));
+  ASSERT_EQ(rows[0].size(), 3u);  // the sampled token and the top 2
+  EXPECT_EQ(rows[0][0].rank, 4);
+  EXPECT_EQ(rows[0][1].rank, 1);
+  EXPECT_EQ(rows[0][2].token_id, 9);
+  EXPECT_EQ(FindLogprob(rows[0], 8)->rank, 1);
+  EXPECT_EQ(FindLogprob(rows[0], 10), nullptr);
+
+  Logprobs not_tensors;
+  not_tensors.fields = {std::nullopt, std::nullopt, std::nullopt};
+  rows.clear();
+  EXPECT_FALSE(DecodeLogprobRows(not_tensors, 1, &rows));
+  EXPECT_TRUE(rows.empty());
+}
+
+TEST(ErrorType, AsVllmsServerGivesThem) {
+  EXPECT_EQ(ErrorType(400), "BadRequestError");
+  EXPECT_EQ(ErrorType(404), "NotFoundError");
+  EXPECT_EQ(ErrorType(413), "Request Entity Too Large");
+  EXPECT_EQ(ErrorType(422), "UnprocessableEntityError");
+  EXPECT_EQ(ErrorType(500), "InternalServerError");
+  EXPECT_EQ(ErrorType(501), "NotImplementedError");
+  EXPECT_EQ(ErrorType(503), "Service Unavailable");
+}
+
+}  // namespace
+}  // namespace vmetrics::frontend
