@@ -507,8 +507,8 @@ Status Frontend::Start() {
   ro.config.max_model_len = o.max_model_len;
   ro.config.served_model_name = o.served_model_name;
   ro.config.lora_modules = m.checked.lora_modules;
-  ro.config.max_logprobs = a.max_logprobs;
-  ro.config.enable_prompt_tokens_details = a.enable_prompt_tokens_details;
+  ro.config.max_logprobs = m.options.max_logprobs;
+  ro.config.enable_prompt_tokens_details = m.options.enable_prompt_tokens_details;
   ro.config.generation = m.checked.generation;
   if (!ro.config.generation.eos_token_id) {
     LogWarning("no EOS token (--eos-token-id, --generation-config): engines stop requests at "
