@@ -44,7 +44,7 @@ bool ToDouble(const std::string& s, double* v) {
 }
 
 void WriteFamily(std::string_view name, std::string_view meta_name, std::string_view type,
-            std::string_view help, double value, std::string* out) {
+                 std::string_view help, double value, std::string* out) {
   out->append("# HELP ").append(meta_name).append(" ").append(help).append("\n");
   out->append("# TYPE ").append(meta_name).append(" ").append(type).append("\n");
   out->append(name).append(" ");
@@ -120,22 +120,23 @@ void WriteProcessMetrics(const ProcessStats& stats, ExpositionFormat format, std
   if (stats.stat) {
     const ProcessStats::FromStat& s = *stats.stat;
     WriteFamily("process_virtual_memory_bytes", "process_virtual_memory_bytes", "gauge",
-           "Virtual memory size in bytes.", s.virtual_memory_bytes, out);
+                "Virtual memory size in bytes.", s.virtual_memory_bytes, out);
     WriteFamily("process_resident_memory_bytes", "process_resident_memory_bytes", "gauge",
-           "Resident memory size in bytes.", s.resident_memory_bytes, out);
+                "Resident memory size in bytes.", s.resident_memory_bytes, out);
     WriteFamily("process_start_time_seconds", "process_start_time_seconds", "gauge",
-           "Start time of the process since unix epoch in seconds.", s.start_time_seconds, out);
+                "Start time of the process since unix epoch in seconds.", s.start_time_seconds,
+                out);
     // Text 0.0.4 names a counter's metadata with _total, OpenMetrics without.
     WriteFamily("process_cpu_seconds_total",
-           format == ExpositionFormat::kOpenMetrics ? "process_cpu_seconds"
-                                                    : "process_cpu_seconds_total",
-           "counter", "Total user and system CPU time spent in seconds.", s.cpu_seconds, out);
+                format == ExpositionFormat::kOpenMetrics ? "process_cpu_seconds"
+                                                         : "process_cpu_seconds_total",
+                "counter", "Total user and system CPU time spent in seconds.", s.cpu_seconds, out);
   }
   if (stats.fds) {
     WriteFamily("process_open_fds", "process_open_fds", "gauge", "Number of open file descriptors.",
-           stats.fds->open, out);
+                stats.fds->open, out);
     WriteFamily("process_max_fds", "process_max_fds", "gauge",
-           "Maximum number of open file descriptors.", stats.fds->max, out);
+                "Maximum number of open file descriptors.", stats.fds->max, out);
   }
 }
 

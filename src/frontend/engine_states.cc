@@ -17,18 +17,28 @@ EngineStates::EngineStates(Registry* registry, std::vector<int> engine_indexes) 
   // vmetrics_engine_up is the declared family the recorder registers for other users
   // (metrics-reference); serve registers it here, before any recorder exists.
   const internal::FamilyDeclaration& up_decl = internal::Declaration(internal::FamilyId::kEngineUp);
-  GaugeFamily up(&registry->AddFamily({std::string(up_decl.name), MetricType::kGauge,
-                                       std::string(up_decl.help), {"engine"}, {}, 1}));
+  GaugeFamily up(&registry->AddFamily({std::string(up_decl.name),
+                                       MetricType::kGauge,
+                                       std::string(up_decl.help),
+                                       {"engine"},
+                                       {},
+                                       1}));
   GaugeFamily state(&registry->AddFamily(
-      {"vmetrics_engine_state", MetricType::kGauge,
+      {"vmetrics_engine_state",
+       MetricType::kGauge,
        "State of each expected engine: starting (not yet ready), ready, dead. 1 for the current "
        "state.",
-       {"engine", "state"}, {}, 1}));
+       {"engine", "state"},
+       {},
+       1}));
   CounterFamily dropped(&registry->AddFamily(
-      {"vmetrics_input_messages_dropped", MetricType::kCounter,
+      {"vmetrics_input_messages_dropped",
+       MetricType::kCounter,
        "Messages on the handshake or input socket, once the engines joined, that were not part "
        "of an engine joining again: dropped.",
-       {"socket"}, {}, 1}));
+       {"socket"},
+       {},
+       1}));
   engines_.reserve(engine_indexes.size());
   for (int index : engine_indexes) {
     Engine e;
@@ -123,9 +133,12 @@ HealthReport EngineStates::Health() const {
 
 void RegisterBuildInfo(Registry* registry) {
   GaugeFamily build_info(&registry->AddFamily(
-      {"vmetrics_build_info", MetricType::kGauge,
+      {"vmetrics_build_info",
+       MetricType::kGauge,
        "The vmetrics build: its version and the git revision it was built from. Always 1.",
-       {"version", "revision"}, {}, 1}));
+       {"version", "revision"},
+       {},
+       1}));
   build_info.GetOrCreate({BuildVersion(), BuildRevision()})->Set(1);
 }
 

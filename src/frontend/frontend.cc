@@ -15,11 +15,11 @@
 #include "engine_states.h"
 #include "environment.h"
 #include "generation_config.h"
-#include "vmetrics/frontend/log.h"
 #include "openai_routes.h"
 #include "request_service.h"
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/exposition.h"
+#include "vmetrics/frontend/log.h"
 #include "vmetrics/process_metrics.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/web_config.h"
@@ -332,8 +332,7 @@ struct Frontend::Impl {
     states->CountDropped(d.socket);
     // Once per kind and socket: a flood is counted, not logged line by line.
     if (dropped_logged.insert(std::string(d.socket) + ":" + std::string(d.kind)).second) {
-      LogWarning("dropped a message on the " + std::string(d.socket) + " socket (" +
-                 d.detail +
+      LogWarning("dropped a message on the " + std::string(d.socket) + " socket (" + d.detail +
                  "); further ones of this kind are only counted in "
                  "vmetrics_input_messages_dropped_total");
     }
@@ -434,7 +433,7 @@ Status Frontend::Bind() {
   for (size_t i = 0; i < api.size(); ++i) {
     HttpRoute route = api[i];
     route.handler = [&m, i, error = route.error_reply](HttpRequest request,
-                                                        std::shared_ptr<HttpExchange> exchange) {
+                                                       std::shared_ptr<HttpExchange> exchange) {
       // Acquire: api_routes was filled before the store.
       if (m.requests_ready.load(std::memory_order_acquire) == nullptr) {
         exchange->Reply(error(503, "the engines are not ready yet"));

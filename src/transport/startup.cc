@@ -131,8 +131,8 @@ TransportStatus EngineCoreClient::Impl::Bind() {
   return TransportStatus::Ok();
 }
 
-EngineCoreClient::Impl::WaitResult EngineCoreClient::Impl::WaitReadable(
-    Clock::time_point deadline, int* which) {
+EngineCoreClient::Impl::WaitResult EngineCoreClient::Impl::WaitReadable(Clock::time_point deadline,
+                                                                        int* which) {
   const bool frontend = options.mode == StartupMode::kFrontend;
   for (;;) {
     if (wake.Notified()) return WaitResult::kStopped;
@@ -210,8 +210,8 @@ TransportStatus EngineCoreClient::Impl::HandleHandshakeMessage(size_t nframes,
   const bool startup = strictness == Strictness::kStartup;
   if (nframes != 2) {
     return TransportStatus::Protocol(
-        st, "expected [identity, message] on the handshake socket, got " +
-                std::to_string(nframes) + " frames");
+        st, "expected [identity, message] on the handshake socket, got " + std::to_string(nframes) +
+                " frames");
   }
   const std::string_view identity(static_cast<const char*>(frames[0].data()), frames[0].size());
   const std::string_view body(static_cast<const char*>(frames[1].data()), frames[1].size());
@@ -268,8 +268,7 @@ TransportStatus EngineCoreClient::Impl::HandleHandshakeMessage(size_t nframes,
       st, "unexpected status '" + msg->status + "' from " + who + " (expected HELLO or READY)");
 }
 
-TransportStatus EngineCoreClient::Impl::HandleInputMessage(size_t nframes,
-                                                           Strictness strictness) {
+TransportStatus EngineCoreClient::Impl::HandleInputMessage(size_t nframes, Strictness strictness) {
   const std::string stage(kStageRegistration);
   const bool startup = strictness == Strictness::kStartup;
   if (nframes != 2) {

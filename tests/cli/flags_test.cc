@@ -3,10 +3,10 @@
 // The `vmetrics` binary's flags from the outside: every subcommand is there with the flags the
 // docs, the tests and users rely on, and options that cannot be used end the process at once
 // with a message naming the flag and exit status 2 (a usage error, found by the flag parser or
-// by the subcommand; 1 is for a serve or demo that cannot start: its engines or sockets). The work behind the flags is
-// tested in tests/frontend and beside it; here only what src/cli adds.
-#include <gtest/gtest.h>
+// by the subcommand; 1 is for a serve or demo that cannot start: its engines or sockets). The work
+// behind the flags is tested in tests/frontend and beside it; here only what src/cli adds.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -224,8 +224,8 @@ TEST(Flags, ServeWithItsHttpPortInUseEndsAtOnce) {
 // Text log lines start with their UTC time; --log-level drops the lines below it.
 TEST(Flags, ServeLogLinesHaveTimestampsAndTheLevelFilters) {
   const std::vector<std::string> no_engine = {
-      "serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0",
-      "--engine-ready-timeout", "0.2"};
+      "serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--engine-ready-timeout",
+      "0.2"};
   const RunResult info = RunVmetrics(no_engine);
   ASSERT_EQ(info.error, "");
   EXPECT_EQ(ExitStatus(info), 1) << info.err;  // no engine came: not a usage error

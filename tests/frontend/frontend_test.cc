@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "completion_api.h"
-#include "openai_routes.h"
 #include "loadgen/http_client.h"
+#include "openai_routes.h"
 #include "vmetrics/simulator.h"
 
 namespace vmetrics {
@@ -158,9 +158,11 @@ TEST(FrontendOptionsCheck, BadOptionsFailBindNamingTheFlag) {
       {[](FrontendOptions* o) { o->engine_ready_timeout_s = 0; }, "--engine-ready-timeout"},
       {[](FrontendOptions* o) { o->web_config_file = "/nonexistent/web.yml"; },
        "/nonexistent/web.yml"},
-      {[](FrontendOptions* o) { o->lora_modules = {{"sql", "/a/sql"}}; }, "--enable-lora"},
-      {[](FrontendOptions* o) { o->handshake_address = "tcp://0.0.0.0:0"; },
-       "--advertise-address"},
+      {[](FrontendOptions* o) {
+         o->lora_modules = {{"sql", "/a/sql"}};
+       },
+       "--enable-lora"},
+      {[](FrontendOptions* o) { o->handshake_address = "tcp://0.0.0.0:0"; }, "--advertise-address"},
       {[](FrontendOptions* o) {
          o->handshake_address.clear();
          o->data_parallel_address = "0.0.0.0";
