@@ -228,6 +228,14 @@ UNKNOWN_ENGINE = Family("vmetrics_unknown_engine_messages", COUNTER,
 KV_PAYLOADS = Family("vmetrics_kv_connector_payloads", COUNTER,
                      "KV-connector payloads received in SchedulerStats.kv_connector_stats, by "
                      "connector class name and outcome (recorded, unknown_connector, malformed).")
+# Registered on the first skipped value, every reason's child at once, in this order
+# (include/vmetrics/reporter.h kWireSkipReasons).
+WIRE_SKIPPED = Family("vmetrics_wire_values_skipped", COUNTER,
+                      "Single values inside decoded messages that were skipped (the rest was "
+                      "recorded), by reason.")
+WIRE_SKIP_REASONS = ["wrong_type", "negative_increment", "nan_increment", "integer_overflow",
+                     "invalid_utf8", "label_value_too_long", "label_values_limit",
+                     "nan_observation"]
 
 # ------------------------------------------------------------------------------------------------
 # Connector rows (the *PromMetrics classes of docs/design.md §3.7). One row per connector; a row's
@@ -1009,6 +1017,14 @@ class Recorder:
         self.make_metric(UNKNOWN_ENGINE, [], self.exposition.vmetrics)
         self.make_metric(KV_PAYLOADS, ["connector", "outcome"], self.exposition.vmetrics)
 
+    def skip(self, reason):
+        """One value skipped inside a decoded message (vmetrics_wire_values_skipped_total)."""
+        if WIRE_SKIPPED.name not in self.metrics:
+            metric = self.make_metric(WIRE_SKIPPED, ["reason"], self.exposition.vmetrics)
+            for r in WIRE_SKIP_REASONS:
+                metric.labels(r)
+        self.metrics[WIRE_SKIPPED.name].labels(reason).inc()
+
     def child(self, name, engine, *extra):
         return self.metrics[name].labels(self.model_name, str(engine), *extra)
 
@@ -1159,8 +1175,11 @@ class Recorder:
             if field.how == ADD_SCALAR:
                 if is_number(value):
                     child.inc(value)
+                else:
+                    self.skip("wrong_type")
                 continue
             if not isinstance(value, list) or not all(is_number(x) for x in value):
+                self.skip("wrong_type")
                 continue
             for element in value:
                 if field.how == OBSERVE_EACH:
@@ -1178,6 +1197,7 @@ class Recorder:
             field.family.name for field in MOONCAKE_STORE.fields)
         for operation, records in payload.items():
             if not isinstance(records, list):
+                self.skip("wrong_type")
                 continue
             for record in records:
                 status = str(record.get("status", "ok"))

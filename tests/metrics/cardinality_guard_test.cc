@@ -195,7 +195,7 @@ TEST(CardinalityGuard, DroppedCountersAreKeptPerFamilyAndLoggedOnce) {
 }
 
 // Every byte of `text` is valid UTF-8 and every line is a comment or a sample: what promtool
-// needs to parse it (tests/cli/hostile_captures_test.sh runs promtool itself).
+// needs to parse it (tests/cli/hostile_captures.sh runs promtool itself).
 void ExpectParsableText(const std::string& text) {
   EXPECT_TRUE(internal::IsValidUtf8(text));
   EXPECT_LT(text.size(), 64u * 1024) << "exposition grew with the wire";
