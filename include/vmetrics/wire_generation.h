@@ -131,6 +131,7 @@ const char* ReadyFormName(ReadyForm form);
 enum class LogprobsForm : uint8_t { kListTriple, kListQuadruple, kTensors };
 
 inline constexpr size_t kMaxOutputPositions = 24;
+inline constexpr uint8_t kNilRunToTheEnd = 0xff;  // WireGeneration::nil_run_end: no stop
 
 struct WireGeneration {
   std::string_view name;        // "g20260814-6adad087"
@@ -140,9 +141,10 @@ struct WireGeneration {
   // EngineCoreOutput, position by position.
   std::array<OutputField, kMaxOutputPositions> output{};
   uint8_t output_count = 0;
-  // For position p: the first position at or after p whose field does not accept nil (or
-  // output_count): a run of nils may be skipped up to it, since nil leaves every field before
-  // it at its default. Filled by MakeWireGeneration.
+  // For position p: the first position at or after p whose field does not accept nil, or
+  // kNilRunToTheEnd when there is none (and for every p past the generation's positions): a run
+  // of nils may be skipped up to it, since nil leaves every field before it at its default.
+  // Filled by MakeWireGeneration. The decoder needs no bounds check beyond p < its size.
   std::array<uint8_t, kMaxOutputPositions + 1> nil_run_end{};
   // SchedulerStats keys, in declaration order (msgspec writes them all).
   std::span<const std::string_view> scheduler_stats_keys;

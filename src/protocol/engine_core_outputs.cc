@@ -211,22 +211,26 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
       out->new_token_ids.push_back(tok);
     }
   }
-  const uint32_t known = wire.output_count;
+  // The table in locals: stores through `out` may alias it (uint8_t), and reloading it per
+  // position costs.
+  const OutputField* const fields = wire.output.data();
+  const uint8_t* const nil_run_end = wire.nil_run_end.data();
   for (uint32_t pos = 2; pos < n; ++pos) {
     // Most positions of most outputs are nil, and nil leaves every field at its default except
     // the int fields that never are None (num_nans_in_logits, num_cached_tokens): consume the
     // run of nils up to the next of those (the table's nil_run_end), and move on. Past the
     // table's last int field, and past its last position, the run goes to the end.
-    uint32_t stop = pos < known ? wire.nil_run_end[pos] : n;
-    if (stop >= known) stop = n;
+    const uint32_t stop = pos < kMaxOutputPositions ? nil_run_end[pos] : n;
     pos += r.SkipNils(std::min(n, stop) - pos);
     if (pos == n) break;
+    // Positions past the table's are kUnknown in it (MakeWireGeneration), up to its capacity.
+    const OutputField field = pos < kMaxOutputPositions ? fields[pos] : OutputField::kUnknown;
     Status s;
-    switch (wire.output_field(pos)) {
+    switch (field) {
       case OutputField::kNewLogprobs:
       case OutputField::kNewPromptLogprobsTensors: {
-        auto& dst = wire.output[pos] == OutputField::kNewLogprobs ? out->new_logprobs
-                                                                  : out->new_prompt_logprobs_tensors;
+        auto& dst = field == OutputField::kNewLogprobs ? out->new_logprobs
+                                                       : out->new_prompt_logprobs_tensors;
         if (!ConsumeNil(r)) {
           dst.emplace();
           s = DecodeLogprobs(r, frames, &*dst);
@@ -319,7 +323,7 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
     if (!s.ok()) {
       if (s.code() == StatusCode::kMalformed && s.detail() == StatusDetail::kNone) {
         // Name the field: a wrong type at a position says which generation's field it was.
-        return Status::Malformed(std::string(OutputFieldName(wire.output_field(pos))) + ": " +
+        return Status::Malformed(std::string(OutputFieldName(field)) + ": " +
                                      s.message(),
                                  s.offset());
       }

@@ -14,11 +14,12 @@ namespace {
 using F = OutputField;
 
 constexpr WireGeneration MakeWireGeneration(WireGeneration g, std::initializer_list<F> fields) {
+  g.output.fill(F::kUnknown);  // positions past the generation's: skipped
   for (F f : fields) g.output[g.output_count++] = f;
-  g.nil_run_end[g.output_count] = g.output_count;
+  g.nil_run_end.fill(kNilRunToTheEnd);
   for (size_t p = g.output_count; p-- > 0;) {
-    g.nil_run_end[p] =
-        (AcceptedTypes(g.output[p]) & kWireNil) != 0 ? g.nil_run_end[p + 1] : static_cast<uint8_t>(p);
+    g.nil_run_end[p] = (AcceptedTypes(g.output[p]) & kWireNil) != 0 ? g.nil_run_end[p + 1]
+                                                                     : static_cast<uint8_t>(p);
   }
   return g;
 }
@@ -233,7 +234,14 @@ constexpr bool TablesAreConsistent() {
     if (g.output_count < 2 || g.output_count > kMaxOutputPositions) return false;
     if (g.output[0] != F::kRequestId || g.output[1] != F::kNewTokenIds) return false;
     for (size_t p = 0; p < g.output_count; ++p) {
-      if (g.nil_run_end[p] < p || g.nil_run_end[p] > g.output_count) return false;
+      const uint8_t end = g.nil_run_end[p];
+      if (end != kNilRunToTheEnd && (end < p || end >= g.output_count)) return false;
+    }
+    for (size_t p = g.output_count; p < kMaxOutputPositions; ++p) {
+      if (g.nil_run_end[p] != kNilRunToTheEnd) return false;
+    }
+    for (size_t p = g.output_count; p < kMaxOutputPositions; ++p) {
+      if (g.output[p] != F::kUnknown) return false;
     }
   }
   return true;
