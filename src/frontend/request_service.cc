@@ -260,7 +260,8 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
                                      s.ToString());
         aborts = AbortJobLocked(j, "");
       }
-      std::erase_if(aborts, [engine](const Abort& a) { return a.engine_index == engine; });
+      const int64_t failed = engine;  // a structured binding: clang 14 cannot capture it
+      std::erase_if(aborts, [failed](const Abort& a) { return a.engine_index == failed; });
       SendAborts(std::move(aborts));
       break;
     }
