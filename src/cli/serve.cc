@@ -150,7 +150,7 @@ int RunServe(const ServeFlags& flags) {
     frontend::LogError("--http-max-connections (" + std::to_string(options.http.max_connections) +
                        ") must be at least --http-threads (" +
                        std::to_string(options.http.threads) + ")");
-    return 1;
+    return 2;
   }
   (void)frontend::ParseLogFormat(flags.log_format, &options.log_format);  // checked by CLI11
   frontend::SetLogFormat(options.log_format);

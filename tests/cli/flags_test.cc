@@ -161,11 +161,11 @@ TEST(Flags, UnusableOptionsEndAtOnceNamingTheFlag) {
        "--lora-modules: nopath is not name=path"},
       {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0",
         "--http-request-timeout", "86401"},
-       105,  // CLI11's status for a value its range check refuses
+       2,
        "--http-request-timeout"},
       {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--http-threads", "4",
         "--http-max-connections", "2"},
-       1,
+       2,
        "--http-max-connections (2) must be at least --http-threads (4)"},
       {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--speculative-config",
         "3"},

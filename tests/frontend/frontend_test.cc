@@ -79,7 +79,7 @@ TEST(FrontendFromOptions, ServesMetricsHealthCompletionsAndExtraRoutes) {
     EXPECT_EQ(health.body, "starting: 0 of 1 engines ready\n");
     HttpClientResponse completion = HttpPost(early + "/v1/completions", R"({"prompt":[1]})");
     EXPECT_EQ(completion.status, 503) << completion.body;
-    EXPECT_EQ(json::parse(completion.body)["error"]["type"], "ServiceUnavailableError");
+    EXPECT_EQ(json::parse(completion.body)["error"]["type"], "Service Unavailable");
   }
 
   SimulatorOptions so;
