@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The two commands a new user types (see README.md):
 #   make demo   - install the build dependencies of the binary, build only the binary (in
 #                 build-demo, tests off), run stand-in engines and the server, show /metrics

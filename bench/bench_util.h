@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: bench/bench_util.h
 //
 // Small helpers the benchmark binaries share: the counters every throughput benchmark reports

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // decode_bench: DecodeEngineCoreOutputs over the W1 (stats-heavy) and W2 (output-heavy)
 // captures, one core, no recording. Baselines in the same file: the same decode into a fresh
 // EngineCoreOutputs per message (what reusing `out` saves), and msgpack-cxx's unpack() with

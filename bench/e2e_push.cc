@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vmetrics_bench_push: the engine side of the end-to-end benchmark. It plays every engine of a
 // workload in bootstrapped mode (a DEALER per engine registering on the frontend's input
 // ROUTER with a ready response, and a PUSH per engine to its output PULL), then pushes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // floor_bench: the floor of decoding, protocol::ValidateOne over the W1 and W2 captures. It
 // reads every header and checks every length against the input and builds nothing, so no
 // decoder that validates its input can be faster; decode+record is reported against it.

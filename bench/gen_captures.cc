@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vmetrics_bench_gen: writes the benchmark workloads (bench/workloads.h) as capture files.
 //
 //   build-bench/bench/vmetrics_bench_gen bench/captures          # full sizes

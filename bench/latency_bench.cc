@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // latency_bench: how long recording one message takes (StatsRecorder::Record of a decoded W1
 // message: 64 NIXL transfers, 8 store records, 16 Mooncake P2P transfers) into the 64-engine
 // W3 registry, p50/p99/p99.9 over every message, while nothing else runs and while the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // memory_bench: heap bytes per counter, gauge and histogram child, measured as glibc
 // mallinfo2() deltas (uordblks: bytes in use, chunk headers and rounding included). Children
 // are created the way a frontend creates them: 96 families x 64 engines with the labels

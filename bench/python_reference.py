@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The Python side of `bench/compare`: vLLM's Python frontend, as far as metrics go, timed on the
 same captures as the C++ benchmarks.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // record_bench: decode + record, the work the output loop of `vmetrics serve` does for every
 // message (src/frontend/frontend.cc: DecodeEngineCoreOutputs into a reused EngineCoreOutputs, then
 // StatsRecorder::Record), over the W1 and W2 captures on one core. Also: recording alone

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // render_bench: rendering the W3 registry (every family populated) for 1, 8 and 64 engines in
 // the text format (WriteText, what /metrics serves by default) and OpenMetrics, each with and
 // without gzip (GzipCompress, what a Prometheus scrape with Accept-Encoding: gzip gets). Every

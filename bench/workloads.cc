@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deterministic workload generators. Values come from splitmix64 and simple closed forms, never
 // from std::*_distribution (whose algorithms differ between standard libraries), so a seed
 // gives the same bytes everywhere; the layout follows src/simulate/wire_encode.cc (msgspec).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: bench/workloads.h
 //
 // The benchmark workloads (bench/README.md), generated deterministically (same seed, same bytes on

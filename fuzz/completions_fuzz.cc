@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // completions_fuzz: libFuzzer target for ParseCompletionRequest and ParseGenerateRequest (the
 // bodies of POST /v1/completions and POST /inference/v1/generate, which any HTTP client can
 // send): every input goes through both parsers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: completions_fuzz_check.h
 //
 // The invariants of a POST /v1/completions or /inference/v1/generate body through
@@ -45,8 +46,7 @@ std::string CheckTokenRequestInvariants(std::string_view body, Parse parse) {
   if (a.ok() != b.ok()) return "two parses disagree on acceptance";
   if (!a.ok()) {
     const frontend::ApiError& e = *a.error;
-    if (e.status != b.error->status || e.message != b.error->message ||
-        e.param != b.error->param) {
+    if (e.status != b.error->status || e.message != b.error->message || e.param != b.error->param) {
       return "two parses give different errors";
     }
     if (e.status != 400 && e.status != 404)
@@ -64,9 +64,8 @@ std::string CheckTokenRequestInvariants(std::string_view body, Parse parse) {
   const frontend::TokenRequest& s = b.request;
   const SamplingParams& p = r.sampling;
   if (r.prompts != s.prompts || p.max_tokens != s.sampling.max_tokens || p.n != s.sampling.n ||
-      r.stream != s.stream || p.ignore_eos != s.sampling.ignore_eos ||
-      p.seed != s.sampling.seed || p.extra_args != s.sampling.extra_args ||
-      r.lora.has_value() != s.lora.has_value()) {
+      r.stream != s.stream || p.ignore_eos != s.sampling.ignore_eos || p.seed != s.sampling.seed ||
+      p.extra_args != s.sampling.extra_args || r.lora.has_value() != s.lora.has_value()) {
     return "two parses accept different requests";
   }
   if (r.lora && (r.lora->name != "fuzz-lora" || r.lora->lora_int_id != 1)) {
@@ -101,9 +100,8 @@ inline std::string CheckCompletionInvariants(std::string_view body) {
     return frontend::ParseCompletionRequest(b, c);
   });
   if (!why.empty()) return "completions: " + why;
-  why = CheckTokenRequestInvariants(body, [](std::string_view b, const auto& c) {
-    return frontend::ParseGenerateRequest(b, c);
-  });
+  why = CheckTokenRequestInvariants(
+      body, [](std::string_view b, const auto& c) { return frontend::ParseGenerateRequest(b, c); });
   if (!why.empty()) return "generate: " + why;
   return "";
 }

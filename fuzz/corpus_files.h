@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: corpus_files.h
 //
 // Listing and reading a fuzz corpus directory, for the ctest replays of the corpora

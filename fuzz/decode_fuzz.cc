@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // decode_fuzz: libFuzzer target for DecodeEngineCoreOutputs.
 //
 // Feeds the input as frame 0 (and, when its first byte is odd, as frame 0 plus one aux frame;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: decode_fuzz_check.h
 //
 // The invariants the decode fuzzer checks, shared by the libFuzzer entry (decode_fuzz.cc) and

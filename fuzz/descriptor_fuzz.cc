@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // descriptor_fuzz: libFuzzer target for ParseMetricsDescriptor (the `_metrics_descriptor` a
 // third-party KV connector sends to describe its metrics).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: descriptor_fuzz_check.h
 //
 // The invariants the descriptor fuzzer checks, shared by the libFuzzer entry

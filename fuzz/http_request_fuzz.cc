@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // http_request_fuzz: libFuzzer target for the socket-free request handling of src/server.
 //
 // Feeds the input as an HTTP request head through AddHeader, RouteFor, Negotiate,

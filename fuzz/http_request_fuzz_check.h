@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: http_request_fuzz_check.h
 //
 // The invariants the HTTP request fuzzer checks, shared by the libFuzzer entry

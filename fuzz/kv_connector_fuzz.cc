@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kv_connector_fuzz: libFuzzer target for the KV-connector payload path, from decoding
 // kv_connector_stats to rendering what was recorded.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: kv_connector_fuzz_check.h
 //
 // The invariants the KV-connector fuzzer checks, shared by the libFuzzer entry

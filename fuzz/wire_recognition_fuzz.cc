@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wire_recognition_fuzz: libFuzzer target for recognising an engine's wire generation
 // (wire_decoder.h) and decoding with the recognised table. The input is a stream of messages;
 // wire_recognition_fuzz_check.h has its layout and the invariants.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: wire_recognition_fuzz_check.h
 //
 // The invariants the wire-recognition fuzzer checks, shared by the libFuzzer entry
@@ -36,7 +37,8 @@ namespace vmetrics::fuzz {
 inline std::vector<std::string_view> SplitMessages(std::string_view data) {
   std::vector<std::string_view> messages;
   while (data.size() >= 2 && messages.size() < 64) {
-    size_t n = static_cast<uint8_t>(data[0]) | (static_cast<size_t>(static_cast<uint8_t>(data[1])) << 8);
+    size_t n =
+        static_cast<uint8_t>(data[0]) | (static_cast<size_t>(static_cast<uint8_t>(data[1])) << 8);
     data.remove_prefix(2);
     if (n > data.size()) n = data.size();
     messages.push_back(data.substr(0, n));

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_format.sh [FILE...]: fails when a tracked .h/.cc file (or each FILE given) is not as
 # clang-format (.clang-format: Google style, 100 columns) would write it. Prints the
 # differences clang-format reports and the list of files to reformat (`make format` does it).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """check_links.py: fails when a link or path in the docs or in code comments does not resolve
 inside the repository.
 

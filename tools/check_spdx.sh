@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_spdx.sh [DIR]: fails when a file git tracks in DIR (default: this repository) should
 # carry the SPDX licence line (tools/spdx_files.sh) and does not have it as its first line, or
 # as its second after a `#!` line. Lists every such file; tools/add_spdx.sh adds the lines.

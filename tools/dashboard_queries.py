@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Prints every PromQL expression of a Grafana dashboard, ready to send to Prometheus.
 
     tools/dashboard_queries.py [DASHBOARD.json] [--rate-interval 1m] [--drop-variable-matchers]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures and goldens for the `_metrics_descriptor` protocol, from a Python peer.
 
 This script

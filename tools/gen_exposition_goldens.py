@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Renders a small registry with prometheus_client into the exposition goldens.
 
 Regenerate (from the repository root, with Debian's python3-prometheus-client 0.16):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the msgpack fixtures the protocol tests decode.
 
 A peer we did not write (python3-msgpack) encodes every fixture, so the C++ decoder is checked

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes tests/golden/float_format.tsv: doubles and prometheus_client's floatToGoString of them.
 
 Regenerate (from the repository root, with Debian's python3-prometheus-client 0.16):

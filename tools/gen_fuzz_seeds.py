@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Seeds the corpora of the KV-connector and descriptor fuzzers from the committed fixtures.
 
 The fixtures (tools/gen_fixtures.py, tools/gen_descriptor_fixtures.py) were encoded by a peer

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Golden expositions for `vmetrics replay`, produced by an independent Python peer.
 
 For every scenario in SCENARIOS this script

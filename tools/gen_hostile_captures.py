@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes captures whose strings and values no real engine should send, for the check that
 nothing from the wire can poison an exposition or crash a subcommand
 (tests/cli/hostile_captures.sh).

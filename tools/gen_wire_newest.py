@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the captures of the newest wire generation (after vLLM 6adad087) the tests decode.
 
 No newer upstream tree could be run, so these bytes are encoded here, by a peer we did not

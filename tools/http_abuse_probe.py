@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Hostile-client probe for `vmetrics serve` (loopback only), for docs/reliability.md §1.2.
 
 Each scenario abuses the server from 127.0.0.1 and times scrapes of /metrics from 127.0.0.2

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Imports the wire-generation captures into tests/fixtures/wire_generations/.
 
 The captures are imported data, not generated files: they were produced once by running each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates every generated test file (fixtures, goldens, tables) and fails if that changed
 # anything under tests/ or fuzz/corpus/ (the seeds), so CI catches a generator change committed
 # without its outputs.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run_clang_tidy.sh [--tests] [--jobs N] [BUILD_DIR] [-- FILE...]
 #
 # Runs clang-tidy (.clang-tidy at the top of the tree) over every tracked src/**/*.cc that

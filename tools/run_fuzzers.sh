@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets with clang (build-fuzz/) and runs each one for SECONDS (default
 # 60) over its corpus fuzz/corpus/<target minus _fuzz>/. New interesting inputs go to
 # fuzz/out/<target>/ (git-ignored), so the committed corpus changes only on purpose; a crash

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/setup.sh [--runtime]
 #
 # Installs the Debian 12 packages vmetrics needs. By default everything needed to build, test,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Which tracked files carry an SPDX licence line, and in which comment syntax: sourced by
 # tools/add_spdx.sh and tools/check_spdx.sh so the two can never disagree.
 #

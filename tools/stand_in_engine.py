@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A stand-in vLLM EngineCore written in Python, for testing a frontend against Python encoding.
 
 It meets the frontend the way vLLM's EngineCoreProc does (vllm/v1/engine/core.py in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: connector_catalog.h
 //
 // The connector catalog: one row per KV-transfer connector, describing its

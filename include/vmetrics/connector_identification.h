@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: connector_identification.h
 //
 // Which connector row each kv_connector_stats payload records with. Decoding hands out the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: connector_walk.h
 //
 // Walking an identified kv_connector_stats payload with its connector row

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: demo.h
 //
 // RunDemo: what `vmetrics demo` does, a first look at vmetrics in one process on loopback.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: engine_core_client.h
 //
 // EngineCoreClient: the frontend's end of vLLM's EngineCore sockets over ZeroMQ. It binds the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: engine_core_outputs.h
 //
 // Typed model of what vLLM's EngineCore sends its frontend on the output socket, and the
@@ -27,7 +28,13 @@
 namespace vmetrics {
 
 // FinishReason IntEnum; str() of it is the `finished_reason` label.
-enum class FinishReason : uint8_t { kStop = 0, kLength = 1, kAbort = 2, kError = 3, kRepetition = 4 };
+enum class FinishReason : uint8_t {
+  kStop = 0,
+  kLength = 1,
+  kAbort = 2,
+  kError = 3,
+  kRepetition = 4
+};
 const char* FinishReasonName(FinishReason reason);  // "stop", "length", ...
 
 // EngineCoreEventType IntEnum.
@@ -89,9 +96,9 @@ struct EngineCoreOutput {
   std::optional<FinishReason> finish_reason;
   StopReason stop_reason;
   std::optional<std::vector<EngineCoreEvent>> events;  // nil on the wire when there are none
-  std::string_view kv_transfer_params;  // raw msgpack, empty when nil
-  std::string_view ec_transfer_params;  // raw msgpack, empty when nil
-  std::string_view trace_headers;       // raw msgpack, empty when nil
+  std::string_view kv_transfer_params;                 // raw msgpack, empty when nil
+  std::string_view ec_transfer_params;                 // raw msgpack, empty when nil
+  std::string_view trace_headers;                      // raw msgpack, empty when nil
   std::optional<PrefillStats> prefill_stats;
   // Older generations (up to g20260413) send these on every output instead of prefill_stats;
   // the frontend turns them into the request's prefill statistics with the prompt length it
@@ -193,8 +200,8 @@ struct ConnectorPayload {
   // named by nothing; "unknown" for a malformed payload with no name.
   std::string_view connector;
   PayloadNamedBy named_by = PayloadNamedBy::kNothing;
-  bool data_wrapped = false;    // pre-September-2026 Multi child {"data": {...}}, unwrapped
-  bool malformed = false;       // the payload is not a map
+  bool data_wrapped = false;  // pre-September-2026 Multi child {"data": {...}}, unwrapped
+  bool malformed = false;     // the payload is not a map
   // The Multi child key is not valid UTF-8: refused (malformed, connector "unknown"), so the
   // bytes never become a label value.
   bool invalid_utf8_name = false;
@@ -235,8 +242,8 @@ struct SchedulerStats {
 // UtilityOutput: array_like [call_id, failure_message, result]. call_id may be a u64 or
 // negative (-1 elastic-EP, -2 fault tolerance).
 struct UtilityOutput {
-  int64_t call_id = 0;           // as a signed value when it fits
-  uint64_t call_id_u64 = 0;      // the unsigned value when call_id_is_u64
+  int64_t call_id = 0;       // as a signed value when it fits
+  uint64_t call_id_u64 = 0;  // the unsigned value when call_id_is_u64
   bool call_id_is_u64 = false;
   std::optional<std::string_view> failure_message;
   std::string_view result;  // raw msgpack of the UtilityResult, empty when nil
@@ -274,9 +281,9 @@ struct EngineCoreOutputs {
   std::optional<std::vector<std::string_view>> finished_requests;
   std::optional<int64_t> wave_complete;
   std::optional<int64_t> start_wave;
-  uint32_t wire_fields = 0;   // positions present on the wire
-  size_t wire_bytes = 0;      // size of frame 0
-  DecodeSkips skipped;        // parts skipped because they did not decode
+  uint32_t wire_fields = 0;  // positions present on the wire
+  size_t wire_bytes = 0;     // size of frame 0
+  DecodeSkips skipped;       // parts skipped because they did not decode
 };
 
 // The connectors this frontend was configured with: vLLM's --kv-transfer-config
@@ -338,8 +345,8 @@ inline bool IsEngineCoreDead(std::span<const std::string_view> frames) {
 //   EngineCoreOutputs out;
 //   std::string_view frames[] = {frame0};
 //   ASSERT_TRUE(DecodeEngineCoreOutputs(frames, {}, &out).ok());
-Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames,
-                               const DecodeContext& ctx, EngineCoreOutputs* out);
+Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const DecodeContext& ctx,
+                               EngineCoreOutputs* out);
 
 // Decodes one SchedulerStats map from `data` (used by the above; exposed for tests).
 Status DecodeSchedulerStats(std::string_view data, size_t base_offset, const DecodeContext& ctx,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: engine_request.h
 //
 // What a frontend sends its engines (docs/wire_format.md, "The input socket"): the msgpack body
@@ -104,11 +105,11 @@ struct EngineCoreRequestSpec {
   std::string lora_name;    // "" = no LoRA (position 6 nil)
   int64_t lora_int_id = 0;
   std::string lora_path;
-  std::optional<std::string> cache_salt;         // position 7
-  std::optional<int64_t> data_parallel_rank;     // position 8
+  std::optional<std::string> cache_salt;      // position 7
+  std::optional<int64_t> data_parallel_rank;  // position 8
   int64_t client_index = 0;
   int64_t priority = 0;  // position 13: lower runs earlier under --scheduling-policy priority
-  std::string external_req_id;  // "" = nil
+  std::string external_req_id;            // "" = nil
   std::optional<std::string> session_id;  // position 20
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: exposition.h
 //
 // Writers for the two exposition formats prometheus_client 0.22 produces, and content
@@ -48,8 +49,7 @@ void WriteText(const Registry& registry, const ExpositionOptions& options, std::
 // WriteOpenMetrics: OpenMetrics 1.0.0 as prometheus_client's openmetrics generate_latest writes
 // it, ending with "# EOF\n". Deliberate deviation: metric names keep their `vllm:` colons
 // (prometheus_client 0.23+ rewrites them to underscores in samples, client_python#1177).
-void WriteOpenMetrics(const Registry& registry, const ExpositionOptions& options,
-                      std::string* out);
+void WriteOpenMetrics(const Registry& registry, const ExpositionOptions& options, std::string* out);
 
 // What to send for a scrape, chosen from the request headers.
 struct Negotiated {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: frontend.h
 //
 // Frontend: a vLLM frontend's metrics path and token API as one object, the runtime of
@@ -14,7 +15,8 @@
 //                         appear once Start built the recorder from the ready responses
 //   GET /health           200 when every engine is ready; 503 with "starting: N of M engines
 //                         ready" while any is starting, and a line naming each dead engine
-//   POST /v1/completions  (503 until Start succeeded) the OpenAI completions API with token ids in and out (vmetrics has
+//   POST /v1/completions  (503 until Start succeeded) the OpenAI completions API with token ids in
+//   and out (vmetrics has
 //                         no tokenizer): prompts go to the engines as EngineCoreRequests, their
 //                         outputs come back whole or streamed (server-sent events), and the
 //                         request and iteration families are fed as vLLM's frontend feeds them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: handshake.h
 //
 // The startup messages vLLM's EngineCore and its frontend exchange before any output flows

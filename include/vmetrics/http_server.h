@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: http_server.h
 //
 // HttpServer: the HTTP endpoint of a vmetrics frontend on libmicrohttpd. It serves `/metrics`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: iteration_stats.h
 //
 // The per-iteration statistics vLLM's Python frontend computes from one EngineCoreOutputs
@@ -66,7 +67,7 @@ inline PrefillStats PrefillStatsOfOlderEngine(int64_t prompt_len, int64_t num_ca
   const int64_t prompt = prompt_len < 0 ? 0 : prompt_len;
   const int64_t cached =
       num_cached_tokens < 0 ? 0 : (num_cached_tokens > prompt ? prompt : num_cached_tokens);
-  const int64_t external = num_external_computed_tokens < 0 ? 0
+  const int64_t external = num_external_computed_tokens < 0        ? 0
                            : num_external_computed_tokens > cached ? cached
                                                                    : num_external_computed_tokens;
   PrefillStats p;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: metric_type.h
 //
 // The three Prometheus metric types vmetrics registers and the naming rules that go with them,

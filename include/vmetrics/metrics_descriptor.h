@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: metrics_descriptor.h
 //
 // The `_metrics_descriptor` protocol (version 1), both ways: a descriptor that a connector

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: process_metrics.h
 //
 // The process families prometheus_client's ProcessCollector exports, which vLLM's Python

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: recorder.h
 //
 // StatsRecorder: registers the families vLLM's Python frontend registers (plus the families of
@@ -39,7 +40,7 @@ namespace vmetrics {
 
 struct RecorderOptions {
   // Behaviour.
-  std::string served_model_name = "model";  // `model_name` label
+  std::string served_model_name = "model";    // `model_name` label
   std::vector<int64_t> engine_indexes = {0};  // data-parallel ranks served (eager children)
   ConnectorConfig connectors;                 // --kv-transfer-config (or the ready response)
   int64_t max_model_len = 8192;               // 1-2-5 token buckets

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: registry.h
 //
 // The metrics registry: Prometheus families (counter, gauge, histogram) and their labelled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: reporter.h
 //
 // Reporter: where decoders and recorders send problems that do not stop a message (a stats

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: requests.h
 //
 // RequestTracker: the frontend side of vLLM's per-request statistics. A frontend that sends

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: run_simulation.h (internal to the stand-in engine)
 //
 // RunSimulation: what `vmetrics simulate` does with its options. A Simulator

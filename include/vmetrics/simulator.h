@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: simulator.h
 //
 // Simulator: a stand-in for one or several vLLM EngineCore processes (one thread each). It

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: status.h
 //
 // Status and Result<T>: how every vmetrics decoder reports failure. Errors are values,
@@ -104,7 +105,7 @@ const char* StatusCodeName(StatusCode code);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit on purpose
+  Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit on purpose
   Result(Status status) : status_(std::move(status)) {}  // NOLINT: status must not be ok
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
@@ -121,12 +122,18 @@ class [[nodiscard]] Result {
 
 inline const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kMalformed: return "malformed";
-    case StatusCode::kUnsupported: return "unsupported";
-    case StatusCode::kLimitExceeded: return "limit exceeded";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kUnavailable: return "unavailable";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kMalformed:
+      return "malformed";
+    case StatusCode::kUnsupported:
+      return "unsupported";
+    case StatusCode::kLimitExceeded:
+      return "limit exceeded";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kUnavailable:
+      return "unavailable";
   }
   return "unknown";
 }

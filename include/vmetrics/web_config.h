@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: web_config.h
 //
 // WebConfig: TLS and basic authentication for the HTTP endpoint, read from a file in the

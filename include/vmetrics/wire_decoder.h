@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: wire_decoder.h
 //
 // Which wire generation (wire_generation.h) each engine speaks, and decoding its messages with
@@ -74,11 +75,11 @@ const WireGeneration& NewestOf(WireCandidates candidates);
 
 // What one message says about the generations it fits.
 struct WireFit {
-  bool informative = false;    // it carried outputs or SchedulerStats to judge by
-  bool has_outputs = false;    // it carried at least one EngineCoreOutput
-  WireCandidates fits = 0;     // generations whose layout accepts every part examined
-  WireCandidates exact = 0;    // ... and has exactly the positions and keys it carried
-  std::string evidence;        // "EngineCoreOutput of 11 positions, SchedulerStats of 9 keys"
+  bool informative = false;  // it carried outputs or SchedulerStats to judge by
+  bool has_outputs = false;  // it carried at least one EngineCoreOutput
+  WireCandidates fits = 0;   // generations whose layout accepts every part examined
+  WireCandidates exact = 0;  // ... and has exactly the positions and keys it carried
+  std::string evidence;      // "EngineCoreOutput of 11 positions, SchedulerStats of 9 keys"
 };
 
 // FitWireGenerations
@@ -93,11 +94,11 @@ struct WireRecognition {
   int64_t engine_index = 0;
   // The generation its messages are decoded with; nullptr = unknown (decoded with the newest).
   const WireGeneration* generation = nullptr;
-  bool recognised = false;       // a generation was decided (possibly `unknown`)
-  bool forced = false;           // --engine-wire
-  bool ambiguous = false;        // decided between candidates that decode differently
+  bool recognised = false;        // a generation was decided (possibly `unknown`)
+  bool forced = false;            // --engine-wire
+  bool ambiguous = false;         // decided between candidates that decode differently
   WireCandidates candidates = 0;  // what is left; more than one = same layout (or ambiguous)
-  std::string how;               // the evidence that decided it
+  std::string how;                // the evidence that decided it
   std::string name() const {
     return generation != nullptr ? std::string(generation->name) : std::string("unknown");
   }
@@ -211,8 +212,8 @@ class WireDecoder {
                  const OnFailure& on_failure);
 
   WireDecoderOptions options_;
-  std::vector<std::unique_ptr<Engine>> engines_;   // by engine index, 0 .. 65535
-  std::unique_ptr<Engine> other_;                   // any other index, and unreadable frames
+  std::vector<std::unique_ptr<Engine>> engines_;  // by engine index, 0 .. 65535
+  std::unique_ptr<Engine> other_;                 // any other index, and unreadable frames
   EngineCoreOutputs scratch_;
 };
 

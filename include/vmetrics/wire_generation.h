@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: wire_generation.h
 //
 // Wire generations: the layouts of vLLM's EngineCore output stream that a metrics frontend must
@@ -48,9 +49,9 @@ enum class OutputField : uint8_t {
   kKvTransferParams,
   kEcTransferParams,
   kTraceHeaders,
-  kNumCachedTokens,             // up to g20260413: on every output
-  kNumExternalComputedTokens,   // g20260413: on every output
-  kPrefillStats,                // from g20260712: a map on a request's first output
+  kNumCachedTokens,            // up to g20260413: on every output
+  kNumExternalComputedTokens,  // g20260413: on every output
+  kPrefillStats,               // from g20260712: a map on a request's first output
   kRoutedExperts,
   kNumNansInLogits,
   kMmCacheMissHashes,

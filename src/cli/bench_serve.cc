@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vmetrics bench-serve: the flags of loadgen::BenchServe (tools/loadgen/bench_serve.h), the
 // frontend's own benchmark. Exit 0 when every request completed, 1 when one failed, 2 for
 // options that cannot be used.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: commands.h
 //
 // The `vmetrics` subcommands. Each lives in its own file and registers itself on the CLI11 app

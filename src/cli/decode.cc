@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vmetrics decode FILE: the flags of frontend::DecodeCapture (frontend/decode.h); one JSON line
 // per message on stdout. Exit 0, or 1 when a message did not decode, or 2 for options that
 // cannot be used.

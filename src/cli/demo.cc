@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vmetrics demo: the flags of demo::RunDemo (include/vmetrics/demo.h): stand-in engines, the server
 // and a load generator on loopback, and an excerpt of /metrics.
 #include "vmetrics/demo.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vmetrics describe-connectors: the flags of frontend::DescribeConnectors
 // (frontend/describe_connectors.h); the built-in connector rows as `_metrics_descriptor` JSON
 // on stdout.

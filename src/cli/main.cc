@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vmetrics: vLLM EngineCore statistics as Prometheus metrics. See README.md.
 #include <CLI/CLI.hpp>
 #include <cstdio>

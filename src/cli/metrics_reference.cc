@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vmetrics metrics-reference: frontend::MetricsReference (frontend/metrics_reference.h), the
 // Markdown reference of every family, on stdout. docs/metrics.md is this output.
 #include "vmetrics/frontend/metrics_reference.h"

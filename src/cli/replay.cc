@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vmetrics replay FILE: the flags of frontend::Replay (frontend/replay.h); the exposition goes
 // to stdout. Exit 0, or 1 when a message did not decode, or 2 for options that cannot be used.
 #include "vmetrics/frontend/replay.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vmetrics serve: the flags of a Frontend (include/vmetrics/frontend.h), then
 // frontend::Serve until SIGINT or SIGTERM.
 #include "vmetrics/frontend/serve.h"
@@ -8,8 +9,8 @@
 #include <vector>
 
 #include "commands.h"
-#include "vmetrics/frontend/log.h"
 #include "vmetrics/frontend.h"
+#include "vmetrics/frontend/log.h"
 
 namespace vmetrics::cli {
 namespace {

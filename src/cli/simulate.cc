@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `vmetrics simulate`: the flags of RunSimulation (include/vmetrics/run_simulation.h), stand-in
 // vLLM engines that meet a frontend (handshake or bootstrapped) and send realistic
 // EngineCoreOutputs, or write them to a capture file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RunDemo: stand-in engines, a Frontend and a load generator in one process; see demo.h.
 #include "vmetrics/demo.h"
 
@@ -8,10 +9,10 @@
 #include <sstream>
 #include <thread>
 
-#include "vmetrics/frontend/log.h"
-#include "vmetrics/frontend/stop_signals.h"
 #include "loadgen/load_generator.h"
 #include "vmetrics/frontend.h"
+#include "vmetrics/frontend/log.h"
+#include "vmetrics/frontend/stop_signals.h"
 #include "vmetrics/simulator.h"
 
 namespace vmetrics::demo {

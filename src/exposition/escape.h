@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: escape.h
 //
 // The three string escapes of the exposition formats, as prometheus_client 0.16-0.25 applies

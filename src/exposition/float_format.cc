@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // floatToGoString (prometheus_client/utils.py, identical in 0.16 through 0.25):
 //
 //   +Inf / -Inf / NaN for the specials; otherwise s = repr(d), and if d > 0 and s has more

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: float_format.h
 //
 // The buffer-level form of FormatGoFloat (include/vmetrics/exposition.h): writes

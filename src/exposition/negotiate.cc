@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Content negotiation and gzip, mirroring prometheus_client's choose_encoder and
 // gzip_accepted (exposition.py, 0.16 through 0.22):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WriteOpenMetrics: OpenMetrics 1.0.0 as prometheus_client's openmetrics generate_latest
 // writes it (openmetrics/exposition.py, 0.16). Per family, in registration order:
 //

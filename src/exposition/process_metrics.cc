@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process families; see include/vmetrics/process_metrics.h. The reading follows
 // prometheus_client/process_collector.py (0.16): fields after the last ')' of stat, float() of
 // each, the clock tick and page size of the system.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: sample_writer.h
 //
 // What the text 0.0.4 and OpenMetrics writers share: the sample line

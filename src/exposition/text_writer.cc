@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WriteText: Prometheus text format 0.0.4 as prometheus_client's generate_latest writes it
 // (exposition.py; the same bytes from 0.16 through 0.25 for these names). Per family, in
 // registration order:

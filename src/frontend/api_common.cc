@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces both token APIs share; see api_common.h.
 #include "api_common.h"
 
@@ -20,8 +21,7 @@ MaybeError CheckCacheSalt(const std::optional<std::string>& salt) {
   return std::nullopt;
 }
 
-MaybeError CheckModel(JsonFields& f, const ServingConfig& config,
-                      std::optional<LoraModule>* lora) {
+MaybeError CheckModel(JsonFields& f, const ServingConfig& config, std::optional<LoraModule>* lora) {
   std::optional<std::string> model;
   if (MaybeError e = f.OptStr("model", &model)) return e;
   if (!model || *model == config.served_model_name) return std::nullopt;

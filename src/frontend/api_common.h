@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: api_common.h
 //
 // Request checks and answer pieces both token APIs (completion_api.h, generate_api.h) share,
@@ -23,8 +24,7 @@ MaybeError CheckCacheSalt(const std::optional<std::string>& salt);
 
 // `model`: absent, null, the served name, or a LoRA module's name (returned in `lora`);
 // anything else is vLLM's 404 "The model `X` does not exist." (models/serving.py at 00153c8b).
-MaybeError CheckModel(JsonFields& f, const ServingConfig& config,
-                      std::optional<LoraModule>* lora);
+MaybeError CheckModel(JsonFields& f, const ServingConfig& config, std::optional<LoraModule>* lora);
 
 // stream_options {include_usage, continuous_usage_stats}; continuous usage needs include_usage
 // (should_include_usage, vllm/entrypoints/serve/utils/api_utils.py at 00a5fdd2).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vLLM's error bodies; see api_error.h.
 #include "api_error.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: api_error.h
 //
 // The errors of vmetrics' OpenAI-compatible API, worded as vLLM's server words them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BuildVersion and BuildRevision; see build_info.h. The values come from
 // src/frontend/CMakeLists.txt.
 #include "build_info.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: build_info.h
 //
 // What this binary was built from, for vmetrics_build_info{version,revision} and --version:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading captures; see capture.h.
 #include "capture.h"
 

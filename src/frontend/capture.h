@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: capture.h
 //
 // Reading the capture format of `decode` and `replay`: concatenated msgpack EngineCoreOutputs

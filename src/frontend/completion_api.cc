@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // POST /v1/completions: parsing and answers; see completion_api.h.
 #include "completion_api.h"
 
@@ -58,8 +59,9 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
                            "prompt_embeds are not supported: vmetrics sends token ids only"));
   }
   if (prompt == nullptr || prompt->is_null()) {
-    return Refuse(f.Refuse("prompt", "Either prompt or prompt_embeds must be provided and "
-                                     "non-empty."));
+    return Refuse(f.Refuse("prompt",
+                           "Either prompt or prompt_embeds must be provided and "
+                           "non-empty."));
   }
   if (prompt->is_string()) return Refuse(f.Refuse("prompt", kNoTokenizer));
   if (!prompt->is_array()) {
@@ -117,8 +119,8 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
   if (MaybeError e = f.Bool("stream", &r.stream)) return Refuse(*e);
   if (MaybeError e = ReadStreamOptions(f, &r)) return Refuse(*e);
   if (f.Has("stream_options") && !r.stream) {
-    return Refuse(f.Refuse("stream_options",
-                           "Stream options can only be defined when `stream=True`."));
+    return Refuse(
+        f.Refuse("stream_options", "Stream options can only be defined when `stream=True`."));
   }
   if (f.Has("suffix")) return Refuse(f.Refuse("suffix", "suffix is not currently supported"));
   std::string user;
@@ -147,8 +149,7 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
   std::optional<int64_t> truncate;
   if (MaybeError e = f.OptInt("truncate_prompt_tokens", &truncate)) return Refuse(*e);
   if (truncate && *truncate < -1) {
-    return Refuse(f.Refuse("truncate_prompt_tokens",
-                           "truncate_prompt_tokens must be at least -1"));
+    return Refuse(f.Refuse("truncate_prompt_tokens", "truncate_prompt_tokens must be at least -1"));
   }
   std::optional<std::string> side;
   if (MaybeError e = f.OptStr("truncation_side", &side)) return Refuse(*e);
@@ -158,8 +159,8 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
   bool add_special_tokens = true;  // token prompts are used as they are, as in vLLM
   if (MaybeError e = f.Bool("add_special_tokens", &add_special_tokens)) return Refuse(*e);
   if (const Json* rf = f.Get("response_format"); rf != nullptr && !rf->is_null()) {
-    const bool text = rf->is_object() && rf->size() == 1 && rf->contains("type") &&
-                      (*rf)["type"] == "text";
+    const bool text =
+        rf->is_object() && rf->size() == 1 && rf->contains("type") && (*rf)["type"] == "text";
     if (!text) {
       return Refuse(f.Refuse("response_format",
                              "response_format other than {\"type\": \"text\"} is not supported: "
@@ -198,8 +199,8 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
       bool ok = scalar(v);
       if (v.is_array()) ok = std::all_of(v.begin(), v.end(), scalar);
       if (!ok) {
-        return Refuse(f.Refuse("vllm_xargs",
-                               "vllm_xargs values must be strings, numbers or lists of them"));
+        return Refuse(
+            f.Refuse("vllm_xargs", "vllm_xargs values must be strings, numbers or lists of them"));
       }
     }
   }
@@ -213,17 +214,18 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
                              "`max_tokens=0` because no output tokens are generated."));
     }
     if (!logprobs) {
-      return Refuse(f.Refuse("logprob_token_ids",
-                             "when using `logprob_token_ids`, `logprobs` must be set."));
+      return Refuse(
+          f.Refuse("logprob_token_ids", "when using `logprob_token_ids`, `logprobs` must be set."));
     }
   }
   if (p.prompt_logprobs) {
     if (r.stream && (*p.prompt_logprobs > 0 || *p.prompt_logprobs == -1)) {
-      return Refuse(f.Refuse("prompt_logprobs",
-                             "`prompt_logprobs` are not available when `stream=True`."));
+      return Refuse(
+          f.Refuse("prompt_logprobs", "`prompt_logprobs` are not available when `stream=True`."));
     }
     if (*p.prompt_logprobs < 0 && *p.prompt_logprobs != -1) {
-      return Refuse(f.Refuse("prompt_logprobs", "`prompt_logprobs` must be a positive value or -1."));
+      return Refuse(
+          f.Refuse("prompt_logprobs", "`prompt_logprobs` must be a positive value or -1."));
     }
   }
   if (logprobs && *logprobs < 0 && *logprobs != -1) {
@@ -254,12 +256,12 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
   r.echo_without_generation = r.echo && max_tokens == 0;
   const int64_t engine_max_tokens = r.echo_without_generation ? 1 : max_tokens;
   if (engine_max_tokens < 1) {
-    return Refuse(f.Refuse("max_tokens", "max_tokens must be at least 1, got " +
-                                             std::to_string(max_tokens) + "."));
+    return Refuse(f.Refuse(
+        "max_tokens", "max_tokens must be at least 1, got " + std::to_string(max_tokens) + "."));
   }
   for (const std::vector<int64_t>& tokens : r.prompts) {
-    if (MaybeError e = CheckContextLength(config, static_cast<int64_t>(tokens.size()),
-                                          engine_max_tokens)) {
+    if (MaybeError e =
+            CheckContextLength(config, static_cast<int64_t>(tokens.size()), engine_max_tokens)) {
       return Refuse(*e);
     }
   }
@@ -345,8 +347,8 @@ Json PromptLogprobsJson(const PromptState& prompt) {
     }
     Json map = Json::object();
     for (const Logprob& e : *position) {
-      map[std::to_string(e.token_id)] = Json{
-          {"logprob", ClampLogprob(e.logprob)}, {"rank", e.rank}, {"decoded_token", nullptr}};
+      map[std::to_string(e.token_id)] =
+          Json{{"logprob", ClampLogprob(e.logprob)}, {"rank", e.rank}, {"decoded_token", nullptr}};
     }
     list.push_back(std::move(map));
   }
@@ -438,8 +440,7 @@ std::string CompletionResponseJson(const ServingConfig& config, const TokenReque
 }
 
 std::string CompletionChunkEvent(const TokenRequest& r, const ResponseIdentity& identity,
-                                 const std::vector<PromptState>& prompts,
-                                 const ChoiceDelta& d) {
+                                 const std::vector<PromptState>& prompts, const ChoiceDelta& d) {
   const PromptState& prompt = prompts[d.prompt];
   Json logprobs = nullptr;
   if (r.response_logprobs) {

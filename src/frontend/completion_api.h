@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: completion_api.h
 //
 // POST /v1/completions as vmetrics speaks it, token ids in and out: parsing and checking a body
@@ -53,8 +54,7 @@ std::string CompletionResponseJson(const ServingConfig& config, const TokenReque
 
 // One server-sent event with a choice's new tokens: "data: {...}\n\n".
 std::string CompletionChunkEvent(const TokenRequest& request, const ResponseIdentity& identity,
-                                 const std::vector<PromptState>& prompts,
-                                 const ChoiceDelta& delta);
+                                 const std::vector<PromptState>& prompts, const ChoiceDelta& delta);
 
 // The usage event of stream_options.include_usage (choices empty).
 std::string CompletionUsageEvent(const ServingConfig& config, const ResponseIdentity& identity,

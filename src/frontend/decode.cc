@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DecodeCapture: each message of a capture as one JSON line; see decode.h.
 #include "vmetrics/frontend/decode.h"
 
@@ -7,9 +8,9 @@
 #include <vector>
 
 #include "capture.h"
-#include "vmetrics/internal/json_from_msgpack.h"
-#include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/connector_walk.h"
+#include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/internal/json_from_msgpack.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/wire_decoder.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DescribeConnectors: the built-in connector rows as descriptors; see describe_connectors.h.
 #include "vmetrics/frontend/describe_connectors.h"
 

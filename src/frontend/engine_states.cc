@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EngineStates; see engine_states.h.
 #include "engine_states.h"
 

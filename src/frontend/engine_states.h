@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: engine_states.h
 //
 // EngineStates: what `serve` knows of each expected engine from the first second, before the

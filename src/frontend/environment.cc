@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Environment switches; see environment.h.
 #include "environment.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: environment.h
 //
 // The environment variables the frontend honours as its Python counterpart does.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frontend: the engine client, the recorder, the request service and the HTTP server wired
 // together; see include/vmetrics/frontend.h.
 #include "vmetrics/frontend.h"
@@ -70,7 +71,7 @@ std::string PyRepr(const nlohmann::json& v) {
 
 // What Bind reads from the options' JSON and files, for Start.
 struct CheckedOptions {
-  std::optional<ConnectorConfig> connectors;  // --kv-transfer-config, when given
+  std::optional<ConnectorConfig> connectors;    // --kv-transfer-config, when given
   const WireGeneration* engine_wire = nullptr;  // --engine-wire; nullptr = auto
   int64_t num_speculative_tokens = 0;
   std::vector<std::pair<std::string, std::string>> cache_config_info;  // --cache-config-info
@@ -510,8 +511,9 @@ Status Frontend::Start() {
   ro.config.enable_prompt_tokens_details = m.options.enable_prompt_tokens_details;
   ro.config.generation = m.checked.generation;
   if (!ro.config.generation.eos_token_id) {
-    LogWarning("no EOS token (--eos-token-id, --generation-config): engines stop requests at "
-               "max_tokens and stop_token_ids only");
+    LogWarning(
+        "no EOS token (--eos-token-id, --generation-config): engines stop requests at "
+        "max_tokens and stop_token_ids only");
   }
   ro.engine_indexes = o.engine_indexes;
   ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type, std::string body) {

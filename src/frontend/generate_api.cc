@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // POST /inference/v1/generate: parsing and answers; see generate_api.h.
 #include "generate_api.h"
 
@@ -36,7 +37,8 @@ ParsedRequest ParseGenerateRequest(std::string_view body, const ServingConfig& c
   if (ids == nullptr || ids->is_null()) {
     return Refuse(f.Refuse("token_ids", "token_ids is required"));
   }
-  if (!ids->is_array()) return Refuse(f.Refuse("token_ids", "token_ids must be a list of integers"));
+  if (!ids->is_array())
+    return Refuse(f.Refuse("token_ids", "token_ids must be a list of integers"));
   if (ids->empty()) {
     return Refuse(f.Refuse("token_ids", "token_ids must contain at least one token ID."));
   }
@@ -92,7 +94,8 @@ ParsedRequest ParseGenerateRequest(std::string_view body, const ServingConfig& c
   if (MaybeError e = f.Bool("stream", &r.stream)) return Refuse(*e);
   if (MaybeError e = ReadStreamOptions(f, &r)) return Refuse(*e);
   if (f.Has("stream_options") && !r.stream) {
-    return Refuse(f.Refuse("stream_options", "stream_options are only supported when stream=true."));
+    return Refuse(
+        f.Refuse("stream_options", "stream_options are only supported when stream=true."));
   }
   if (MaybeError e = f.OptStr("cache_salt", &r.cache_salt)) return Refuse(*e);
   if (MaybeError e = CheckCacheSalt(r.cache_salt)) return Refuse(*e);
@@ -107,16 +110,17 @@ ParsedRequest ParseGenerateRequest(std::string_view body, const ServingConfig& c
   std::optional<std::string> output_mode;
   if (MaybeError e = f.OptStr("output_mode", &output_mode)) return Refuse(*e);
   if (output_mode && *output_mode != "tokens") {
-    return Refuse(f.Refuse("output_mode",
-                           "output_mode \"" + *output_mode +
-                               "\" is not supported: a tokens-only server answers with token "
-                               "ids (output_mode \"tokens\")"));
+    return Refuse(
+        f.Refuse("output_mode", "output_mode \"" + *output_mode +
+                                    "\" is not supported: a tokens-only server answers with token "
+                                    "ids (output_mode \"tokens\")"));
   }
   if (MaybeError e = f.Unread()) return Refuse(*e);
 
   if (p.prompt_logprobs && r.stream) {
-    return Refuse(s.Refuse("prompt_logprobs", "`prompt_logprobs` are not available when "
-                                              "`stream=true`."));
+    return Refuse(s.Refuse("prompt_logprobs",
+                           "`prompt_logprobs` are not available when "
+                           "`stream=true`."));
   }
   if (!max_tokens_given) {
     // get_max_tokens(max_model_len, None, prompt length, defaults): the room left, at most the
@@ -184,7 +188,8 @@ Json TokenLogprobs(const std::vector<int64_t>& token_ids,
                {"top_logprobs", Json::array()}};
     if (own != nullptr) {
       entry["logprob"] = ClampLogprob(own->logprob);
-      const size_t top = k < 0 ? positions[i]->size() : static_cast<size_t>(std::max<int64_t>(k, 1));
+      const size_t top =
+          k < 0 ? positions[i]->size() : static_cast<size_t>(std::max<int64_t>(k, 1));
       for (size_t j = 0; j < positions[i]->size() && j < top; ++j) {
         const Logprob& e = (*positions[i])[j];
         entry["top_logprobs"].push_back(Json{{"token", TokenString(e.token_id)},
@@ -223,7 +228,8 @@ std::string GenerateResponseJson(const ServingConfig& config, const TokenRequest
   for (size_t i = 0; i < choices.size(); ++i) {
     const ChoiceState& c = choices[i];
     Json logprobs = nullptr;
-    if (r.response_logprobs) logprobs = TokenLogprobs(c.token_ids, c.logprobs, *r.response_logprobs);
+    if (r.response_logprobs)
+      logprobs = TokenLogprobs(c.token_ids, c.logprobs, *r.response_logprobs);
     list.push_back(Json{{"index", i},
                         {"logprobs", std::move(logprobs)},
                         {"finish_reason", c.finish_reason.empty() ? "stop" : c.finish_reason},
@@ -265,14 +271,12 @@ std::string GenerateChunkEvent(const TokenRequest& r, const ResponseIdentity& id
                                const PromptState& prompt, const ChoiceDelta& d) {
   Json logprobs = nullptr;
   if (r.response_logprobs) logprobs = TokenLogprobs(d.token_ids, d.logprobs, *r.response_logprobs);
-  Json choice{{"index", d.index},
-              {"logprobs", std::move(logprobs)},
-              {"finish_reason", nullptr},
-              {"token_ids", d.token_ids},
-              {"routed_experts", nullptr},
-              {"stop_reason", d.stop_reason}};
+  Json choice{{"index", d.index},          {"logprobs", std::move(logprobs)},
+              {"finish_reason", nullptr},  {"token_ids", d.token_ids},
+              {"routed_experts", nullptr}, {"stop_reason", d.stop_reason}};
   if (!d.finish_reason.empty()) choice["finish_reason"] = d.finish_reason;
-  Json doc{{"request_id", identity.id}, {"choices", Json::array({std::move(choice)})},
+  Json doc{{"request_id", identity.id},
+           {"choices", Json::array({std::move(choice)})},
            {"usage", nullptr}};
   if (d.first && r.return_token_ids) doc["prompt_token_ids"] = prompt.token_ids;
   if (d.completion_tokens) {

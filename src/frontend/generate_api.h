@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: generate_api.h
 //
 // POST /inference/v1/generate, the token-in/token-out endpoint of vLLM's scale-out design

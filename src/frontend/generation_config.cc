@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A model directory's generation config; see generation_config.h.
 #include "generation_config.h"
 
@@ -70,8 +71,8 @@ Result<GenerationConfig> LoadGenerationConfig(const std::string& dir) {
     if (Status s = ReadNumber(c, "vocab_size", config_path, &g.vocab_size); !s.ok()) return s;
     if (auto it = c.find("eos_token_id"); it != c.end() && !it->is_null()) {
       if (std::string e = ReadIds(*it, &config_eos); !e.empty()) {
-        return Status::InvalidArgument("--generation-config: " + config_path +
-                                       ": eos_token_id " + e);
+        return Status::InvalidArgument("--generation-config: " + config_path + ": eos_token_id " +
+                                       e);
       }
     }
   }

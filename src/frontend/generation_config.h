@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: generation_config.h
 //
 // GenerationConfig: what vLLM's frontend learns from a model's files and tokenizer and vmetrics,

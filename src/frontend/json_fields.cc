@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strict readers of a request's JSON fields; see json_fields.h.
 #include "json_fields.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: json_fields.h
 //
 // JsonFields: reads the fields of one JSON object of a request body, each with its type

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process logging to stderr; see log.h.
 #include "vmetrics/frontend/log.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's logprob rows as vLLM's frontend reads them; see logprobs.h.
 #include "logprobs.h"
 
@@ -95,8 +96,8 @@ bool DecodeLogprobRows(const Logprobs& wire, int64_t num_logprobs,
   if (!ids.is_int() || !lps.ok() || lps.is_int() || !ranks.is_int()) return false;
   const auto rows = static_cast<size_t>(ids_t.shape[0]);
   const auto cols = static_cast<size_t>(ids_t.shape[1]);
-  if (rows > ids.size() || ids.size() / (rows == 0 ? 1 : rows) < cols ||
-      lps.size() < rows * cols || ranks.size() < rows) {
+  if (rows > ids.size() || ids.size() / (rows == 0 ? 1 : rows) < cols || lps.size() < rows * cols ||
+      ranks.size() < rows) {
     return false;
   }
   const size_t used =

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: logprobs.h
 //
 // The engine's logprobs as vLLM's frontend turns them into per-position dictionaries

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MetricsReference: the Markdown reference of every family; see metrics_reference.h.
 //
 // Nothing here names a family. The list is what a StatsRecorder registers with every option
@@ -14,9 +15,9 @@
 
 #include "build_info.h"
 #include "engine_states.h"
-#include "vmetrics/internal/declared_families.h"
 #include "vmetrics/connector_catalog.h"
 #include "vmetrics/exposition.h"
+#include "vmetrics/internal/declared_families.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/registry.h"
 
@@ -64,13 +65,20 @@ std::string Buckets(const Family& f) {
 
 const char* GateText(Gate gate) {
   switch (gate) {
-    case Gate::kAlways: return "always";
-    case Gate::kSpecDecode: return "`--speculative-config` with `num_speculative_tokens` > 0";
-    case Gate::kKvCacheMetrics: return "`--kv-cache-metrics`";
-    case Gate::kLora: return "`--enable-lora`, or engines that report LoRA support";
-    case Gate::kEngineLiveness: return "`vmetrics serve`";
-    case Gate::kEngineWire: return "`vmetrics serve`";
-    case Gate::kFirstDrop: return "the first sample dropped by the cardinality guard";
+    case Gate::kAlways:
+      return "always";
+    case Gate::kSpecDecode:
+      return "`--speculative-config` with `num_speculative_tokens` > 0";
+    case Gate::kKvCacheMetrics:
+      return "`--kv-cache-metrics`";
+    case Gate::kLora:
+      return "`--enable-lora`, or engines that report LoRA support";
+    case Gate::kEngineLiveness:
+      return "`vmetrics serve`";
+    case Gate::kEngineWire:
+      return "`vmetrics serve`";
+    case Gate::kFirstDrop:
+      return "the first sample dropped by the cardinality guard";
   }
   return "";
 }
@@ -145,11 +153,14 @@ std::string SampleSource(const MetricDef& m, const ConnectorRow& row) {
 
 std::string ShapeText(const ConnectorRow& row) {
   switch (row.shape_rule) {
-    case ShapeRule::kHasKey: return "the payload has key " + Code(row.shape_key);
+    case ShapeRule::kHasKey:
+      return "the payload has key " + Code(row.shape_key);
     case ShapeRule::kOperationRecords:
       return "every key is a store operation whose value is a list of record maps";
-    case ShapeRule::kTypedPayload: return "the payload has `types` and `data`";
-    case ShapeRule::kNever: return "never (only by class name)";
+    case ShapeRule::kTypedPayload:
+      return "the payload has `types` and `data`";
+    case ShapeRule::kNever:
+      return "never (only by class name)";
   }
   return "";
 }
@@ -159,13 +170,11 @@ std::string ChildrenText(const ConnectorRow& row) {
     return "one per engine, created at registration (zero until fed)";
   }
   if (row.record_shaped()) {
-    return "created on the first record of each (engine, " + row.record_key_label +
-           [&] {
-             std::string s;
-             for (const auto& [field, unused] : row.record_label_fields) s += ", " + field;
-             return s;
-           }() +
-           "), for all of the row's families at once";
+    return "created on the first record of each (engine, " + row.record_key_label + [&] {
+      std::string s;
+      for (const auto& [field, unused] : row.record_label_fields) s += ", " + field;
+      return s;
+    }() + "), for all of the row's families at once";
   }
   return "created on the first value of each family";
 }
@@ -176,8 +185,8 @@ const char* kTableHead =
 
 void TableRow(std::string* out, const Family& f, const std::string& labels,
               const std::string& source) {
-  *out += "| " + Code(ExposedName(f)) + " | " + MetricTypeName(f.type()) + " | " + labels +
-          " | " + Buckets(f) + " | " + Cell(f.spec().help) + " | " + source + " |\n";
+  *out += "| " + Code(ExposedName(f)) + " | " + MetricTypeName(f.type()) + " | " + labels + " | " +
+          Buckets(f) + " | " + Cell(f.spec().help) + " | " + source + " |\n";
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON values as msgspec encodes their Python counterparts; see msgpack_from_json.h.
 #include "msgpack_from_json.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: msgpack_from_json.h
 //
 // MsgpackFromJson: a JSON value from a request body as the msgpack bytes vLLM's Python frontend

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The OpenAI-compatible and token routes; see openai_routes.h.
 #include "openai_routes.h"
 
@@ -69,8 +70,8 @@ std::string ModelsJson(const ServingConfig& config, int64_t created) {
                 {"permission", Json::array({std::move(permission)})}};
   };
   Json data = Json::array();
-  data.push_back(card(config.served_model_name, config.served_model_name, nullptr,
-                      config.max_model_len));
+  data.push_back(
+      card(config.served_model_name, config.served_model_name, nullptr, config.max_model_len));
   for (const LoraModule& m : config.lora_modules) {
     data.push_back(card(m.name, m.path, config.served_model_name, nullptr));
   }
@@ -103,34 +104,35 @@ std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
         service->HandleGenerate(r, std::move(ex));
       },
       token_headers));
-  routes.push_back(Route("POST", "/abort_requests",
-                         [service](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
-                           service->HandleAbortRequests(r, std::move(ex));
-                         }));
+  routes.push_back(
+      Route("POST", "/abort_requests", [service](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
+        service->HandleAbortRequests(r, std::move(ex));
+      }));
   auto clock = context.wall_clock;
-  routes.push_back(Route("GET", "/v1/models",
-                         [service, clock](HttpRequest, std::shared_ptr<HttpExchange> ex) {
-                           const double now =
-                               clock ? clock()
-                                     : std::chrono::duration<double>(
-                                           std::chrono::system_clock::now().time_since_epoch())
-                                           .count();
-                           ex->Reply(200, kJson,
-                                     ModelsJson(service->config(), static_cast<int64_t>(now)));
-                         }));
+  routes.push_back(
+      Route("GET", "/v1/models", [service, clock](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+        const double now =
+            clock
+                ? clock()
+                : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+        ex->Reply(200, kJson, ModelsJson(service->config(), static_cast<int64_t>(now)));
+      }));
   auto engines = context.engines;
-  routes.push_back(Route("GET", "/version", [engines](HttpRequest, std::shared_ptr<HttpExchange> ex) {
-    ex->Reply(200, kJson, VersionJson(engines ? engines() : std::vector<EngineVersion>{}));
-  }));
+  routes.push_back(
+      Route("GET", "/version", [engines](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+        ex->Reply(200, kJson, VersionJson(engines ? engines() : std::vector<EngineVersion>{}));
+      }));
   // /ping is /health: 200 or 503, with an empty body as vLLM sends (vmetrics' /health adds its
   // reason as text, and so does /ping).
   auto health = context.health;
   for (const char* method : {"GET", "POST"}) {
-    routes.push_back(Route(method, "/ping", [health](HttpRequest, std::shared_ptr<HttpExchange> ex) {
-      const HealthReport report = health ? health() : HealthReport{};
-      ex->Reply(report.healthy ? 200 : 503, report.body.empty() ? "" : "text/plain; charset=utf-8",
-                report.body);
-    }));
+    routes.push_back(
+        Route(method, "/ping", [health](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+          const HealthReport report = health ? health() : HealthReport{};
+          ex->Reply(report.healthy ? 200 : 503,
+                    report.body.empty() ? "" : "text/plain; charset=utf-8", report.body);
+        }));
   }
   return routes;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: openai_routes.h
 //
 // The OpenAI-compatible and token routes of a vmetrics frontend, as HttpRoutes for the HTTP
@@ -44,10 +45,10 @@ struct EngineVersion {
 
 // What the routes answer from.
 struct OpenAiRouteContext {
-  RequestService* service = nullptr;            // must outlive the server
-  std::function<HealthReport()> health;         // /ping; unset = healthy
+  RequestService* service = nullptr;                    // must outlive the server
+  std::function<HealthReport()> health;                 // /ping; unset = healthy
   std::function<std::vector<EngineVersion>()> engines;  // /version; unset = none
-  std::function<double()> wall_clock;           // `created` of /v1/models; unset = system
+  std::function<double()> wall_clock;                   // `created` of /v1/models; unset = system
 };
 
 // OpenAiErrorReply

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replay: a capture recorded as a frontend would record it; see replay.h.
 #include "vmetrics/frontend/replay.h"
 

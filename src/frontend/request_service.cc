@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RequestService: token requests in, EngineCoreRequests out, outputs back; see
 // request_service.h.
 #include "request_service.h"
@@ -142,8 +143,7 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
       exchange->Reply(400, kJson,
                       ErrorJson(BadRequest("data_parallel_rank " + std::to_string(*rank) +
                                            " is out of range [0, " +
-                                           std::to_string(options_.engine_indexes.size()) +
-                                           ").")));
+                                           std::to_string(options_.engine_indexes.size()) + ").")));
       return;
     }
     auto job = std::make_unique<Job>();
@@ -194,7 +194,8 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
       }
       // vLLM: completions give prompt p the id "<response id>-<p>", generate the response id;
       // the engine id is that plus a unique suffix.
-      const std::string external = generate ? j.identity.id : j.identity.id + "-" + std::to_string(p);
+      const std::string external =
+          generate ? j.identity.id : j.identity.id + "-" + std::to_string(p);
       j.external_ids.push_back(external);
       external_.emplace(external, j.key);
       const std::string engine_id = external + "-" + Hex(Mix(id_salt_ * 31 + j.key * 1024 + p), 8);
@@ -222,7 +223,8 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
         spec.prompt_token_ids = r.prompts[p];
         spec.sampling = r.sampling;
         spec.sampling.n = 1;
-        if (n > 1 && r.sampling.seed) spec.sampling.seed = *r.sampling.seed + static_cast<int64_t>(i);
+        if (n > 1 && r.sampling.seed)
+          spec.sampling.seed = *r.sampling.seed + static_cast<int64_t>(i);
         spec.arrival_time = arrival;
         spec.external_req_id = external;
         if (r.lora) {
@@ -256,8 +258,8 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
         auto it = jobs_.find(key);
         if (it == jobs_.end()) break;
         Job& j = *it->second;
-        j.error = MakeError(503, "cannot send to engine " + std::to_string(engine) + ": " +
-                                     s.ToString());
+        j.error =
+            MakeError(503, "cannot send to engine " + std::to_string(engine) + ": " + s.ToString());
         aborts = AbortJobLocked(j, "");
       }
       const int64_t failed = engine;  // a structured binding: clang 14 cannot capture it
@@ -337,11 +339,11 @@ void RequestService::CompleteLocked(Job& j) {
   } else if (j.error) {
     ex.Reply(j.error->status, kJson, ErrorJson(*j.error));
   } else {
-    ex.Reply(200, kJson,
-             generate ? GenerateResponseJson(options_.config, j.request, j.identity, j.prompts[0],
-                                             j.choices)
-                      : CompletionResponseJson(options_.config, j.request, j.identity, j.prompts,
-                                               j.choices));
+    ex.Reply(
+        200, kJson,
+        generate
+            ? GenerateResponseJson(options_.config, j.request, j.identity, j.prompts[0], j.choices)
+            : CompletionResponseJson(options_.config, j.request, j.identity, j.prompts, j.choices));
   }
   for (const std::string& external : j.external_ids) {
     for (auto [it, end] = external_.equal_range(external); it != end; ++it) {
@@ -359,7 +361,8 @@ void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
   std::vector<Abort> aborts;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (message.scheduler_stats) router_.ObserveStats(message.engine_index, *message.scheduler_stats);
+    if (message.scheduler_stats)
+      router_.ObserveStats(message.engine_index, *message.scheduler_stats);
     // Tokens and finish reasons to the requests first; the tracker (which forgets finished
     // requests) after, on the same message.
     std::vector<std::pair<std::string, std::string>> finished;  // (request id, finish reason)
@@ -388,7 +391,8 @@ void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
         std::vector<PositionLogprobs> prompt_rows;
         if (DecodeLogprobRows(*o.new_prompt_logprobs_tensors, *r.sampling.prompt_logprobs,
                               &prompt_rows)) {
-          for (PositionLogprobs& row : prompt_rows) prompt.prompt_logprobs.push_back(std::move(row));
+          for (PositionLogprobs& row : prompt_rows)
+            prompt.prompt_logprobs.push_back(std::move(row));
         }
       }
       if (o.prefill_stats && !prompt.cached_tokens) {
@@ -397,7 +401,8 @@ void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
       if (!o.kv_transfer_params.empty() && prompt.kv_transfer_params.empty()) {
         prompt.kv_transfer_params.assign(o.kv_transfer_params);
       }
-      if (o.stop_reason.kind != StopReason::Kind::kNone) c.stop_reason = StopReasonJson(o.stop_reason);
+      if (o.stop_reason.kind != StopReason::Kind::kNone)
+        c.stop_reason = StopReasonJson(o.stop_reason);
       std::optional<std::string> reason;
       if (o.finish_reason) reason = FinishReasonName(*o.finish_reason);
       if (r.stream) {
@@ -509,9 +514,8 @@ void RequestService::HandleAbortRequests(const HttpRequest& request,
     return;
   }
   const Json& ids = doc["request_ids"];
-  if (!ids.is_array() || !std::all_of(ids.begin(), ids.end(), [](const Json& v) {
-        return v.is_string();
-      })) {
+  if (!ids.is_array() ||
+      !std::all_of(ids.begin(), ids.end(), [](const Json& v) { return v.is_string(); })) {
     exchange->Reply(400, kJson,
                     ErrorJson(BadRequest("request_ids must be a list of strings", "request_ids")));
     return;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: request_service.h
 //
 // RequestService: the request path of a vmetrics frontend. It takes checked requests of the
@@ -155,8 +156,8 @@ class RequestService {
   mutable std::mutex mu_;
   RequestTracker tracker_;
   EngineRouter router_;
-  std::map<uint64_t, std::unique_ptr<Job>> jobs_;           // by submission number
-  std::map<std::string, Choice, std::less<>> choices_;      // engine request id -> choice
+  std::map<uint64_t, std::unique_ptr<Job>> jobs_;               // by submission number
+  std::map<std::string, Choice, std::less<>> choices_;          // engine request id -> choice
   std::multimap<std::string, uint64_t, std::less<>> external_;  // external id -> job
   uint64_t next_id_ = 0;
   uint64_t id_salt_ = 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: requests_sidecar.h
 //
 // The frontend side of a capture, for `vmetrics replay --requests FILE`: which requests the

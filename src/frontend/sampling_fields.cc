@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SamplingParams keys of a request; see sampling_fields.h.
 #include "sampling_fields.h"
 
@@ -84,7 +85,8 @@ MaybeError ReadSamplingFields(JsonFields& f, SamplingFieldSet set, SamplingParam
       for (size_t i = 0; i < invalid.size(); ++i) list += (i ? ", " : "") + invalid[i];
       return f.Refuse("logit_bias",
                       "logit_bias contains key(s) that cannot be converted to integer token IDs: "
-                      "[" + list + "]");
+                      "[" +
+                          list + "]");
     }
     p->logit_bias = std::move(out);
   }
@@ -129,15 +131,15 @@ MaybeError ReadSamplingFields(JsonFields& f, SamplingFieldSet set, SamplingParam
   if (MaybeError e = f.Bool("flat_logprobs", &p->flat_logprobs)) return e;
   if (MaybeError e = f.Int("output_kind", &p->output_kind)) return e;
   if (p->output_kind < 0 || p->output_kind > 2) {
-    return f.Refuse("output_kind", f.Name("output_kind") +
-                                       " must be 0 (CUMULATIVE), 1 (DELTA) or 2 (FINAL_ONLY)");
+    return f.Refuse("output_kind",
+                    f.Name("output_kind") + " must be 0 (CUMULATIVE), 1 (DELTA) or 2 (FINAL_ONLY)");
   }
   if (MaybeError e = f.Bool("skip_clone", &p->skip_clone)) return e;
   if (MaybeError e = f.OptBool("skip_reading_prefix_cache", &p->skip_reading_prefix_cache)) {
     return e;
   }
-  for (const char* internal : {"output_text_buffer_length", "_eos_token_id",
-                               "_all_stop_token_ids", "_bad_words_token_ids"}) {
+  for (const char* internal : {"output_text_buffer_length", "_eos_token_id", "_all_stop_token_ids",
+                               "_bad_words_token_ids"}) {
     if (f.Get(internal) != nullptr) {
       return f.Refuse(internal, f.Name(internal) +
                                     " is computed by the server (from --eos-token-id and "

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: sampling_fields.h
 //
 // ReadSamplingFields: the SamplingParams keys a request may set, read from a JSON object into

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vLLM's SamplingParams rules; see sampling_rules.h.
 #include "sampling_rules.h"
 
@@ -67,9 +68,9 @@ std::optional<ApiError> FinishSamplingParams(const ServingConfig& config, Sampli
   // _verify_args.
   if (p->n < 1) return refuse("n must be at least 1, got " + std::to_string(p->n) + ".", "n");
   if (p->n > config.max_n) {
-    return refuse("n must be at most " + std::to_string(config.max_n) + ", got " +
-                      std::to_string(p->n) + ".",
-                  "n");
+    return refuse(
+        "n must be at most " + std::to_string(config.max_n) + ", got " + std::to_string(p->n) + ".",
+        "n");
   }
   if (!(p->presence_penalty >= -2.0 && p->presence_penalty <= 2.0)) {
     return refuse("presence_penalty must be in [-2, 2], got " + Num(p->presence_penalty) + ".",
@@ -80,14 +81,14 @@ std::optional<ApiError> FinishSamplingParams(const ServingConfig& config, Sampli
                   "frequency_penalty");
   }
   if (!std::isfinite(p->repetition_penalty)) {
-    return refuse("repetition_penalty must be a finite number, got " +
-                      Num(p->repetition_penalty) + ".",
-                  "repetition_penalty");
+    return refuse(
+        "repetition_penalty must be a finite number, got " + Num(p->repetition_penalty) + ".",
+        "repetition_penalty");
   }
   if (p->repetition_penalty <= 0.0) {
-    return refuse("repetition_penalty must be greater than zero, got " +
-                      Num(p->repetition_penalty) + ".",
-                  "repetition_penalty");
+    return refuse(
+        "repetition_penalty must be greater than zero, got " + Num(p->repetition_penalty) + ".",
+        "repetition_penalty");
   }
   if (!std::isfinite(p->temperature)) {
     return refuse("temperature must be a finite number, got " + Num(p->temperature) + ".",
@@ -98,15 +99,13 @@ std::optional<ApiError> FinishSamplingParams(const ServingConfig& config, Sampli
                   "temperature");
   }
   if (p->temperature > 2.0) {
-    return refuse("temperature must be in [0, 2], got " + Num(p->temperature) + ".",
-                  "temperature");
+    return refuse("temperature must be in [0, 2], got " + Num(p->temperature) + ".", "temperature");
   }
   if (!(p->top_p > 0.0 && p->top_p <= 1.0)) {
     return refuse("top_p must be in (0, 1], got " + Num(p->top_p) + ".", "top_p");
   }
   if (p->top_k < -1) {
-    return refuse("top_k must be 0 (disable), or at least 1, got " + std::to_string(p->top_k) +
-                      ".",
+    return refuse("top_k must be 0 (disable), or at least 1, got " + std::to_string(p->top_k) + ".",
                   "top_k");
   }
   if (!(p->min_p >= 0.0 && p->min_p <= 1.0)) {
@@ -117,24 +116,23 @@ std::optional<ApiError> FinishSamplingParams(const ServingConfig& config, Sampli
                   "max_tokens");
   }
   if (p->min_tokens < 0) {
-    return refuse("min_tokens must be greater than or equal to 0, got " +
-                      std::to_string(p->min_tokens) + ".",
-                  "min_tokens");
+    return refuse(
+        "min_tokens must be greater than or equal to 0, got " + std::to_string(p->min_tokens) + ".",
+        "min_tokens");
   }
   if (p->max_tokens && p->min_tokens > *p->max_tokens) {
-    return refuse("min_tokens must be less than or equal to max_tokens=" +
-                      std::to_string(*p->max_tokens) + ", got " + std::to_string(p->min_tokens) +
-                      ".",
-                  "min_tokens");
+    return refuse(
+        "min_tokens must be less than or equal to max_tokens=" + std::to_string(*p->max_tokens) +
+            ", got " + std::to_string(p->min_tokens) + ".",
+        "min_tokens");
   }
   if (p->stream_interval && *p->stream_interval < 1) {
-    return refuse("stream_interval must be at least 1, got " +
-                      std::to_string(*p->stream_interval) + ".",
-                  "stream_interval");
+    return refuse(
+        "stream_interval must be at least 1, got " + std::to_string(*p->stream_interval) + ".",
+        "stream_interval");
   }
   if (p->logprobs && *p->logprobs != -1 && *p->logprobs < 0) {
-    return refuse("logprobs must be non-negative or -1, got " + std::to_string(*p->logprobs) +
-                      ".",
+    return refuse("logprobs must be non-negative or -1, got " + std::to_string(*p->logprobs) + ".",
                   "logprobs");
   }
   if (p->prompt_logprobs && *p->prompt_logprobs != -1 && *p->prompt_logprobs < 0) {
@@ -188,14 +186,12 @@ std::optional<ApiError> FinishSamplingParams(const ServingConfig& config, Sampli
   };
   if (p->logprobs && over_max(*p->logprobs)) {
     return refuse("Requested sample logprobs of " + std::to_string(*p->logprobs) +
-                      ", which is greater than max allowed: " +
-                      std::to_string(config.max_logprobs),
+                      ", which is greater than max allowed: " + std::to_string(config.max_logprobs),
                   "logprobs");
   }
   if (p->prompt_logprobs && over_max(*p->prompt_logprobs)) {
     return refuse("Requested prompt logprobs of " + std::to_string(*p->prompt_logprobs) +
-                      ", which is greater than max allowed: " +
-                      std::to_string(config.max_logprobs),
+                      ", which is greater than max allowed: " + std::to_string(config.max_logprobs),
                   "prompt_logprobs");
   }
   if (p->logprob_token_ids) {
@@ -210,8 +206,7 @@ std::optional<ApiError> FinishSamplingParams(const ServingConfig& config, Sampli
     }
     for (int64_t t : ids) {
       if (!InVocab(config, t)) {
-        return refuse("logprob_token_ids contains out-of-vocab token id " + std::to_string(t) +
-                          ".",
+        return refuse("logprob_token_ids contains out-of-vocab token id " + std::to_string(t) + ".",
                       "logprob_token_ids");
       }
     }
@@ -284,8 +279,7 @@ std::optional<ApiError> CheckContextLength(const ServingConfig& config, int64_t 
   return BadRequest("This model's maximum context length is " +
                     std::to_string(config.max_model_len) + " tokens. However, you requested " +
                     std::to_string(prompt_len + max_tokens) + " tokens (" +
-                    std::to_string(prompt_len) + " in the messages, " +
-                    std::to_string(max_tokens) +
+                    std::to_string(prompt_len) + " in the messages, " + std::to_string(max_tokens) +
                     " in the completion). Please reduce the length of the messages or "
                     "completion.");
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: sampling_rules.h
 //
 // What vLLM's frontend does to a request's SamplingParams between parsing and sending, for both

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Serve: a Frontend until SIGINT or SIGTERM; see serve.h.
 #include "vmetrics/frontend/serve.h"
 

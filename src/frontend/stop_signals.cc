@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Synchronous stop signals; see stop_signals.h.
 #include "vmetrics/frontend/stop_signals.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: token_request.h
 //
 // What the token APIs of `vmetrics serve` agree on: the server's side of a request
@@ -12,11 +13,10 @@
 #define VMETRICS_FRONTEND_TOKEN_REQUEST_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "api_error.h"
 #include "generation_config.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: buckets.h
 //
 // Histogram bucket lists of vLLM's Python frontend (vllm/v1/metrics/loggers.py at vllm-project/vllm

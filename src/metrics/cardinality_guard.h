@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: cardinality_guard.h
 //
 // CardinalityGuard: the gate every label value from the wire passes before a child is created

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The built-in connector rows. Each row mirrors one Python `*PromMetrics` class; its HELP
 // strings, bucket lists and family order are upstream's, byte for byte (the Python files of
 // docs/design.md §3.7, vLLM main of September 2026).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: connector_families.h
 //
 // ConnectorRecorder: registers the families of connector rows and records kv_connector_stats

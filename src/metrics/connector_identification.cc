@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Identification of kv_connector_stats payloads with the connector catalog (the rules are in
 // connector_identification.h and, in their order, connector_catalog.cc).
 #include "vmetrics/connector_identification.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: connector_resolver.h
 //
 // ConnectorResolver: the one place that owns a recorder's connector catalog. It identifies each

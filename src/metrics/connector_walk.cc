@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The connector walk: every field of an identified kv_connector_stats payload that its row
 // describes, as ConnectorSamples (connector_walk.h). The recorder, `vmetrics decode` and the
 // descriptor path all walk payloads here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: cumulative_count.h
 //
 // Counting a list of values into a histogram's buckets without a memory update per value

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: family_handles.h
 //
 // Typed handles to the declared families (include/vmetrics/internal/declared_families.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "vmetrics/metric_type.h"
 
 namespace vmetrics {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // metrics_descriptor: `_metrics_descriptor` v1 to ConnectorRow (bounded msgpack reads, nothing
 // built from the value before its length is checked) and ConnectorRow to descriptor JSON.
 #include "vmetrics/metrics_descriptor.h"

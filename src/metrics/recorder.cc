@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StatsRecorder: the declared families (family_handles.h), the connector families
 // (connector_families.h) and the accounting, fed from decoded messages.
 //
@@ -295,7 +296,7 @@ struct StatsRecorder::Impl {
   // options.catalog: rows that `_metrics_descriptor` registers at run time go there, never into
   // the caller's catalog).
   internal::ConnectorRecorder connectors;
-  std::string max_lora_label;  // str(max_loras)
+  std::string max_lora_label;                          // str(max_loras)
   std::array<Counter*, kDecodeParts> decode_errors{};  // by DecodePart
   std::mutex wire_mu;  // engine -> the generation it was last reported as
   std::vector<std::pair<std::string, std::string>> wire_info;

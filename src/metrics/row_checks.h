@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: row_checks.h
 //
 // The checks behind ValidateRow (connector_catalog.h), with the opening of their messages left

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vLLM's --kv-transfer-config (KVTransferConfig as JSON): `kv_connector` names the connector
 // class; a MultiConnector lists its children in kv_connector_extra_config.connectors, each a
 // KVTransferConfig of its own.
@@ -10,7 +11,8 @@ namespace vmetrics {
 Result<ConnectorConfig> ConnectorConfig::FromKvTransferConfigJson(std::string_view json) {
   nlohmann::json doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Status::InvalidArgument("--kv-transfer-config is not valid JSON");
-  if (!doc.is_object()) return Status::InvalidArgument("--kv-transfer-config must be a JSON object");
+  if (!doc.is_object())
+    return Status::InvalidArgument("--kv-transfer-config must be a JSON object");
   ConnectorConfig config;
   auto it = doc.find("kv_connector");
   if (it == doc.end() || it->is_null()) return config;  // no connector: nothing configured

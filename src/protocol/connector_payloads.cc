@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kv_connector_stats split into connector payloads as the configuration and the wire name them:
 // the configured connector's payload, the children of a configured MultiConnector, or (nothing
 // configured) the whole map, unnamed. No catalog is consulted here; which row each payload

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal helpers shared by the protocol decoders.
 #ifndef VMETRICS_PROTOCOL_DECODE_INTERNAL_H_
 #define VMETRICS_PROTOCOL_DECODE_INTERNAL_H_

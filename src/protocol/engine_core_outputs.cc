@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EngineCoreOutputs, EngineCoreOutput and UtilityOutput: msgspec Structs with array_like=True,
 // so they travel as positional arrays (vllm/v1/engine/__init__.py at 6adad087). msgspec always
 // writes every position, but decodes a shorter array by defaulting the missing trailing
@@ -84,8 +85,8 @@ Status DecodeLogprobs(MsgpackReader& r, std::span<const std::string_view> frames
       out->fields.emplace_back(std::move(t));
       continue;
     }
-    if (s.code() == StatusCode::kUnsupported) return s;  // pickle inside: refuse
-    if (s.detail() == StatusDetail::kAuxFrame) return s;   // a missing frame: the whole message
+    if (s.code() == StatusCode::kUnsupported) return s;   // pickle inside: refuse
+    if (s.detail() == StatusDetail::kAuxFrame) return s;  // a missing frame: the whole message
     out->fields.emplace_back(std::nullopt);
     if (Status k = r.Skip(); !k.ok()) return k;
   }
@@ -131,12 +132,18 @@ Status DecodePrefillStats(MsgpackReader& r, PrefillStats* out) {
     std::string_view key;
     if (Status s = r.ReadStr(&key); !s.ok()) return s;
     int64_t* dst = nullptr;
-    if (key == "num_prompt_tokens") dst = &out->num_prompt_tokens;
-    else if (key == "num_computed_tokens") dst = &out->num_computed_tokens;
-    else if (key == "num_cached_tokens") dst = &out->num_cached_tokens;
-    else if (key == "num_local_cached_tokens") dst = &out->num_local_cached_tokens;
-    else if (key == "num_external_cached_tokens") dst = &out->num_external_cached_tokens;
-    else if (key == "num_cache_creation_tokens") dst = &out->num_cache_creation_tokens;
+    if (key == "num_prompt_tokens")
+      dst = &out->num_prompt_tokens;
+    else if (key == "num_computed_tokens")
+      dst = &out->num_computed_tokens;
+    else if (key == "num_cached_tokens")
+      dst = &out->num_cached_tokens;
+    else if (key == "num_local_cached_tokens")
+      dst = &out->num_local_cached_tokens;
+    else if (key == "num_external_cached_tokens")
+      dst = &out->num_external_cached_tokens;
+    else if (key == "num_cache_creation_tokens")
+      dst = &out->num_cache_creation_tokens;
     if (dst == nullptr) {
       if (Status s = r.Skip(); !s.ok()) return s;
     } else if (Status s = r.ReadInt(dst); !s.ok()) {
@@ -277,9 +284,15 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
           s = DecodeEvents(r, &*out->events);
         }
         break;
-      case OutputField::kKvTransferParams: s = ReadOptionalMap(r, &out->kv_transfer_params); break;
-      case OutputField::kEcTransferParams: s = ReadOptionalMap(r, &out->ec_transfer_params); break;
-      case OutputField::kTraceHeaders: s = ReadOptionalMap(r, &out->trace_headers); break;
+      case OutputField::kKvTransferParams:
+        s = ReadOptionalMap(r, &out->kv_transfer_params);
+        break;
+      case OutputField::kEcTransferParams:
+        s = ReadOptionalMap(r, &out->ec_transfer_params);
+        break;
+      case OutputField::kTraceHeaders:
+        s = ReadOptionalMap(r, &out->trace_headers);
+        break;
       case OutputField::kPrefillStats:
         if (!ConsumeNil(r)) {
           out->prefill_stats.emplace();
@@ -297,7 +310,9 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
         out->has_routed_experts = !r.NextIsNil();
         s = r.Skip();
         break;
-      case OutputField::kNumNansInLogits: s = r.ReadInt(&out->num_nans_in_logits); break;
+      case OutputField::kNumNansInLogits:
+        s = r.ReadInt(&out->num_nans_in_logits);
+        break;
       case OutputField::kMmCacheMissHashes:
         if (!ConsumeNil(r)) {
           uint32_t count;
@@ -313,18 +328,17 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
         out->has_new_sampling_mask = !r.NextIsNil();
         s = r.Skip();
         break;
-      case OutputField::kRequestId:    // positions 0 and 1 are read above
+      case OutputField::kRequestId:  // positions 0 and 1 are read above
       case OutputField::kNewTokenIds:
       case OutputField::kSpecDecodeMetrics:  // not a metrics input
-      case OutputField::kUnknown:      // newer trailing fields
+      case OutputField::kUnknown:            // newer trailing fields
         s = r.Skip();
         break;
     }
     if (!s.ok()) {
       if (s.code() == StatusCode::kMalformed && s.detail() == StatusDetail::kNone) {
         // Name the field: a wrong type at a position says which generation's field it was.
-        return Status::Malformed(std::string(OutputFieldName(field)) + ": " +
-                                     s.message(),
+        return Status::Malformed(std::string(OutputFieldName(field)) + ": " + s.message(),
                                  s.offset());
       }
       return s;
@@ -349,7 +363,8 @@ Status DecodeUtility(MsgpackReader& r, UtilityOutput* out) {
       out->call_id_is_u64 = true;
       out->call_id = static_cast<int64_t>(out->call_id_u64);
     }
-    if (!out->call_id_is_u64 && out->call_id >= 0) out->call_id_u64 = static_cast<uint64_t>(out->call_id);
+    if (!out->call_id_is_u64 && out->call_id >= 0)
+      out->call_id_u64 = static_cast<uint64_t>(out->call_id);
   }
   for (uint32_t pos = 1; pos < n; ++pos) {
     Status s;
@@ -383,22 +398,32 @@ Status DecodeOptionalInt(MsgpackReader& r, std::optional<int64_t>* out) {
 
 const char* FinishReasonName(FinishReason reason) {
   switch (reason) {
-    case FinishReason::kStop: return "stop";
-    case FinishReason::kLength: return "length";
-    case FinishReason::kAbort: return "abort";
-    case FinishReason::kError: return "error";
-    case FinishReason::kRepetition: return "repetition";
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kAbort:
+      return "abort";
+    case FinishReason::kError:
+      return "error";
+    case FinishReason::kRepetition:
+      return "repetition";
   }
   return "?";
 }
 
 const char* DecodePartName(DecodePart part) {
   switch (part) {
-    case DecodePart::kMessage: return "message";
-    case DecodePart::kOutput: return "output";
-    case DecodePart::kSchedulerStats: return "scheduler_stats";
-    case DecodePart::kUtilityOutput: return "utility_output";
-    case DecodePart::kFinishedRequests: return "finished_requests";
+    case DecodePart::kMessage:
+      return "message";
+    case DecodePart::kOutput:
+      return "output";
+    case DecodePart::kSchedulerStats:
+      return "scheduler_stats";
+    case DecodePart::kUtilityOutput:
+      return "utility_output";
+    case DecodePart::kFinishedRequests:
+      return "finished_requests";
   }
   return "message";
 }
@@ -463,7 +488,9 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
     const MsgpackReader start = r;
     Status s;
     switch (pos) {
-      case 0: s = r.ReadInt(&out->engine_index); break;
+      case 0:
+        s = r.ReadInt(&out->engine_index);
+        break;
       case 1: {
         if (ConsumeNil(r)) break;
         uint32_t count;
@@ -499,7 +526,9 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
           }
         }
         break;
-      case 3: s = r.ReadDouble(&out->timestamp); break;
+      case 3:
+        s = r.ReadDouble(&out->timestamp);
+        break;
       case 4:
         if (!ConsumeNil(r)) {
           out->utility_output.emplace();
@@ -531,14 +560,21 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
           }
         }
         break;
-      case 6: s = DecodeOptionalInt(r, &out->wave_complete); break;
-      case 7: s = DecodeOptionalInt(r, &out->start_wave); break;
-      default: s = r.Skip(); break;  // positions added by newer engines
+      case 6:
+        s = DecodeOptionalInt(r, &out->wave_complete);
+        break;
+      case 7:
+        s = DecodeOptionalInt(r, &out->start_wave);
+        break;
+      default:
+        s = r.Skip();
+        break;  // positions added by newer engines
     }
     if (!s.ok()) return s;
   }
   if (!r.at_end()) {
-    return Status::Malformed("trailing bytes after EngineCoreOutputs", static_cast<int64_t>(r.offset()));
+    return Status::Malformed("trailing bytes after EngineCoreOutputs",
+                             static_cast<int64_t>(r.offset()));
   }
   return Status::Ok();
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "vmetrics/internal/json_from_msgpack.h"
 
 #include "vmetrics/internal/msgpack_reader.h"

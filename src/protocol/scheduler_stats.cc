@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SchedulerStats and its nested dataclasses (vllm/v1/metrics/stats.py at 6adad087, plus the
 // newer keys hits_by_source, num_cache_creation_tokens, sleep_state, sleep_state_only). All are
 // Python dataclasses, so msgspec sends maps keyed by field name with every field present; a
@@ -167,7 +168,8 @@ Status DecodeEvictionEvent(MsgpackReader& r, const DecodeContext& ctx, KvCacheEv
     if (key == "idle_seconds") return DoubleField(r, ctx, key, &out->idle_seconds);
     if (key == "reuse_gaps_seconds") {
       return TolerantField(
-          r, ctx, key, [&](MsgpackReader& rr) { return ReadDoubleList(rr, &out->reuse_gaps_seconds); },
+          r, ctx, key,
+          [&](MsgpackReader& rr) { return ReadDoubleList(rr, &out->reuse_gaps_seconds); },
           [&] { out->reuse_gaps_seconds.clear(); });
     }
     return r.Skip();
@@ -281,8 +283,7 @@ Status DecodeSchedulerStatsAt(MsgpackReader& r, const DecodeContext& ctx, Schedu
           [&] { out->prefix_cache_stats = PrefixCacheStats{}; });
     }
     if (key == "connector_prefix_cache_stats") {
-      return OptionalField(r, ctx, key, &out->connector_prefix_cache_stats,
-                           DecodePrefixCacheStats);
+      return OptionalField(r, ctx, key, &out->connector_prefix_cache_stats, DecodePrefixCacheStats);
     }
     if (key == "kv_cache_eviction_events") {
       return TolerantField(
@@ -324,7 +325,8 @@ Status DecodeSchedulerStatsAt(MsgpackReader& r, const DecodeContext& ctx, Schedu
       return OptionalField(r, ctx, key, &out->cudagraph_stats, DecodeCudagraph);
     }
     if (key == "perf_stats") return OptionalField(r, ctx, key, &out->perf_stats, DecodePerf);
-    if (key == "sleep_state") return OptionalField(r, ctx, key, &out->sleep_state, DecodeSleepState);
+    if (key == "sleep_state")
+      return OptionalField(r, ctx, key, &out->sleep_state, DecodeSleepState);
     if (key == "sleep_state_only") return BoolField(r, ctx, key, &out->sleep_state_only);
     return r.Skip();  // unknown keys: newer engines add fields
   });

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recognising an engine's wire generation and decoding with its table; see wire_decoder.h.
 #include "vmetrics/wire_decoder.h"
 
@@ -21,14 +22,26 @@ static_assert(static_cast<unsigned>(MsgpackType::kNil) == 0 && kWireNil == 1 &&
               static_cast<unsigned>(MsgpackType::kMap) == 7 && kWireMap == 1 << 7);
 
 // Every SchedulerStats key any generation has: a message's key set as a bit set over these.
-constexpr std::string_view kStatsKeys[] = {
-    "num_running_reqs",   "num_waiting_reqs",       "num_skipped_waiting_reqs",
-    "num_kv_fetch_reqs_by_stage", "step_counter",   "current_wave",
-    "kv_cache_usage",     "encoder_cache_usage",    "iteration_details",
-    "prefix_cache_stats", "connector_prefix_cache_stats", "kv_cache_eviction_events",
-    "spec_decoding_stats", "kv_connector_stats",    "ec_connector_stats",
-    "waiting_lora_adapters", "running_lora_adapters", "cudagraph_stats",
-    "perf_stats",         "num_corrupted_reqs"};
+constexpr std::string_view kStatsKeys[] = {"num_running_reqs",
+                                           "num_waiting_reqs",
+                                           "num_skipped_waiting_reqs",
+                                           "num_kv_fetch_reqs_by_stage",
+                                           "step_counter",
+                                           "current_wave",
+                                           "kv_cache_usage",
+                                           "encoder_cache_usage",
+                                           "iteration_details",
+                                           "prefix_cache_stats",
+                                           "connector_prefix_cache_stats",
+                                           "kv_cache_eviction_events",
+                                           "spec_decoding_stats",
+                                           "kv_connector_stats",
+                                           "ec_connector_stats",
+                                           "waiting_lora_adapters",
+                                           "running_lora_adapters",
+                                           "cudagraph_stats",
+                                           "perf_stats",
+                                           "num_corrupted_reqs"};
 static_assert(std::size(kStatsKeys) <= 32);
 
 int StatsKeyIndex(std::string_view key) {
@@ -59,10 +72,10 @@ struct OutputShape {
 
 struct StatsShape {
   bool present = false;
-  uint32_t keys = 0;          // bits over kStatsKeys
+  uint32_t keys = 0;  // bits over kStatsKeys
   uint32_t key_count = 0;
   uint32_t unknown_keys = 0;
-  int prefix_keys = -1;       // PrefixCacheStats key count
+  int prefix_keys = -1;  // PrefixCacheStats key count
   int connector_prefix_keys = -1;
   int spec_keys = -1;
   int nixl_keys = -1;
@@ -308,9 +321,7 @@ bool AllAgree(WireCandidates candidates) {
   return true;
 }
 
-WireCandidates Only(const WireGeneration& g) {
-  return WireCandidates{1} << WireGenerationIndex(g);
-}
+WireCandidates Only(const WireGeneration& g) { return WireCandidates{1} << WireGenerationIndex(g); }
 
 // The ready form of a registration: the older empty frame, or which fields the ready response
 // has.
@@ -320,14 +331,13 @@ ReadyForm ReadyFormOf(const EngineCoreReadyResponse& r) {
     return std::find(r.keys.begin(), r.keys.end(), key) != r.keys.end();
   };
   for (std::string_view k : {"tensor_parallel_size", "pipeline_parallel_size",
-                             "decode_context_parallel_size", "data_parallel_rank",
-                             "max_num_seqs", "max_num_batched_tokens", "instance_id",
-                             "kv_events_config"}) {
+                             "decode_context_parallel_size", "data_parallel_rank", "max_num_seqs",
+                             "max_num_batched_tokens", "instance_id", "kv_events_config"}) {
     if (has(k)) return ReadyForm::kWithParallelism;
   }
-  for (std::string_view k : {"block_size", "dtype", "vllm_version", "world_size",
-                             "data_parallel_size", "kv_cache_size_tokens",
-                             "kv_cache_max_concurrency"}) {
+  for (std::string_view k :
+       {"block_size", "dtype", "vllm_version", "world_size", "data_parallel_size",
+        "kv_cache_size_tokens", "kv_cache_max_concurrency"}) {
     if (has(k)) return ReadyForm::kWithVersion;
   }
   return ReadyForm::kThreeFields;
@@ -460,14 +470,14 @@ std::string DescribeRecognition(const WireRecognition& rec) {
   if (rec.generation == nullptr) {
     return line + "; decoded as the newest, " + std::string(NewestWireGeneration().name);
   }
-  const WireCandidates others = rec.candidates & ~(WireCandidates{1} << WireGenerationIndex(*rec.generation));
+  const WireCandidates others =
+      rec.candidates & ~(WireCandidates{1} << WireGenerationIndex(*rec.generation));
   if (rec.ambiguous) {
     return line + "; AMBIGUOUS: also fits " + WireCandidateNames(others) +
            ", which decode differently; --engine-wire chooses";
   }
   if (others != 0) {
-    line += "; " + WireCandidateNames(others) +
-            (std::has_single_bit(others) ? " has" : " have") +
+    line += "; " + WireCandidateNames(others) + (std::has_single_bit(others) ? " has" : " have") +
             " the same layout, decoded the same";
   }
   return line;
@@ -507,9 +517,8 @@ void WireRecognizer::ObserveHandshake(const EngineCoreReadyResponse& ready_respo
   if (rec_.forced) {
     if (forced_->ready_form != form) {
       notes_.push_back("engine " + std::to_string(rec_.engine_index) + " registered with a " +
-                       ReadyFormName(form) + ", which --engine-wire " +
-                       std::string(forced_->name) + " does not send (it sends a " +
-                       ReadyFormName(forced_->ready_form) + ")");
+                       ReadyFormName(form) + ", which --engine-wire " + std::string(forced_->name) +
+                       " does not send (it sends a " + ReadyFormName(forced_->ready_form) + ")");
     }
     return;
   }
@@ -517,7 +526,8 @@ void WireRecognizer::ObserveHandshake(const EngineCoreReadyResponse& ready_respo
   WireCandidates by_form = WithReadyForm(form);
   // READY's num_gpu_blocks says the same as an empty registration; one without the other is a
   // handshake no generation sent, and the registration is trusted.
-  if (ready != nullptr && ready->num_gpu_blocks.has_value() != (form == ReadyForm::kEmptyRegistration)) {
+  if (ready != nullptr &&
+      ready->num_gpu_blocks.has_value() != (form == ReadyForm::kEmptyRegistration)) {
     notes_.push_back("engine " + std::to_string(rec_.engine_index) + ": READY " +
                      (ready->num_gpu_blocks ? "carries" : "lacks") +
                      " num_gpu_blocks, which no generation with a " + ReadyFormName(form) +
@@ -607,9 +617,8 @@ bool WireRecognizer::Decide(std::string why) {
   rec_.how = std::move(why);
   if (!agree) {
     notes_.push_back("engine " + std::to_string(rec_.engine_index) +
-                     ": wire generation ambiguous between " +
-                     WireCandidateNames(rec_.candidates) + " (" + rec_.how + "); decoding as " +
-                     std::string(rec_.generation->name) +
+                     ": wire generation ambiguous between " + WireCandidateNames(rec_.candidates) +
+                     " (" + rec_.how + "); decoding as " + std::string(rec_.generation->name) +
                      ". Start with --engine-wire <generation or vLLM release> to choose");
   }
   return true;
@@ -740,7 +749,8 @@ void WireDecoder::Feed(std::span<const std::string_view> frames, const DecodeCon
 void WireDecoder::Finish(const OnMessage& on_message, const OnFailure& on_failure) {
   const auto finish = [&](Engine& e) {
     if (e.held.empty()) return;
-    const bool changed = e.recognizer.Decide("the stream ended before its messages told them apart");
+    const bool changed =
+        e.recognizer.Decide("the stream ended before its messages told them apart");
     Report(e, changed);
     Flush(e, on_message, on_failure);
   };

@@ -1,12 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 // The wire generations, one table each (wire_generation.h). Every fact here was read from
 // vllm-project/vllm at the generation's representative commit (vllm/v1/engine/__init__.py,
 // vllm/v1/metrics/stats.py, the NIXL stats class, vllm/v1/engine/core.py for the ready
 // response) and checked against that generation's captures in tests/fixtures/wire_generations/
 // (WireGenerations.TablesMatchTheCaptureManifest); docs/wire_format.md has them as tables.
-#include "vmetrics/wire_generation.h"
-
 #include <algorithm>
 #include <initializer_list>
+
+#include "vmetrics/wire_generation.h"
 
 namespace vmetrics {
 namespace {
@@ -19,59 +20,109 @@ constexpr WireGeneration MakeWireGeneration(WireGeneration g, std::initializer_l
   g.nil_run_end.fill(kNilRunToTheEnd);
   for (size_t p = g.output_count; p-- > 0;) {
     g.nil_run_end[p] = (AcceptedTypes(g.output[p]) & kWireNil) != 0 ? g.nil_run_end[p + 1]
-                                                                     : static_cast<uint8_t>(p);
+                                                                    : static_cast<uint8_t>(p);
   }
   return g;
 }
 
 // Positions 0-8 of EngineCoreOutput never changed in the window.
-#define VMETRICS_OUTPUT_0_TO_8                                                          \
-  F::kRequestId, F::kNewTokenIds, F::kNewLogprobs, F::kNewPromptLogprobsTensors,       \
+#define VMETRICS_OUTPUT_0_TO_8                                                   \
+  F::kRequestId, F::kNewTokenIds, F::kNewLogprobs, F::kNewPromptLogprobsTensors, \
       F::kPoolingOutput, F::kFinishReason, F::kStopReason, F::kEvents, F::kKvTransferParams
 
 // SchedulerStats keys, in declaration order.
 constexpr std::string_view kStats20250927[] = {
-    "num_running_reqs", "num_waiting_reqs",    "step_counter",       "current_wave",
-    "kv_cache_usage",   "prefix_cache_stats", "spec_decoding_stats", "kv_connector_stats",
-    "num_corrupted_reqs"};
-constexpr std::string_view kStats20251105[] = {
-    "num_running_reqs",   "num_waiting_reqs",
-    "step_counter",       "current_wave",
-    "kv_cache_usage",     "prefix_cache_stats",
-    "connector_prefix_cache_stats", "spec_decoding_stats",
-    "kv_connector_stats", "num_corrupted_reqs"};
-constexpr std::string_view kStats20260112[] = {
-    "num_running_reqs",      "num_waiting_reqs",     "step_counter",
-    "current_wave",          "kv_cache_usage",       "prefix_cache_stats",
-    "connector_prefix_cache_stats", "kv_cache_eviction_events", "spec_decoding_stats",
-    "kv_connector_stats",    "waiting_lora_adapters", "running_lora_adapters",
-    "cudagraph_stats",       "perf_stats"};
-constexpr std::string_view kStats20260204[] = {
-    "num_running_reqs",      "num_waiting_reqs",      "step_counter",
-    "current_wave",          "kv_cache_usage",        "encoder_cache_usage",
-    "prefix_cache_stats",    "connector_prefix_cache_stats", "kv_cache_eviction_events",
-    "spec_decoding_stats",   "kv_connector_stats",    "waiting_lora_adapters",
-    "running_lora_adapters", "cudagraph_stats",       "perf_stats"};
-constexpr std::string_view kStats20260712[] = {
-    "num_running_reqs",      "num_waiting_reqs",      "num_skipped_waiting_reqs",
-    "step_counter",          "current_wave",          "kv_cache_usage",
-    "prefix_cache_stats",    "connector_prefix_cache_stats", "kv_cache_eviction_events",
-    "spec_decoding_stats",   "kv_connector_stats",    "waiting_lora_adapters",
-    "running_lora_adapters", "cudagraph_stats",       "perf_stats"};
-constexpr std::string_view kStats20260812[] = {
-    "num_running_reqs",   "num_waiting_reqs",      "num_skipped_waiting_reqs",
-    "step_counter",       "current_wave",          "kv_cache_usage",
-    "iteration_details",  "prefix_cache_stats",    "connector_prefix_cache_stats",
-    "kv_cache_eviction_events", "spec_decoding_stats", "kv_connector_stats",
-    "waiting_lora_adapters", "running_lora_adapters", "cudagraph_stats",
-    "perf_stats"};
-constexpr std::string_view kStatsNewest[] = {
-    "num_running_reqs",      "num_waiting_reqs",      "num_skipped_waiting_reqs",
-    "num_kv_fetch_reqs_by_stage", "step_counter",     "current_wave",
-    "kv_cache_usage",        "iteration_details",     "prefix_cache_stats",
-    "connector_prefix_cache_stats", "kv_cache_eviction_events", "spec_decoding_stats",
-    "kv_connector_stats",    "ec_connector_stats",    "waiting_lora_adapters",
-    "running_lora_adapters", "cudagraph_stats",       "perf_stats"};
+    "num_running_reqs",    "num_waiting_reqs",   "step_counter",
+    "current_wave",        "kv_cache_usage",     "prefix_cache_stats",
+    "spec_decoding_stats", "kv_connector_stats", "num_corrupted_reqs"};
+constexpr std::string_view kStats20251105[] = {"num_running_reqs",
+                                               "num_waiting_reqs",
+                                               "step_counter",
+                                               "current_wave",
+                                               "kv_cache_usage",
+                                               "prefix_cache_stats",
+                                               "connector_prefix_cache_stats",
+                                               "spec_decoding_stats",
+                                               "kv_connector_stats",
+                                               "num_corrupted_reqs"};
+constexpr std::string_view kStats20260112[] = {"num_running_reqs",
+                                               "num_waiting_reqs",
+                                               "step_counter",
+                                               "current_wave",
+                                               "kv_cache_usage",
+                                               "prefix_cache_stats",
+                                               "connector_prefix_cache_stats",
+                                               "kv_cache_eviction_events",
+                                               "spec_decoding_stats",
+                                               "kv_connector_stats",
+                                               "waiting_lora_adapters",
+                                               "running_lora_adapters",
+                                               "cudagraph_stats",
+                                               "perf_stats"};
+constexpr std::string_view kStats20260204[] = {"num_running_reqs",
+                                               "num_waiting_reqs",
+                                               "step_counter",
+                                               "current_wave",
+                                               "kv_cache_usage",
+                                               "encoder_cache_usage",
+                                               "prefix_cache_stats",
+                                               "connector_prefix_cache_stats",
+                                               "kv_cache_eviction_events",
+                                               "spec_decoding_stats",
+                                               "kv_connector_stats",
+                                               "waiting_lora_adapters",
+                                               "running_lora_adapters",
+                                               "cudagraph_stats",
+                                               "perf_stats"};
+constexpr std::string_view kStats20260712[] = {"num_running_reqs",
+                                               "num_waiting_reqs",
+                                               "num_skipped_waiting_reqs",
+                                               "step_counter",
+                                               "current_wave",
+                                               "kv_cache_usage",
+                                               "prefix_cache_stats",
+                                               "connector_prefix_cache_stats",
+                                               "kv_cache_eviction_events",
+                                               "spec_decoding_stats",
+                                               "kv_connector_stats",
+                                               "waiting_lora_adapters",
+                                               "running_lora_adapters",
+                                               "cudagraph_stats",
+                                               "perf_stats"};
+constexpr std::string_view kStats20260812[] = {"num_running_reqs",
+                                               "num_waiting_reqs",
+                                               "num_skipped_waiting_reqs",
+                                               "step_counter",
+                                               "current_wave",
+                                               "kv_cache_usage",
+                                               "iteration_details",
+                                               "prefix_cache_stats",
+                                               "connector_prefix_cache_stats",
+                                               "kv_cache_eviction_events",
+                                               "spec_decoding_stats",
+                                               "kv_connector_stats",
+                                               "waiting_lora_adapters",
+                                               "running_lora_adapters",
+                                               "cudagraph_stats",
+                                               "perf_stats"};
+constexpr std::string_view kStatsNewest[] = {"num_running_reqs",
+                                             "num_waiting_reqs",
+                                             "num_skipped_waiting_reqs",
+                                             "num_kv_fetch_reqs_by_stage",
+                                             "step_counter",
+                                             "current_wave",
+                                             "kv_cache_usage",
+                                             "iteration_details",
+                                             "prefix_cache_stats",
+                                             "connector_prefix_cache_stats",
+                                             "kv_cache_eviction_events",
+                                             "spec_decoding_stats",
+                                             "kv_connector_stats",
+                                             "ec_connector_stats",
+                                             "waiting_lora_adapters",
+                                             "running_lora_adapters",
+                                             "cudagraph_stats",
+                                             "perf_stats"};
 
 // vLLM releases whose wire is a generation's (docs/wire_format.md, "vLLM releases").
 constexpr std::string_view kReleasesNone[] = {""};
@@ -107,22 +158,22 @@ constexpr WireGeneration kGenerations[] = {
                         .ready_form = ReadyForm::kEmptyRegistration,
                         .vllm_releases = kReleasesNone},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens}),
-    MakeWireGeneration({.name = "g20260112-0565f1fd",
-                        .commit = "0565f1fdec86dd0f38438d50db2219246f0e196d",
-                        .span_first = "2025-11-05",
-                        .span_last = "2026-01-11",
-                        .scheduler_stats_keys = kStats20260112,
-                        .prefix_cache_stats_keys = 7,
-                        .spec_decoding_stats_keys = 5,
-                        .prefill_stats_keys = 0,
-                        .nixl_keys = 6,
-                        .nixl_failures_are_ints = false,
-                        .max_finish_reason = 3,
-                        .logprobs = LogprobsForm::kTensors,
-                        .ready_form = ReadyForm::kEmptyRegistration,
-                        .vllm_releases = kReleasesNone},
-                       {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens,
-                        F::kNumNansInLogits}),
+    MakeWireGeneration(
+        {.name = "g20260112-0565f1fd",
+         .commit = "0565f1fdec86dd0f38438d50db2219246f0e196d",
+         .span_first = "2025-11-05",
+         .span_last = "2026-01-11",
+         .scheduler_stats_keys = kStats20260112,
+         .prefix_cache_stats_keys = 7,
+         .spec_decoding_stats_keys = 5,
+         .prefill_stats_keys = 0,
+         .nixl_keys = 6,
+         .nixl_failures_are_ints = false,
+         .max_finish_reason = 3,
+         .logprobs = LogprobsForm::kTensors,
+         .ready_form = ReadyForm::kEmptyRegistration,
+         .vllm_releases = kReleasesNone},
+        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens, F::kNumNansInLogits}),
     MakeWireGeneration({.name = "g20260204-08e09499",
                         .commit = "08e094997ecb28b4c5ad4dd28fd6fbb48adba279",
                         .span_first = "2026-01-12",
@@ -154,8 +205,7 @@ constexpr WireGeneration kGenerations[] = {
                         .ready_form = ReadyForm::kThreeFields,
                         .vllm_releases = kReleasesNone},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens,
-                        F::kNumExternalComputedTokens, F::kRoutedExperts,
-                        F::kNumNansInLogits}),
+                        F::kNumExternalComputedTokens, F::kRoutedExperts, F::kNumNansInLogits}),
     MakeWireGeneration({.name = "g20260712-370b678a",
                         .commit = "370b678a028872e7c7def9aa18cfef3ab1fa750e",
                         .span_first = "2026-04-13",
@@ -188,23 +238,23 @@ constexpr WireGeneration kGenerations[] = {
                         .vllm_releases = kReleasesNone},
                        {VMETRICS_OUTPUT_0_TO_8, F::kEcTransferParams, F::kTraceHeaders,
                         F::kPrefillStats, F::kRoutedExperts, F::kNumNansInLogits}),
-    MakeWireGeneration({.name = "g20260814-6adad087",
-                        .commit = "6adad08767583f52eb4d2122111af0bf638ed5e6",
-                        .span_first = "2026-08-12",
-                        .span_last = "2026-08-14",
-                        .scheduler_stats_keys = kStats20260812,
-                        .prefix_cache_stats_keys = 7,
-                        .spec_decoding_stats_keys = 6,
-                        .prefill_stats_keys = 6,
-                        .nixl_keys = 7,
-                        .nixl_failures_are_ints = true,
-                        .max_finish_reason = 4,
-                        .logprobs = LogprobsForm::kTensors,
-                        .ready_form = ReadyForm::kWithParallelism,
-                        .vllm_releases = kReleasesNone},
-                       {VMETRICS_OUTPUT_0_TO_8, F::kEcTransferParams, F::kTraceHeaders,
-                        F::kPrefillStats, F::kRoutedExperts, F::kNumNansInLogits,
-                        F::kMmCacheMissHashes, F::kNewSamplingMask}),
+    MakeWireGeneration(
+        {.name = "g20260814-6adad087",
+         .commit = "6adad08767583f52eb4d2122111af0bf638ed5e6",
+         .span_first = "2026-08-12",
+         .span_last = "2026-08-14",
+         .scheduler_stats_keys = kStats20260812,
+         .prefix_cache_stats_keys = 7,
+         .spec_decoding_stats_keys = 6,
+         .prefill_stats_keys = 6,
+         .nixl_keys = 7,
+         .nixl_failures_are_ints = true,
+         .max_finish_reason = 4,
+         .logprobs = LogprobsForm::kTensors,
+         .ready_form = ReadyForm::kWithParallelism,
+         .vllm_releases = kReleasesNone},
+        {VMETRICS_OUTPUT_0_TO_8, F::kEcTransferParams, F::kTraceHeaders, F::kPrefillStats,
+         F::kRoutedExperts, F::kNumNansInLogits, F::kMmCacheMissHashes, F::kNewSamplingMask}),
     // No upstream main commit carrying every change of this layout could be pinned: named
     // after the date of the newest upstream documentation it was read from.
     MakeWireGeneration({.name = "gnewest-20260924",
@@ -270,36 +320,60 @@ std::string_view ReleaseOf(std::string_view v) {
 
 const char* OutputFieldName(OutputField field) {
   switch (field) {
-    case F::kRequestId: return "request_id";
-    case F::kNewTokenIds: return "new_token_ids";
-    case F::kNewLogprobs: return "new_logprobs";
-    case F::kNewPromptLogprobsTensors: return "new_prompt_logprobs_tensors";
-    case F::kPoolingOutput: return "pooling_output";
-    case F::kFinishReason: return "finish_reason";
-    case F::kStopReason: return "stop_reason";
-    case F::kEvents: return "events";
-    case F::kKvTransferParams: return "kv_transfer_params";
-    case F::kEcTransferParams: return "ec_transfer_params";
-    case F::kTraceHeaders: return "trace_headers";
-    case F::kNumCachedTokens: return "num_cached_tokens";
-    case F::kNumExternalComputedTokens: return "num_external_computed_tokens";
-    case F::kPrefillStats: return "prefill_stats";
-    case F::kRoutedExperts: return "routed_experts";
-    case F::kNumNansInLogits: return "num_nans_in_logits";
-    case F::kMmCacheMissHashes: return "mm_cache_miss_hashes";
-    case F::kNewSamplingMask: return "new_sampling_mask";
-    case F::kSpecDecodeMetrics: return "spec_decode_metrics";
-    case F::kUnknown: return "unknown";
+    case F::kRequestId:
+      return "request_id";
+    case F::kNewTokenIds:
+      return "new_token_ids";
+    case F::kNewLogprobs:
+      return "new_logprobs";
+    case F::kNewPromptLogprobsTensors:
+      return "new_prompt_logprobs_tensors";
+    case F::kPoolingOutput:
+      return "pooling_output";
+    case F::kFinishReason:
+      return "finish_reason";
+    case F::kStopReason:
+      return "stop_reason";
+    case F::kEvents:
+      return "events";
+    case F::kKvTransferParams:
+      return "kv_transfer_params";
+    case F::kEcTransferParams:
+      return "ec_transfer_params";
+    case F::kTraceHeaders:
+      return "trace_headers";
+    case F::kNumCachedTokens:
+      return "num_cached_tokens";
+    case F::kNumExternalComputedTokens:
+      return "num_external_computed_tokens";
+    case F::kPrefillStats:
+      return "prefill_stats";
+    case F::kRoutedExperts:
+      return "routed_experts";
+    case F::kNumNansInLogits:
+      return "num_nans_in_logits";
+    case F::kMmCacheMissHashes:
+      return "mm_cache_miss_hashes";
+    case F::kNewSamplingMask:
+      return "new_sampling_mask";
+    case F::kSpecDecodeMetrics:
+      return "spec_decode_metrics";
+    case F::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
 
 const char* ReadyFormName(ReadyForm form) {
   switch (form) {
-    case ReadyForm::kEmptyRegistration: return "empty registration, READY with num_gpu_blocks";
-    case ReadyForm::kThreeFields: return "ready response of 3 fields";
-    case ReadyForm::kWithVersion: return "ready response with vllm_version";
-    case ReadyForm::kWithParallelism: return "ready response with tensor_parallel_size";
+    case ReadyForm::kEmptyRegistration:
+      return "empty registration, READY with num_gpu_blocks";
+    case ReadyForm::kThreeFields:
+      return "ready response of 3 fields";
+    case ReadyForm::kWithVersion:
+      return "ready response with vllm_version";
+    case ReadyForm::kWithParallelism:
+      return "ready response with tensor_parallel_size";
   }
   return "?";
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EngineCoreRequest / ABORT encoding and engine choice (docs/wire_format.md "The input socket";
 // msgspec's rules: docs/design.md §4.1).
 #include "vmetrics/engine_request.h"
@@ -79,7 +80,8 @@ void PackSampling(msgpack::sbuffer& buf, Packer& pk, const SamplingParams& p) {
        [&] { PackOptInt(pk, p.max_tokens); }},
       {p.min_tokens != 0, "min_tokens", i64(p.min_tokens)},
       {p.logprobs.has_value(), "logprobs", [&] { PackOptInt(pk, p.logprobs); }},
-      {p.prompt_logprobs.has_value(), "prompt_logprobs", [&] { PackOptInt(pk, p.prompt_logprobs); }},
+      {p.prompt_logprobs.has_value(), "prompt_logprobs",
+       [&] { PackOptInt(pk, p.prompt_logprobs); }},
       {p.logprob_token_ids.has_value(), "logprob_token_ids",
        [&] { PackInts(pk, *p.logprob_token_ids); }},
       {p.flat_logprobs, "flat_logprobs", boolean(true)},
@@ -88,7 +90,8 @@ void PackSampling(msgpack::sbuffer& buf, Packer& pk, const SamplingParams& p) {
       {!p.spaces_between_special_tokens, "spaces_between_special_tokens", boolean(false)},
       {p.include_stop_str_in_output, "include_stop_str_in_output", boolean(true)},
       {p.output_kind != 0, "output_kind", i64(p.output_kind)},
-      {p.stream_interval.has_value(), "stream_interval", [&] { PackOptInt(pk, p.stream_interval); }},
+      {p.stream_interval.has_value(), "stream_interval",
+       [&] { PackOptInt(pk, p.stream_interval); }},
       {p.skip_clone, "skip_clone", boolean(true)},
       {p.output_text_buffer_length != 0, "output_text_buffer_length",
        i64(p.output_text_buffer_length)},
@@ -167,21 +170,21 @@ std::string EncodeEngineCoreRequest(const EngineCoreRequestSpec& spec) {
     pk.pack_nil();
   }
   PackOptInt(pk, spec.data_parallel_rank);  // 8
-  pk.pack_nil();                       // 9 prompt_embeds
-  pk.pack_nil();                       // 10 prompt_is_token_ids
-  pk.pack_int64(spec.client_index);    // 11
-  pk.pack_int64(0);                    // 12 current_wave
-  pk.pack_int64(spec.priority);        // 13
-  pk.pack_nil();                       // 14 trace_headers
-  pk.pack_false();                     // 15 resumable
-  if (spec.external_req_id.empty()) {  // 16
+  pk.pack_nil();                            // 9 prompt_embeds
+  pk.pack_nil();                            // 10 prompt_is_token_ids
+  pk.pack_int64(spec.client_index);         // 11
+  pk.pack_int64(0);                         // 12 current_wave
+  pk.pack_int64(spec.priority);             // 13
+  pk.pack_nil();                            // 14 trace_headers
+  pk.pack_false();                          // 15 resumable
+  if (spec.external_req_id.empty()) {       // 16
     pk.pack_nil();
   } else {
     PackStr(pk, spec.external_req_id);
   }
-  pk.pack_nil();    // 17 reasoning_ended
-  pk.pack_nil();    // 18 reasoning_parser_kwargs
-  pk.pack_false();  // 19 abort_immediately
+  pk.pack_nil();          // 17 reasoning_ended
+  pk.pack_nil();          // 18 reasoning_parser_kwargs
+  pk.pack_false();        // 19 abort_immediately
   if (spec.session_id) {  // 20
     PackStr(pk, *spec.session_id);
   } else {
@@ -265,7 +268,8 @@ Status ReadOptionalStrList(MsgpackReader& r, std::optional<std::vector<std::stri
   return Status::Ok();
 }
 
-Status ReadLogitBias(MsgpackReader& r, std::optional<std::vector<std::pair<int64_t, double>>>* out) {
+Status ReadLogitBias(MsgpackReader& r,
+                     std::optional<std::vector<std::pair<int64_t, double>>>* out) {
   if (r.NextIsNil()) {
     out->reset();
     return r.ReadNil();

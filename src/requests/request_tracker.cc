@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RequestTracker: vLLM's OutputProcessor statistics, step by step. The step numbers in the
 // comments are those of docs/recording.md, "The per-output and per-finish algorithm".
 #include <algorithm>
@@ -124,7 +125,7 @@ std::optional<IterationStats> RequestTracker::ProcessOutputs(const EngineCoreOut
                                         o.num_external_computed_tokens);
     }
     const std::optional<PrefillStats>& prefill = o.prefill_stats ? o.prefill_stats : older;
-    if (s.is_prefilling) {                // 2. TTFT even when no token came (quirk)
+    if (s.is_prefilling) {  // 2. TTFT even when no token came (quirk)
       if (prefill) it.prompt_token_stats.UpdateFromOutput(*prefill);
       const double ttft = iteration_timestamp - s.info.arrival_time;
       it.time_to_first_tokens_iter.push_back(ttft);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Basic credentials and their bcrypt check; see basic_auth.h for the cache and its trade-off.
 #include "basic_auth.h"
 

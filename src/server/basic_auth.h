@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: basic_auth.h (internal to src/server)
 //
 // HTTP Basic authentication against the bcrypt hashes of a web config's basic_auth_users:

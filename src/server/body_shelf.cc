@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A bounded number of rendered /metrics bodies; see body_shelf.h.
 #include "body_shelf.h"
 

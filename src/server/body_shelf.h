@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: body_shelf.h (internal to src/server)
 //
 // BodyShelf: bounds how many rendered /metrics bodies the HTTP server holds at once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: client_watcher.h (internal to src/server)
 //
 // ClientWatcher: notices that a client hung up while its request to a route (HttpRoute) waits

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Admission, deadlines and vanished clients of the HTTP server's connections; see
 // connection_guard.h.
 #include "connection_guard.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: connection_guard.h (internal to src/server)
 //
 // ConnectionGuard: decides which connections the HTTP server keeps, so that no number of slow,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Throttled error messages of the HTTP server; see error_log.h.
 #include "error_log.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: error_log.h (internal to src/server)
 //
 // ErrorLog: the HTTP server's error messages, each kind written once per interval with a count

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpExchange: an asynchronous answer on a suspended libmicrohttpd connection.
 //
 // The connection is suspended from the moment the handler gets the exchange until the answer

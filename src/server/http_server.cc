@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpServer lifecycle: option checks, address resolution, starting and stopping the
 // libmicrohttpd daemon. What each request gets is in request_handler.cc.
 #include "vmetrics/http_server.h"
@@ -179,8 +180,8 @@ MHD_Result QueueReply(HttpServerState* state, MHD_Connection* connection, intern
 
 MHD_Result QueueStream(HttpServerState* state, MHD_Connection* connection,
                        std::shared_ptr<HttpExchange> exchange, std::string_view content_type) {
-  const MHD_Result queued = internal::QueueStream(connection, std::move(exchange), content_type,
-                                                  state->extra_headers);
+  const MHD_Result queued =
+      internal::QueueStream(connection, std::move(exchange), content_type, state->extra_headers);
   if (queued == MHD_YES) {
     if (ConnectionGuard::Connection* account = Account(connection)) {
       state->guard->Streaming(account);
@@ -441,7 +442,8 @@ MHD_Result ResumedCall(HttpServerState* state, MHD_Connection* connection,
     *upload_data_size = 0;
     return MHD_YES;
   }
-  if (pending->admitted) return queue(internal::HandlerReply(state->handlers, head, state->bodies.get()));
+  if (pending->admitted)
+    return queue(internal::HandlerReply(state->handlers, head, state->bodies.get()));
   switch (pending->outcome.load(std::memory_order_acquire)) {
     case PendingCheck::kAllowed:
       break;
@@ -462,7 +464,8 @@ MHD_Result ResumedCall(HttpServerState* state, MHD_Connection* connection,
     if (pending->posted == nullptr) pending->answered = true;
     return result;
   }
-  if (head.has_body) return queue(internal::HandlerReply(state->handlers, head, state->bodies.get()));
+  if (head.has_body)
+    return queue(internal::HandlerReply(state->handlers, head, state->bodies.get()));
   pending->admitted = true;
   return MHD_YES;
 }
@@ -533,7 +536,8 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
     *upload_data_size = 0;
     return MHD_YES;
   }
-  return QueueReply(state, connection, internal::HandlerReply(state->handlers, head, state->bodies.get()));
+  return QueueReply(state, connection,
+                    internal::HandlerReply(state->handlers, head, state->bodies.get()));
 }
 
 Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handlers) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Client addresses as keys and text; see peer_address.h.
 #include "peer_address.h"
 

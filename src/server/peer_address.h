@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: peer_address.h (internal to src/server)
 //
 // PeerAddress: the address a client connects from, as a key that tells clients apart (per

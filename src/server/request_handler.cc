@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Routing and responses for the HTTP server; see request_handler.h.
 #include "request_handler.h"
 
@@ -53,8 +54,8 @@ struct GzipFailed {};
 Reply MetricsReply(const HttpHandlers& handlers, const RequestHead& head, BodyShelf* bodies) {
   const Negotiated negotiated = Negotiate(head.accept, head.accept_encoding);
   if (bodies != nullptr) {
-    const size_t kind = (negotiated.format == ExpositionFormat::kOpenMetrics ? 2 : 0) +
-                        (negotiated.gzip ? 1 : 0);
+    const size_t kind =
+        (negotiated.format == ExpositionFormat::kOpenMetrics ? 2 : 0) + (negotiated.gzip ? 1 : 0);
     try {
       Reply reply;
       reply.status = MHD_HTTP_OK;

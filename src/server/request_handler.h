@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: request_handler.h (internal to src/server)
 //
 // What the HTTP server answers, kept apart from libmicrohttpd: a request head goes in, a Reply

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RouteTable: checking and finding the application's routes; see route_table.h.
 #include "route_table.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: route_table.h (internal to src/server)
 //
 // RouteTable: the application's routes (HttpHandlers::routes), checked once when the server

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TCP_INFO and FIONREAD for the connection guard; see socket_state.h. Kept apart because
 // <linux/tcp.h> (which has tcpi_bytes_received; glibc's <netinet/tcp.h> does not) cannot be
 // included next to <netinet/tcp.h>.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: socket_state.h (internal to src/server)
 //
 // What the kernel knows about a connected TCP socket that the HTTP server's own bookkeeping

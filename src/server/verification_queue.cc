@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bcrypt thread of the HTTP server, shared fairly between clients; see
 // verification_queue.h.
 #include "verification_queue.h"

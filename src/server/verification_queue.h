@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: verification_queue.h (internal to src/server)
 //
 // VerificationQueue: runs the bcrypt checks that the basic-auth cache cannot answer on one

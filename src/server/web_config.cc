@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and checking exporter-toolkit web config files; see include/vmetrics/web_config.h.
 #include "vmetrics/web_config.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The YAML subset of web config files; see yaml_subset.h for what is accepted and why.
 #include "yaml_subset.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: yaml_subset.h (internal to src/server)
 //
 // ParseYamlSubset: a strict reader for the part of YAML that exporter-toolkit web config files

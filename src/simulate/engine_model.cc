@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "engine_model.h"
 
 #include <algorithm>
@@ -226,8 +227,8 @@ bool EngineModel::AddServedRequest(const EngineCoreRequestSpec& spec) {
     } else if (Chance(0.3)) {
       r.stops_early = true;
       r.target_tokens =
-          earliest + static_cast<int64_t>(s.rng() % static_cast<uint64_t>(
-                                                       r.target_tokens - earliest + 1));
+          earliest +
+          static_cast<int64_t>(s.rng() % static_cast<uint64_t>(r.target_tokens - earliest + 1));
     }
     if (r.stops_early) s.stop_token = s.stop_candidates[s.rng() % s.stop_candidates.size()];
   }
@@ -242,9 +243,8 @@ bool EngineModel::AddServedRequest(const EngineCoreRequestSpec& spec) {
 
 int64_t EngineModel::NextServedToken(Served* s) {
   for (int attempt = 0;; ++attempt) {
-    const int64_t t = s->allowed.empty()
-                          ? static_cast<int64_t>(s->rng() % kVocabulary)
-                          : s->allowed[s->rng() % s->allowed.size()];
+    const int64_t t = s->allowed.empty() ? static_cast<int64_t>(s->rng() % kVocabulary)
+                                         : s->allowed[s->rng() % s->allowed.size()];
     // Stop candidates appear only where the request stops; an allowed list of nothing else
     // gets one anyway after a few draws (the model had no other choice).
     if (!Contains(s->stop_candidates, t) || attempt >= 8) return t;

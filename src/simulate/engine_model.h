@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: engine_model.h
 //
 // EngineModel: the content of a simulated engine. Each Step() advances a small scheduler model
@@ -74,10 +75,10 @@ struct SimOutput {
   std::vector<int64_t> new_token_ids;
   std::optional<SimLogprobs> new_logprobs;
   std::optional<SimLogprobs> new_prompt_logprobs;
-  std::optional<int> finish_reason;     // FinishReason: 0 stop, 1 length
-  std::optional<int64_t> stop_reason;   // the stop_token_ids token that stopped it
-  std::vector<SimEvent> events;         // empty = nil on the wire
-  std::string kv_transfer_params;       // raw msgpack; "" = nil
+  std::optional<int> finish_reason;    // FinishReason: 0 stop, 1 length
+  std::optional<int64_t> stop_reason;  // the stop_token_ids token that stopped it
+  std::vector<SimEvent> events;        // empty = nil on the wire
+  std::string kv_transfer_params;      // raw msgpack; "" = nil
   std::optional<SimPrefillStats> prefill_stats;
 };
 
@@ -201,8 +202,8 @@ class EngineModel {
   struct Request {
     std::string id;
     int64_t prompt_tokens = 0;
-    int64_t target_tokens = 0;  // output tokens before finishing
-    bool stops_early = false;   // finishes by EOS ("stop") rather than max_tokens ("length")
+    int64_t target_tokens = 0;       // output tokens before finishing
+    bool stops_early = false;        // finishes by EOS ("stop") rather than max_tokens ("length")
     std::shared_ptr<Served> served;  // null for synthetic requests
     int64_t generated = 0;
     int64_t local_hit_tokens = 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: msgspec_writer.h
 //
 // MsgspecWriter: a thin layer over msgpack-cxx's packer that writes values the way vLLM's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RunSimulation: a Simulator until it ends or a stop signal; see run_simulation.h.
 #include "vmetrics/run_simulation.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SimulatorTotals::ToJson: the --report-totals document. Layout (one object per engine, by
 // index; sums are doubles accumulated in send order):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: wire_encode.h
 //
 // Encoders for the engine's side of the wire, used by the simulator and by tests: the

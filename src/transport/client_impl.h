@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: client_impl.h
 //
 // EngineCoreClient::Impl, shared by the files that implement the client: startup.cc (bind,

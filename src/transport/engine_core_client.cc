@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "vmetrics/engine_core_client.h"
 
 #include <algorithm>
@@ -43,8 +44,8 @@ TransportStatus EngineCoreClient::Start(EngineCoreClientCallbacks callbacks) {
   try {
     impl_->input_signal_fd = impl_->input.get(zmq::sockopt::fd);
   } catch (const zmq::error_t& e) {
-    return TransportStatus::Socket("output", std::string("cannot watch the input socket: ") +
-                                                 e.what());
+    return TransportStatus::Socket("output",
+                                   std::string("cannot watch the input socket: ") + e.what());
   }
   if (impl_->input_bell.fd() < 0) {
     return TransportStatus::Socket("output", "cannot create the input socket's eventfd");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: engine_liveness.h
 //
 // EngineLiveness: decides which engine died, and why, from what the output loop observes. It

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The output thread: receives every message the engines push to the output PULL socket and
 // hands it to on_message in receive order; watches engine liveness on the side.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: socket_monitor.h
 //
 // SocketMonitor: a ZeroMQ socket monitor (zmq_socket_monitor) read without blocking. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Startup: binding, the HELLO/INIT/READY handshake (frontend mode) and the input registrations
 // (both modes), as vLLM's wait_for_engine_startup (vllm/v1/engine/utils.py) and the Rust
 // frontend's connect_handshake (rust/src/engine-core-client/src/transport.rs) do them at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: flags_test.cc
 //
 // The `vmetrics` binary's flags from the outside: every subcommand is there with the flags the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # hostile_captures.sh PROMTOOL VMETRICS_BINARY SOURCE_DIR
 #
 # Nothing from the wire can poison an exposition or crash a subcommand. For every capture of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # promtool_check.sh PROMTOOL VMETRICS_BINARY SOURCE_DIR
 #
 # Runs `promtool check metrics` on every golden exposition tests/golden/*.txt and on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: replay_golden_test.cc
 //
 // Runs `vmetrics replay` on every scenario of tests/golden/scenarios.tsv and compares its stdout
@@ -22,6 +23,7 @@
 // outcomes, counted per (connector, outcome), are the golden's
 // vmetrics_kv_connector_payloads_total samples.
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -30,15 +32,12 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 
 #include "run_binary.h"
 
@@ -80,7 +79,10 @@ std::vector<std::string> Split(const std::string& text, char separator, bool ski
 std::vector<Scenario> LoadScenarios() {
   std::ifstream in(SourcePath(kScenariosFile));
   if (!in) {
-    return {Scenario{"scenarios_tsv", "", "", {},
+    return {Scenario{"scenarios_tsv",
+                     "",
+                     "",
+                     {},
                      "cannot open " + SourcePath(kScenariosFile) + " (run tools/regen.sh)"}};
   }
   std::vector<Scenario> scenarios;
@@ -89,7 +91,10 @@ std::vector<Scenario> LoadScenarios() {
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> columns = Split(line, '\t', /*skip_empty=*/false);
     if (columns.size() < 3 || columns.size() > 4 || columns[0].empty()) {
-      scenarios.push_back(Scenario{"scenarios_tsv_line_" + std::to_string(number), "", "", {},
+      scenarios.push_back(Scenario{"scenarios_tsv_line_" + std::to_string(number),
+                                   "",
+                                   "",
+                                   {},
                                    "scenarios.tsv line " + std::to_string(number) +
                                        " does not have 3 or 4 tab-separated columns: " + line});
       continue;
@@ -182,13 +187,15 @@ TEST_P(ReplayGoldenTest, StdoutMatchesGoldenByteForByte) {
   const int expected_exit = counts_decode_error ? 1 : 0;
   ASSERT_TRUE(WIFEXITED(run.wait_status) && WEXITSTATUS(run.wait_status) == expected_exit)
       << JoinArgs(argv) << "\nended with " << DescribeWaitStatus(run.wait_status)
-      << ", expected exit status " << expected_exit
-      << "\n----- stderr -----\n" << run.err << "\n----- stdout -----\n" << run.out;
+      << ", expected exit status " << expected_exit << "\n----- stderr -----\n"
+      << run.err << "\n----- stdout -----\n"
+      << run.out;
 
   if (run.out != expected) {
     ADD_FAILURE() << "stdout of `" << JoinArgs(argv) << "` differs from " << scenario.expected
-                  << "\n" << DescribeDifference(expected, run.out)
-                  << "----- stderr -----\n" << run.err;
+                  << "\n"
+                  << DescribeDifference(expected, run.out) << "----- stderr -----\n"
+                  << run.err;
   }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running the binary from a test; see run_binary.h.
 #include "run_binary.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: run_binary.h
 //
 // Running the `vmetrics` binary from a test as a user would: posix_spawn with an explicit argv

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: wire_generations_test.cc
 //
 // Replays every capture of tests/fixtures/wire_generations/ (every wire generation of vLLM's
@@ -20,19 +21,17 @@
 // --engine-wire forced to a wrong generation, replay must end normally, print an exposition
 // and log the mismatch.
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cctype>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 
 #include "run_binary.h"
 
@@ -73,8 +72,8 @@ std::vector<std::string> Lines(const std::string& text) {
 struct Case {
   std::string name;
   std::string generation;
-  Json manifest;         // the case's manifest entry
-  std::string format;    // "text" or "openmetrics"
+  Json manifest;       // the case's manifest entry
+  std::string format;  // "text" or "openmetrics"
   std::string load_error;
 };
 
@@ -102,8 +101,8 @@ std::vector<Case> LoadCases(bool both_formats = true) {
   for (const Json& c : manifest["cases"]) {
     for (const char* format : {"text", "openmetrics"}) {
       if (!both_formats && std::string(format) != "text") continue;
-      cases.push_back(Case{c["case"].get<std::string>(), c["generation"].get<std::string>(), c,
-                           format, ""});
+      cases.push_back(
+          Case{c["case"].get<std::string>(), c["generation"].get<std::string>(), c, format, ""});
     }
   }
   if (cases.empty()) return {Case{"manifest", "", Json(), "text", "no cases in the manifest"}};
@@ -176,8 +175,8 @@ std::string GoldenName(const Case& c) {
   const char* key = c.format == "text" ? "golden_text" : "golden_openmetrics";
   if (!c.manifest[key].is_null()) return c.manifest[key].get<std::string>();
   const std::string kind = c.name.substr(c.name.find('_'));  // "_stats_multi"
-  return std::string(kNewestWithGolden) + kind + (c.format == "text" ? ".golden.txt"
-                                                                       : ".golden.om.txt");
+  return std::string(kNewestWithGolden) + kind +
+         (c.format == "text" ? ".golden.txt" : ".golden.om.txt");
 }
 
 // A golden line without its value ("name{labels} "), for the manifest's lines whose value is
@@ -240,10 +239,12 @@ TEST_P(WireGenerationsTest, ReplayMatchesTheGenerationsGolden) {
   ASSERT_TRUE(run.error.empty()) << run.error;
   ASSERT_TRUE(WIFEXITED(run.wait_status) && WEXITSTATUS(run.wait_status) == 0)
       << Join(argv) << "\nended with " << DescribeWaitStatus(run.wait_status)
-      << "\n----- stderr -----\n" << run.err;
+      << "\n----- stderr -----\n"
+      << run.err;
 
   if (c.generation == kNewestWithGolden) {
-    EXPECT_EQ(WithoutVmetricsOwnFamilies(run.out), golden) << Join(argv) << "\n----- stderr -----\n" << run.err;
+    EXPECT_EQ(WithoutVmetricsOwnFamilies(run.out), golden) << Join(argv) << "\n----- stderr -----\n"
+                                                           << run.err;
   } else {
     const std::set<std::string> not_printed = NotPrintedByTheNewest(c);
     const std::vector<std::string> got_lines = Lines(run.out);
@@ -296,7 +297,8 @@ TEST_P(WireGenerationsForcedTest, ForcedToAWrongGenerationIsLoggedNotFatal) {
   ASSERT_TRUE(run.error.empty()) << run.error;
   ASSERT_TRUE(WIFEXITED(run.wait_status) && WEXITSTATUS(run.wait_status) <= 1)
       << Join(argv) << "\nended with " << DescribeWaitStatus(run.wait_status)
-      << "\n----- stderr -----\n" << run.err;
+      << "\n----- stderr -----\n"
+      << run.err;
   EXPECT_NE(run.out.find("vllm:num_requests_running{"), std::string::npos) << run.out;
   EXPECT_NE(run.err.find("does not fit --engine-wire " + wrong), std::string::npos) << run.err;
   if (c.manifest["kind"] == "outputs") {

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks on deploy/ that promtool and Grafana do not make: the conventions of the rules and
 the dashboard, and that the rules' unit tests can fail.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # systemd_verify.sh SYSTEMD_ANALYZE VMETRICS_BINARY SOURCE_DIR
 #
 # Checks deploy/systemd/vmetrics.service the way systemd will load it, where the .deb puts it:

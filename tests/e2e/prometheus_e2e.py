@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """End to end with real peers: `vmetrics simulate` (two engines, MultiConnector of NIXL,
 Mooncake store and Mooncake P2P) -> `vmetrics serve` -> a real Prometheus server (Debian
 package `prometheus`) scraping it on loopback. Then asks Prometheus' HTTP API:

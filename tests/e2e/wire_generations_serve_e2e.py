@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """End to end: `vmetrics serve` with engines of an older vLLM wire generation.
 
 Two stand-in engines (tools/stand_in_engine.py --replay-case) meet `vmetrics serve` with the

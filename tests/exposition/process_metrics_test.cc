@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process families against prometheus_client's own ProcessCollector (the peer vLLM's
 // frontend uses), both pointed at the same fixed /proc-like directory: text 0.0.4 and
 // OpenMetrics must be byte-identical. Then the live /proc: every family there, sane values.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-rendering comparisons of WriteText / WriteOpenMetrics with what prometheus_client
 // renders for the same registry (tests/golden/exposition_*.{txt,om}, written by
 // tools/gen_exposition_goldens.py). BuildBasicRegistry mirrors that script's build_registry()
@@ -91,14 +92,16 @@ void BuildBasicRegistry(Registry& reg) {
   Family& nixl = reg.AddFamily({"vllm:nixl_xfer_time_seconds", MetricType::kHistogram,
                                 "Histogram of transfer duration for NIXL KV Cache transfers.",
                                 kModelEngine, kNixlBuckets});
-  for (double v : {0.005, 0.02, 0.1, 0.15, 0.25, 7.0}) nixl.GetOrCreate({"m", "0"})->As<Histogram>()->Observe(v);
+  for (double v : {0.005, 0.02, 0.1, 0.15, 0.25, 7.0})
+    nixl.GetOrCreate({"m", "0"})->As<Histogram>()->Observe(v);
   for (double v : {0.5, kNaN, 0.75}) nixl.GetOrCreate({"m", "1"})->As<Histogram>()->Observe(v);
 
   // 7. Large bounds and values.
   Family& tokens =
       reg.AddFamily({"vllm:request_prompt_tokens", MetricType::kHistogram,
                      "Number of prefill tokens processed.", kModelEngine, kTokenBuckets});
-  for (double v : {1.0, 2097152.0, 3000000.0, 1e12}) tokens.GetOrCreate({"m", "0"})->As<Histogram>()->Observe(v);
+  for (double v : {1.0, 2097152.0, 3000000.0, 1e12})
+    tokens.GetOrCreate({"m", "0"})->As<Histogram>()->Observe(v);
 
   // 8. Labels sorting on both sides of `le`.
   Family& le_order = reg.AddFamily({"vllm:test_le_order",

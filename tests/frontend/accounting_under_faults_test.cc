@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact accounting under faults (docs/reliability.md §4): a real Frontend (engine-core client over
 // real ZeroMQ, recorder, HTTP endpoint) takes a stream of stats-only messages from four simulated
 // engines while /metrics is scraped over HTTP, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replays every input of the completions fuzzer's corpus (fuzz/corpus/completions/: the
 // hand-written seeds and every minimized crash input) through the fuzzer's own invariant check,
 // so a regression fails ctest without libFuzzer or clang.

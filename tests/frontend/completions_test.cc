@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // POST /v1/completions end to end: a Frontend (the runtime of `vmetrics serve`, real ZeroMQ,
 // real HTTP) against in-process stand-in engines that serve its requests. Each test sends
 // completions over HTTP and checks the answer and the request families of the rendered

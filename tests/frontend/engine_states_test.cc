@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EngineStates: the engine families from the first second and /health's answer, through an
 // engine's whole life (starting, ready, dead, ready again).
 #include "engine_states.h"

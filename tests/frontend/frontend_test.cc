@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frontend as an embedder uses it: FrontendOptions filled in code (no flag parser), Bind and
 // Start returning Status values, the HTTP endpoint with the OpenAI route and an embedder's own
 // route, against in-process stand-in engines over real ZeroMQ. Also the option checks Bind
@@ -278,8 +279,7 @@ TEST(OpenAiRoutes, ErrorsAreInVllmsErrorFormat) {
     listed.push_back(route.method + " " + route.path);
     ASSERT_TRUE(route.error_reply) << listed.back();
   }
-  EXPECT_EQ(listed, (std::vector<std::string>{"POST /v1/completions",
-                                              "POST /inference/v1/generate",
+  EXPECT_EQ(listed, (std::vector<std::string>{"POST /v1/completions", "POST /inference/v1/generate",
                                               "POST /abort_requests", "GET /v1/models",
                                               "GET /version", "GET /ping", "POST /ping"}));
   EXPECT_EQ(routes[0].error_reply(503, "the server is stopping").body,

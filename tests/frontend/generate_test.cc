@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // POST /inference/v1/generate end to end: a Frontend (real HTTP, real ZeroMQ) against a stand-in
 // engine that serves its requests. The cases follow vLLM's own tests of the endpoint
 // (vllm-project/vllm tests/entrypoints/scale_out/token_in_token_out/: test_serving_tokens.py at
@@ -89,11 +90,11 @@ class GenerateTest : public ::testing::Test {
   // The data events of a stream, [DONE] last when it came.
   std::vector<std::string> Stream(const std::string& body) {
     std::string text;
-    HttpClientResponse r = HttpPost(base_ + "/inference/v1/generate", body,
-                                    [&](std::string_view piece) {
-                                      text.append(piece);
-                                      return true;
-                                    });
+    HttpClientResponse r =
+        HttpPost(base_ + "/inference/v1/generate", body, [&](std::string_view piece) {
+          text.append(piece);
+          return true;
+        });
     EXPECT_EQ(r.status, 200) << r.error;
     EXPECT_EQ(r.content_type, "text/event-stream");
     std::vector<std::string> events;
@@ -148,7 +149,8 @@ TEST_F(GenerateTest, AnswersWithVllmsGenerateResponse) {
   EXPECT_TRUE(doc["prompt_logprobs"].is_null());
   EXPECT_TRUE(doc["kv_transfer_params"].is_null());
   // The body's request_id names the answer, as vLLM's X-Request-Id / request_id do.
-  json named = GenerateOk(R"({"request_id":"42","token_ids":[1],"sampling_params":{"max_tokens":1}})");
+  json named =
+      GenerateOk(R"({"request_id":"42","token_ids":[1],"sampling_params":{"max_tokens":1}})");
   EXPECT_EQ(named["request_id"], "generate-tokens-42");
 }
 
@@ -194,16 +196,17 @@ TEST_F(GenerateTest, StreamsTokenChunksThenDone) {
     EXPECT_EQ(chunk["choices"][0]["finish_reason"].is_null(), i + 2 < events.size()) << events[i];
   }
   EXPECT_EQ(json::parse(events[events.size() - 2])["choices"][0]["finish_reason"], "length");
-  json whole = GenerateOk(R"({"token_ids":[1,2,3],"sampling_params":{"max_tokens":5,"temperature":0}})");
+  json whole =
+      GenerateOk(R"({"token_ids":[1,2,3],"sampling_params":{"max_tokens":5,"temperature":0}})");
   EXPECT_EQ(tokens, whole["choices"][0]["token_ids"].size());
 }
 
 // test_stream_include_usage and test_stream_continuous_usage.
 TEST_F(GenerateTest, StreamUsageAsStreamOptionsAsk) {
   Start();
-  std::vector<std::string> events = Stream(
-      R"({"token_ids":[1,2,3],"sampling_params":{"max_tokens":2},"stream":true,)"
-      R"("stream_options":{"include_usage":true}})");
+  std::vector<std::string> events =
+      Stream(R"({"token_ids":[1,2,3],"sampling_params":{"max_tokens":2},"stream":true,)"
+             R"("stream_options":{"include_usage":true}})");
   ASSERT_GE(events.size(), 3u);
   json usage = json::parse(events[events.size() - 2]);
   EXPECT_TRUE(usage["choices"].empty()) << usage;
@@ -211,9 +214,8 @@ TEST_F(GenerateTest, StreamUsageAsStreamOptionsAsk) {
   EXPECT_EQ(usage["usage"]["completion_tokens"], 2);
   EXPECT_EQ(usage["usage"]["total_tokens"], 5);
 
-  events = Stream(
-      R"({"token_ids":[1,2,3],"sampling_params":{"max_tokens":2},"stream":true,)"
-      R"("stream_options":{"include_usage":true,"continuous_usage_stats":true}})");
+  events = Stream(R"({"token_ids":[1,2,3],"sampling_params":{"max_tokens":2},"stream":true,)"
+                  R"("stream_options":{"include_usage":true,"continuous_usage_stats":true}})");
   int64_t completion = 0;
   for (size_t i = 0; i + 1 < events.size(); ++i) {
     json chunk = json::parse(events[i]);
@@ -225,9 +227,10 @@ TEST_F(GenerateTest, StreamUsageAsStreamOptionsAsk) {
   }
   EXPECT_EQ(completion, 2);
   // stream_options without stream is refused by name.
-  EXPECT_EQ(Refused(R"({"token_ids":[1],"sampling_params":{},"stream_options":{"include_usage":true}})")
-                ["param"],
-            "stream_options");
+  EXPECT_EQ(
+      Refused(R"({"token_ids":[1],"sampling_params":{},"stream_options":{"include_usage":true}})")
+          ["param"],
+      "stream_options");
 }
 
 // test_generate_logprobs x {0, 1, 5} and test_stream_with_logprobs: one entry per token, its
@@ -244,7 +247,8 @@ TEST_F(GenerateTest, LogprobsAsVllmReturnsThem) {
     const json& content = c["logprobs"]["content"];
     ASSERT_EQ(content.size(), c["token_ids"].size());
     for (size_t i = 0; i < content.size(); ++i) {
-      EXPECT_EQ(content[i]["token"], "token_id:" + std::to_string(c["token_ids"][i].get<int64_t>()));
+      EXPECT_EQ(content[i]["token"],
+                "token_id:" + std::to_string(c["token_ids"][i].get<int64_t>()));
       EXPECT_TRUE(content[i]["logprob"].is_number());
       EXPECT_LE(content[i]["logprob"].get<double>(), 0.0);
       EXPECT_GT(content[i]["logprob"].get<double>(), -9999.0) << "not decoded: " << content[i];
@@ -264,8 +268,8 @@ TEST_F(GenerateTest, LogprobsAsVllmReturnsThem) {
     EXPECT_EQ(c["logprobs"]["content"][0]["token"].get<std::string>().rfind("token_id:", 0), 0u);
   }
   // Prompt logprobs: position 0 has none; each other position's map holds the prompt token.
-  json doc = GenerateOk(
-      R"({"token_ids":[1,2,3],"sampling_params":{"max_tokens":1,"prompt_logprobs":2}})");
+  json doc =
+      GenerateOk(R"({"token_ids":[1,2,3],"sampling_params":{"max_tokens":1,"prompt_logprobs":2}})");
   const json& prompt = doc["prompt_logprobs"];
   ASSERT_EQ(prompt.size(), 3u) << doc;
   EXPECT_TRUE(prompt[0].is_null());
@@ -372,7 +376,8 @@ TEST_F(GenerateTest, LoraModulesAreListedAndServed) {
   EXPECT_EQ(list["data"][1]["parent"], "model");
   EXPECT_TRUE(list["data"][1]["max_model_len"].is_null());
   EXPECT_EQ(list["data"][0]["max_model_len"], 1024);
-  json doc = GenerateOk(R"({"model":"Alice","token_ids":[1,2,3],"sampling_params":{"max_tokens":3}})");
+  json doc =
+      GenerateOk(R"({"model":"Alice","token_ids":[1,2,3],"sampling_params":{"max_tokens":3}})");
   EXPECT_EQ(doc["model"], "Alice");
   EXPECT_EQ(doc["choices"].size(), 1u);
 }

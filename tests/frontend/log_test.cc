@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process logging (src/frontend/log.cc): a message quoting hostile wire bytes comes out as one
 // line, without control characters, and as valid JSON in the JSON format (nlohmann's dump
 // would otherwise throw on invalid UTF-8 and end the process).

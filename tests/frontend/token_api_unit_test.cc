@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pieces of the token APIs without a server: request JSON -> msgpack as vLLM's Python
 // frontend encodes it (kv_transfer_params), logprob rows decoded with vLLM's dict semantics,
 // the generate request parser against vLLM's test_protocol.py, the error types per status.
@@ -32,10 +33,10 @@ TEST(MsgpackFromJson, EncodesAsPythonsFrontendDoes) {
   const Json v = Json::parse(
       R"({"t":true,"i":[300,-7,-200],"f":1.0,"n":null,"b":9223372036854775807,"s":"x","m":{}})");
   const std::string expected =
-      Bytes({0x87, 0xa1, 't', 0xc3, 0xa1, 'i', 0x93, 0xcd, 0x01, 0x2c, 0xf9, 0xd1, 0xff, 0x38,
-             0xa1, 'f', 0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0, 0xa1, 'n', 0xc0, 0xa1, 'b', 0xcf,
-             0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xa1, 's', 0xa1, 'x', 0xa1, 'm',
-             0x80});
+      Bytes({0x87, 0xa1, 't',  0xc3, 0xa1, 'i',  0x93, 0xcd, 0x01, 0x2c, 0xf9, 0xd1,
+             0xff, 0x38, 0xa1, 'f',  0xcb, 0x3f, 0xf0, 0,    0,    0,    0,    0,
+             0,    0xa1, 'n',  0xc0, 0xa1, 'b',  0xcf, 0x7f, 0xff, 0xff, 0xff, 0xff,
+             0xff, 0xff, 0xff, 0xa1, 's',  0xa1, 'x',  0xa1, 'm',  0x80});
   EXPECT_EQ(MsgpackFromJson(v), expected);
   // And back, as the response renders what the engine returned: the same JSON text.
   EXPECT_EQ(MsgpackValueJson(expected).dump(), v.dump());
@@ -69,8 +70,8 @@ TEST(MsgpackFromJson, KvTransferParamsReachTheEngineRequest) {
 TEST(ParseGenerateRequest, OmittedMaxTokensIsComputedExplicitIsKept) {
   ServingConfig config;
   config.max_model_len = 100;
-  ParsedRequest omitted = ParseGenerateRequest(R"({"token_ids":[1,2,3],"sampling_params":{}})",
-                                               config);
+  ParsedRequest omitted =
+      ParseGenerateRequest(R"({"token_ids":[1,2,3],"sampling_params":{}})", config);
   ASSERT_TRUE(omitted.ok());
   EXPECT_EQ(omitted.request.sampling.max_tokens, 97);
   for (int v : {16, 50}) {

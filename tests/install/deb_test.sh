@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deb_test.sh BUILD_DIR SOURCE_DIR [SYSTEMD_ANALYZE]
 #
 # Builds the .deb from BUILD_DIR (`cpack -G DEB`, into a temporary directory) and checks what

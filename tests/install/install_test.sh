@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # install_test.sh [BUILD_DIR]
 #
 # Installs vmetrics into a temporary prefix and uses it the way a fresh consumer would:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # metrics_reference_current.sh VMETRICS_BINARY SOURCE_DIR
 #
 # Fails when docs/metrics.md is not exactly what `vmetrics metrics-reference` prints, i.e. when

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_private_headers.sh CXX INCLUDE_DIRS_TSV SOURCE_DIR
 #
 # INCLUDE_DIRS_TSV has one line per library: its name, then its include directories (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_typed_handles.sh CXX SOURCE_DIR
 #
 # Compiles small translation units against the declared families' typed handles

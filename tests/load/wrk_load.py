@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Load: `wrk` (Debian package) scrapes /metrics of `vmetrics serve` with 64 connections while
 8 simulated engines (`vmetrics simulate`, MultiConnector of NIXL, Mooncake store and Mooncake
 P2P) each push 1,000 steps a second. Checks (docs/reliability.md §5):

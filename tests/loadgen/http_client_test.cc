@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpClient (tools/loadgen/http_client.h, libcurl) against vmetrics' own HTTP server
 // (libmicrohttpd) on loopback: plain requests, a stream handed over piece by piece and hung up
 // on, and https with a CA file and basic authentication, as `vmetrics bench-serve --ca-file

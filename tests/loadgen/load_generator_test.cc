@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LoadGenerator and BenchServe (tools/loadgen) against a stand-in completions route on
 // vmetrics' own HTTP server: every request sent, timed and counted; failures reported with the
 // server's answer; bench-serve over https with a CA file and basic authentication.
@@ -11,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "security_test_util.h"
 #include "loadgen/bench_serve.h"
+#include "security_test_util.h"
 #include "vmetrics/http_server.h"
 #include "vmetrics/web_config.h"
 

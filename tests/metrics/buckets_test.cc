@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "buckets.h"
 
 #include <gtest/gtest.h>
@@ -9,8 +10,7 @@ namespace {
 TEST(Build125Buckets, MatchesPythonWorkedValues) {
   EXPECT_EQ(Build125Buckets(1), (std::vector<double>{1}));
   EXPECT_EQ(Build125Buckets(4), (std::vector<double>{1, 2}));
-  EXPECT_EQ(Build125Buckets(1024),
-            (std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}));
+  EXPECT_EQ(Build125Buckets(1024), (std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}));
   EXPECT_EQ(Build125Buckets(2048).back(), 2000);
   EXPECT_EQ(Build125Buckets(8192).back(), 5000);
   EXPECT_EQ(Build125Buckets(40960).back(), 20000);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The label-cardinality guard (src/metrics/cardinality_guard.h): label values that engines
 // send stop creating children past --max-label-values-per-family; the samples are counted per
 // family in vmetrics_label_values_dropped_total and dropped, logged once per family, and

@@ -1,12 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
 // The connector catalog is data: one test walks every built-in row through register, decode,
 // record and render, so a row without a fixture (or a fixture that records nothing) fails here.
-#include "vmetrics/connector_catalog.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "tests/metrics/test_util.h"
+#include "vmetrics/connector_catalog.h"
 
 namespace vmetrics {
 namespace {
@@ -58,13 +58,15 @@ TEST(ConnectorCatalog, EveryBuiltInRowRegistersDecodesRecordsAndRenders) {
       std::istringstream in(text);
       for (std::string line; std::getline(in, line);) {
         if (line.rfind(row->metrics[0].name.substr(0, 10), 0) == 0 &&
-            line.find("_created") == std::string::npos && line.find("bucket") == std::string::npos &&
-            line.back() != '#' && line.substr(line.rfind(' ') + 1) != "0.0") {
+            line.find("_created") == std::string::npos &&
+            line.find("bucket") == std::string::npos && line.back() != '#' &&
+            line.substr(line.rfind(' ') + 1) != "0.0") {
           nonzero = true;
         }
       }
       EXPECT_TRUE(nonzero) << "fixture " << it->second << " recorded nothing for " << row->id
-                           << "\n" << text;
+                           << "\n"
+                           << text;
     }
   }
 }
@@ -99,7 +101,8 @@ ConnectorRow OneMetricRow(MetricType type, SampleKind kind, std::vector<double> 
 }
 
 TEST(ValidateRow, RejectsCounterFedByObserveKind) {
-  EXPECT_FALSE(ValidateRow(OneMetricRow(MetricType::kCounter, SampleKind::kObserveEachF64, {})).ok());
+  EXPECT_FALSE(
+      ValidateRow(OneMetricRow(MetricType::kCounter, SampleKind::kObserveEachF64, {})).ok());
 }
 TEST(ValidateRow, RejectsGaugeFedByIncKind) {
   EXPECT_FALSE(ValidateRow(OneMetricRow(MetricType::kGauge, SampleKind::kIncByU64, {})).ok());

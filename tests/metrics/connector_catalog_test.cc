@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/metrics/connector_catalog.cc: the built-in rows (inference order, class names,
 // validity) and ValidateRow / AddRow, one test per kind of rejection.
 #include "vmetrics/connector_catalog.h"

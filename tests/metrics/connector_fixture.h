@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: connector_fixture.h
 //
 // A kv_connector_stats fixture decoded and its payloads identified (connector_identification.h),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/metrics/connector_identification.cc: which connector row each kv_connector_stats
 // payload is tied to (configured, MultiConnector child key, inferred shape, unknown, malformed),
 // and every row of the Rust frontend's decision table with the outcome OUR rules give

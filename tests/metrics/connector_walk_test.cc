@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/metrics/connector_walk.cc: ForEachConnectorSample's walk of each built-in row's
 // payload (and a run-time row's), with the tolerance connector_walk.h promises.
 #include "vmetrics/connector_walk.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replays every input of the descriptor fuzzer's corpus (fuzz/corpus/descriptor/: the seeds
 // written by tools/gen_fuzz_seeds.py and every minimized crash input) through the fuzzer's own
 // invariant check, so a regression fails ctest without libFuzzer or clang.

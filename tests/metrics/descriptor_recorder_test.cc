@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the `_metrics_descriptor` path through StatsRecorder and ConnectorRecorder
 // (src/metrics/connector_families.cc): a described connector's families are registered with a
 // zero child per engine, bound to the class-name key, refused with a reason (and counted) when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the declared families (include/vmetrics/internal/declared_families.h) and their
 // typed handles (src/metrics/family_handles.{h,cc}): the table is registered in its order with
 // the children it declares, handles point at exactly those children, and a family whose option
@@ -83,8 +84,7 @@ TEST(DeclaredFamilies, HandlesPointAtTheDeclaredChildrenOfTheirEngine) {
   EXPECT_EQ((h.Get<F::kEngineSleepState, "awake">()->value()), 1.0);
   EXPECT_EQ((h.Get<F::kEngineSleepState, "discard_all">()->value()), 0.0);
   // vmetrics_decode_errors_total{part}: one eager child per part, in DecodePart's order.
-  const std::vector<const Child*> parts =
-      declared.family<F::kDecodeErrors>().family().Children();
+  const std::vector<const Child*> parts = declared.family<F::kDecodeErrors>().family().Children();
   ASSERT_EQ(parts.size(), 5u);
   EXPECT_EQ(Labels(parts[0]), (std::vector<std::string>{"message"}));
   EXPECT_EQ(Labels(parts[2]), (std::vector<std::string>{"scheduler_stats"}));

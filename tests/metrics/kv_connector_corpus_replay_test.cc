@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replays every input of the KV-connector fuzzer's corpus (fuzz/corpus/kv_connector/: the seeds
 // written by tools/gen_fuzz_seeds.py and every minimized crash input) through the fuzzer's own
 // invariant check — decode, samples, recording under the cardinality guard, rendering — so a

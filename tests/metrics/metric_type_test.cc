@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/metrics/metric_type.cc: the Prometheus naming rules every registered name passes.
 #include "vmetrics/metric_type.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of the `_metrics_descriptor` protocol:
 //   - src/metrics/metrics_descriptor.cc: ParseMetricsDescriptor on the descriptors Python
 //     connectors send (tests/fixtures/descriptor_v1/, tools/gen_descriptor_fixtures.py), one test

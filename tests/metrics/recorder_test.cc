@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Named tests for the behaviour that motivated vmetrics (vLLM PR #52755 and its Mooncake P2P
 // follow-up, PR #56939; docs/design.md §1.2): Python-shaped Mooncake P2P payloads must record,
 // bare and as MultiConnector children, without disturbing NIXL and Mooncake store.
@@ -36,16 +37,25 @@ constexpr const char* kMulti =
     R"({"kv_connector":"MooncakeConnector"}]}})";
 
 void ExpectMooncakeP2pRecorded(const std::string& text) {
-  EXPECT_HAS_LINE(text, R"(vllm:mooncake_xfer_time_seconds_bucket{engine="0",le="0.005",model_name="m"} 1.0)");
+  EXPECT_HAS_LINE(
+      text, R"(vllm:mooncake_xfer_time_seconds_bucket{engine="0",le="0.005",model_name="m"} 1.0)");
   EXPECT_HAS_LINE(text, R"(vllm:mooncake_xfer_time_seconds_count{engine="0",model_name="m"} 1.0)");
   EXPECT_HAS_LINE(text, R"(vllm:mooncake_xfer_time_seconds_sum{engine="0",model_name="m"} 0.004)");
-  EXPECT_HAS_LINE(text, R"(vllm:mooncake_bytes_transferred_bucket{engine="0",le="2.097152e+06",model_name="m"} 1.0)");
-  EXPECT_HAS_LINE(text, R"(vllm:mooncake_bytes_transferred_bucket{engine="0",le="524288.0",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vllm:mooncake_bytes_transferred_bucket{engine="0",le="2.097152e+06",model_name="m"} 1.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vllm:mooncake_bytes_transferred_bucket{engine="0",le="524288.0",model_name="m"} 0.0)");
   EXPECT_HAS_LINE(text, R"(vllm:mooncake_num_descriptors_sum{engine="0",model_name="m"} 16.0)");
-  EXPECT_HAS_LINE(text, R"(vllm:mooncake_num_failed_transfers_total{engine="0",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(text,
+                  R"(vllm:mooncake_num_failed_transfers_total{engine="0",model_name="m"} 0.0)");
   EXPECT_HAS_LINE(text, R"(vllm:mooncake_num_failed_recvs_total{engine="0",model_name="m"} 1.0)");
-  EXPECT_HAS_LINE(text, R"(vllm:mooncake_num_kv_expired_reqs_total{engine="0",model_name="m"} 0.0)");
-  EXPECT_HAS_LINE(text, "# HELP vllm:mooncake_num_failed_recvs_total Number of failed Mooncake KV Cache receives.");
+  EXPECT_HAS_LINE(text,
+                  R"(vllm:mooncake_num_kv_expired_reqs_total{engine="0",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(
+      text,
+      "# HELP vllm:mooncake_num_failed_recvs_total Number of failed Mooncake KV Cache receives.");
 }
 
 TEST(KvConnectorRecording, BareMooncakeP2pPayloadRecordsIntoTheSixMooncakeFamilies) {
@@ -54,7 +64,9 @@ TEST(KvConnectorRecording, BareMooncakeP2pPayloadRecordsIntoTheSixMooncakeFamili
   RecordFixture(rec, "kv_mooncake_p2p.msgpack");
   const std::string text = Render(reg);
   ExpectMooncakeP2pRecorded(text);
-  EXPECT_HAS_LINE(text, R"(vmetrics_kv_connector_payloads_total{connector="MooncakeConnector",outcome="recorded"} 1.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_kv_connector_payloads_total{connector="MooncakeConnector",outcome="recorded"} 1.0)");
   EXPECT_LACKS(text, "vllm:nixl_");  // Python semantics: only the configured connector's families
 }
 
@@ -74,8 +86,12 @@ TEST(KvConnectorRecording, MooncakeP2pChildOfMultiConnectorRecordsBesideNixl) {
   // NIXL unchanged by the Mooncake child: same values as a bare NIXL payload.
   EXPECT_HAS_LINE(text, R"(vllm:nixl_xfer_time_seconds_count{engine="0",model_name="m"} 2.0)");
   EXPECT_HAS_LINE(text, R"(vllm:nixl_num_kv_expired_reqs_total{engine="0",model_name="m"} 1.0)");
-  EXPECT_HAS_LINE(text, R"(vmetrics_kv_connector_payloads_total{connector="MooncakeConnector",outcome="recorded"} 1.0)");
-  EXPECT_HAS_LINE(text, R"(vmetrics_kv_connector_payloads_total{connector="NixlConnector",outcome="recorded"} 1.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_kv_connector_payloads_total{connector="MooncakeConnector",outcome="recorded"} 1.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_kv_connector_payloads_total{connector="NixlConnector",outcome="recorded"} 1.0)");
 }
 
 TEST(KvConnectorRecording, NixlAndStoreFamiliesAreUnchangedByMooncakeP2p) {
@@ -99,7 +115,8 @@ TEST(KvConnectorRecording, NixlAndStoreFamiliesAreUnchangedByMooncakeP2p) {
     return kept;
   };
   const std::string without = nixl_and_store_lines(false);
-  EXPECT_NE(without.find("vllm:mooncake_store_operation_total{engine=\"0\",model_name=\"m\",operation=\"load_get\",status=\"ok\"} 1.0"),
+  EXPECT_NE(without.find("vllm:mooncake_store_operation_total{engine=\"0\",model_name=\"m\","
+                         "operation=\"load_get\",status=\"ok\"} 1.0"),
             std::string::npos)
       << without;
   EXPECT_EQ(without, nixl_and_store_lines(true));
@@ -114,7 +131,9 @@ TEST(KvConnectorRecording, NixlPayloadWithExtraKeysIsStillRecorded) {
   EXPECT_HAS_LINE(text, R"(vllm:nixl_xfer_time_seconds_count{engine="0",model_name="m"} 2.0)");
   EXPECT_HAS_LINE(text, R"(vllm:nixl_post_time_seconds_sum{engine="0",model_name="m"} 0.003)");
   EXPECT_HAS_LINE(text, R"(vllm:nixl_num_kv_expired_reqs_total{engine="0",model_name="m"} 1.0)");
-  EXPECT_HAS_LINE(text, "# HELP vllm:nixl_num_descriptors Histogram of number of descriptors per NIXL  KV Cache transfers.");
+  EXPECT_HAS_LINE(text,
+                  "# HELP vllm:nixl_num_descriptors Histogram of number of descriptors per NIXL  "
+                  "KV Cache transfers.");
 }
 
 TEST(KvConnectorRecording, UnsupportedMultiChildIsCountedNotDropped) {
@@ -126,7 +145,9 @@ TEST(KvConnectorRecording, UnsupportedMultiChildIsCountedNotDropped) {
   RecordFixture(rec, "kv_multi_unsupported_child.msgpack");
   RecordFixture(rec, "kv_multi_unsupported_child.msgpack");
   const std::string text = Render(reg);
-  EXPECT_HAS_LINE(text, R"(vmetrics_kv_connector_payloads_total{connector="UnsupportedConnector",outcome="unknown_connector"} 2.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_kv_connector_payloads_total{connector="UnsupportedConnector",outcome="unknown_connector"} 2.0)");
   EXPECT_HAS_LINE(text, R"(vllm:nixl_xfer_time_seconds_count{engine="0",model_name="m"} 4.0)");
   // Logged once, not once per message.
   int mentions = 0;
@@ -139,7 +160,9 @@ TEST(KvConnectorRecording, NonMapPayloadIsCountedMalformedAndTheMessageStillReco
   StatsRecorder rec(&reg, Options(R"({"kv_connector":"NixlConnector"})"));
   RecordFixture(rec, "kv_not_a_map.msgpack");
   const std::string text = Render(reg);
-  EXPECT_HAS_LINE(text, R"(vmetrics_kv_connector_payloads_total{connector="NixlConnector",outcome="malformed"} 1.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vmetrics_kv_connector_payloads_total{connector="NixlConnector",outcome="malformed"} 1.0)");
 }
 
 TEST(KvConnectorRecording, UnconfiguredConnectorRegistersItsFamiliesOnFirstSight) {
@@ -188,15 +211,20 @@ TEST(KvConnectorRecording, StoreRecordsFindTheChildrenOfTheirOwnOperationAndStat
   rec.Record(msg);
   const std::string text = Render(reg);
   auto keys = [](std::string_view op, std::string_view status) {
-    return std::string(R"(vllm:mooncake_store_operation_keys_total{engine="0",model_name="m",operation=")") +
+    return std::string(
+               R"(vllm:mooncake_store_operation_keys_total{engine="0",model_name="m",operation=")") +
            std::string(op) + R"(",status=")" + std::string(status) + "\"} ";
   };
   EXPECT_HAS_LINE(text, keys("load_get", "ok") + "35.0");
   EXPECT_HAS_LINE(text, keys("load_get", "5") + "4.0");
   EXPECT_HAS_LINE(text, keys("load_get", "7") + "24.0");
   EXPECT_HAS_LINE(text, keys("save_put", "ok") + "64.0");
-  EXPECT_HAS_LINE(text, R"(vllm:mooncake_store_operation_total{engine="0",model_name="m",operation="load_get",status="ok"} 3.0)");
-  EXPECT_HAS_LINE(text, R"(vllm:mooncake_store_operation_total{engine="0",model_name="m",operation="load_get",status="7"} 2.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vllm:mooncake_store_operation_total{engine="0",model_name="m",operation="load_get",status="ok"} 3.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vllm:mooncake_store_operation_total{engine="0",model_name="m",operation="load_get",status="7"} 2.0)");
 }
 
 TEST(StatsRecorder, MessageFromUnknownEngineIsCountedAndSkipped) {
@@ -236,13 +264,18 @@ TEST(StatsRecorder, SchedulerGaugesAndCountersFollowPythonRules) {
   const std::string text = Render(reg);
   EXPECT_HAS_LINE(text, R"(vllm:num_requests_running{engine="1",model_name="m"} 3.0)");
   EXPECT_HAS_LINE(text, R"(vllm:num_requests_waiting{engine="1",model_name="m"} 3.0)");
-  EXPECT_HAS_LINE(text, R"(vllm:num_requests_waiting_by_reason{engine="1",model_name="m",reason="deferred"} 1.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vllm:num_requests_waiting_by_reason{engine="1",model_name="m",reason="deferred"} 1.0)");
   EXPECT_HAS_LINE(text, R"(vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.25)");
   EXPECT_HAS_LINE(text, R"(vllm:prefix_cache_queries_total{engine="1",model_name="m"} 20.0)");
-  EXPECT_HAS_LINE(text, R"(vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="1",model_name="m",position="1"} 2.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="1",model_name="m",position="1"} 2.0)");
   EXPECT_LACKS(text, "position=\"2\"");
   EXPECT_HAS_LINE(text, R"(vllm:estimated_flops_per_gpu_total{engine="1",model_name="m"} 0.0)");
-  EXPECT_HAS_LINE(text, R"(vllm:engine_sleep_state{engine="0",model_name="m",sleep_state="awake"} 1.0)");
+  EXPECT_HAS_LINE(text,
+                  R"(vllm:engine_sleep_state{engine="0",model_name="m",sleep_state="awake"} 1.0)");
 }
 
 // vllm:cache_config_info is labelled only when the engines' CacheConfig arrives; the labelled
@@ -333,7 +366,9 @@ TEST(StatsRecorder, CacheConfigInfoGetsOneChildPerEngineWithSortedLabels) {
   StatsRecorder rec(&reg, o);
   rec.SetCacheConfig({{"block_size", "16"}, {"_block_size_resolved", "True"}});
   const std::string text = Render(reg);
-  EXPECT_HAS_LINE(text, R"(vllm:cache_config_info{_block_size_resolved="True",block_size="16",engine="1"} 1.0)");
+  EXPECT_HAS_LINE(
+      text,
+      R"(vllm:cache_config_info{_block_size_resolved="True",block_size="16",engine="1"} 1.0)");
 }
 
 // A clock the test moves by hand.
@@ -435,12 +470,15 @@ TEST(EngineWireInfo, OneForTheCurrentGenerationZeroForAnEarlierOne) {
   rec.SetEngineWire(0, "g20260712-370b678a");  // the same again: no change
   std::string text = Render(reg);
   EXPECT_HAS_LINE(text, "# TYPE vmetrics_engine_wire_info gauge");
-  EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="0",generation="g20260712-370b678a"} 1.0)");
+  EXPECT_HAS_LINE(text,
+                  R"(vmetrics_engine_wire_info{engine="0",generation="g20260712-370b678a"} 1.0)");
   EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="1",generation="unknown"} 1.0)");
   rec.SetEngineWire(0, "g20260814-6adad087");
   text = Render(reg);
-  EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="0",generation="g20260712-370b678a"} 0.0)");
-  EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="0",generation="g20260814-6adad087"} 1.0)");
+  EXPECT_HAS_LINE(text,
+                  R"(vmetrics_engine_wire_info{engine="0",generation="g20260712-370b678a"} 0.0)");
+  EXPECT_HAS_LINE(text,
+                  R"(vmetrics_engine_wire_info{engine="0",generation="g20260814-6adad087"} 1.0)");
 }
 
 TEST(EngineWireInfo, AbsentUnlessReported) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for metrics tests: fixture loading, decode+record, rendering.
 #ifndef VMETRICS_TESTS_METRICS_TEST_UTIL_H_
 #define VMETRICS_TESTS_METRICS_TEST_UTIL_H_
@@ -48,15 +49,15 @@ inline std::string Render(const Registry& reg) {
 }
 
 // EXPECT that `text` contains `line` as a whole line, printing the rendering if not.
-#define EXPECT_HAS_LINE(text, line)                                                       \
-  EXPECT_NE(("\n" + (text)).find("\n" + std::string(line) + "\n"), std::string::npos)     \
-      << "missing line: " << (line) << "\nin rendering:\n"                                \
+#define EXPECT_HAS_LINE(text, line)                                                   \
+  EXPECT_NE(("\n" + (text)).find("\n" + std::string(line) + "\n"), std::string::npos) \
+      << "missing line: " << (line) << "\nin rendering:\n"                            \
       << (text)
 
-#define EXPECT_LACKS(text, fragment)                                                      \
-  EXPECT_EQ((text).find(fragment), std::string::npos) << "unexpected: " << (fragment)     \
-                                                      << "\nin rendering:\n"              \
-                                                      << (text)
+#define EXPECT_LACKS(text, fragment)                         \
+  EXPECT_EQ((text).find(fragment), std::string::npos)        \
+      << "unexpected: " << (fragment) << "\nin rendering:\n" \
+      << (text)
 
 }  // namespace vmetrics::testing
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replaces the global operator new/delete of protocol_test so ScopedAllocTracker can see the
 // size of every allocation. Only the plain and array forms are replaced; libstdc++ routes the
 // nothrow forms through them, and the aligned forms are not used by the decoder.

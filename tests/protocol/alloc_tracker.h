@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: alloc_tracker.h
 //
 // Records the largest single heap allocation made through global operator new while a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/protocol/connector_config.cc: vLLM's --kv-transfer-config JSON read into a
 // ConnectorConfig (the bare connector, or MultiConnector and its children in config order).
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/protocol/connector_payloads.cc: kv_connector_stats split into payloads as the
 // configuration and the wire name them, with no catalog: the configured connector's payload,
 // a configured MultiConnector's children by key (unwrapped, malformed ones reported), or the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replays every input of the decode fuzzer's corpus (fuzz/corpus/decode/: the seeds written by
 // tools/gen_fixtures.py and every minimized crash input) through the fuzzer's own invariant
 // check, so a regression fails ctest without libFuzzer or clang. The same check also runs over

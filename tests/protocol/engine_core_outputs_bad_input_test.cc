@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/protocol/engine_core_outputs.cc on bad input: every fixture cut at every byte
 // length, hostile 32-bit lengths (an error, and no allocation sized by them), refused pickle
 // ext types, the wrong msgpack type where a value is required, and byte offsets in errors.
@@ -284,7 +285,9 @@ TEST(EngineCoreOutputsBadInput, FinishReasonThatIsAStrIsSkipped) {
   ExpectOutputSkipped("hostile_finish_reason_str");
 }
 
-TEST(EngineCoreOutputsBadInput, FloatTokenIdIsSkipped) { ExpectOutputSkipped("hostile_token_float"); }
+TEST(EngineCoreOutputsBadInput, FloatTokenIdIsSkipped) {
+  ExpectOutputSkipped("hostile_token_float");
+}
 
 TEST(EngineCoreOutputsBadInput, DeepNestingInAnIgnoredPositionDoesNotCrash) {
   const std::string data = ReadFixture("hostile_deep_nesting");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/protocol/engine_core_outputs.cc on well-formed messages: every fixture's decoded
 // values (envelope, outputs, tensors inline and in aux frames, events, finish and stop reasons,
 // utility outputs), defaults for short arrays and tolerance of extra trailing positions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: fixture_util.h
 //
 // Helpers shared by the protocol tests: reading the committed fixtures of tests/fixtures/

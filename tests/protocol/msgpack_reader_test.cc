@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/protocol/msgpack_reader.cc: every msgpack format family, the bounds checks on
 // hostile lengths, failure offsets, Skip/ReadRaw and ValidateOne.
 #include "vmetrics/internal/msgpack_reader.h"

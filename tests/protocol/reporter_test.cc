@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/protocol/reporter.cc: a problem is logged once whatever message and byte it
 // recurs at, every occurrence is counted, and hostile input that makes every problem different
 // cannot grow the reporter without bound.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/protocol/scheduler_stats.cc: every SchedulerStats key and nested stats type,
 // older and newer engines' key sets, and a wrong-typed value in each key (skipped, reported,
 // the rest decoded).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Status (include/vmetrics/status.h): an ok Status is one null pointer; a failure keeps its
 // code, message and offset through copies and moves, and a copy owns its own.
 #include "vmetrics/status.h"

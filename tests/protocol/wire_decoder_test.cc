@@ -1,15 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wire generations (wire_generation.h) and the per-engine recognition and salvage of
 // wire_decoder.h / engine_core_outputs.h. Whole captures of every generation are replayed by
 // tests/cli/wire_generations_test.cc; these are the rules one by one, on hand-built messages.
-#include <string>
-#include <vector>
+#include "vmetrics/wire_decoder.h"
 
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 #include "fixture_util.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/handshake.h"
-#include "vmetrics/wire_decoder.h"
 #include "vmetrics/wire_generation.h"
 
 namespace vmetrics {
@@ -136,9 +138,8 @@ TEST(WireRecognizer, AnEmptyRegistrationLeavesTheGenerationsBeforeTheReadyRespon
             "g20260204-08e09499, g20260112-0565f1fd, g20251105-65ac8d8d, g20250927-6f5c0931");
   // 13 positions, num_cached_tokens 5 at 10, routed_experts nil, num_nans_in_logits 0:
   // g20260204 (g20260712's 13 positions hold a prefill_stats map or nil at 10).
-  EXPECT_TRUE(rec.ObserveMessage(Message(0, {Output(13, Bytes({0x05, 0xc0, 0x00}), 3)},
-                                         Bytes({0xc0})),
-                                 1));
+  EXPECT_TRUE(
+      rec.ObserveMessage(Message(0, {Output(13, Bytes({0x05, 0xc0, 0x00}), 3)}, Bytes({0xc0})), 1));
   ASSERT_TRUE(rec.recognition().recognised);
   EXPECT_EQ(rec.recognition().name(), "g20260204-08e09499");
   EXPECT_FALSE(rec.observing()) << "one candidate left: observation ends";
@@ -200,10 +201,13 @@ TEST(WireDecoder, ForcedGenerationThatDoesNotFitIsLoggedAndPartsCounted) {
   const std::string frame = Message(0, {Output(16, Bytes({0xc0}))}, kStats);
   const std::string_view frames[] = {frame};
   uint32_t skipped = 0;
-  wire.Feed(frames, {}, [&](EngineCoreOutputs& m, const DecodeContext&) {
-    skipped += m.skipped.outputs;
-    EXPECT_TRUE(m.scheduler_stats.has_value());
-  }, nullptr);
+  wire.Feed(
+      frames, {},
+      [&](EngineCoreOutputs& m, const DecodeContext&) {
+        skipped += m.skipped.outputs;
+        EXPECT_TRUE(m.scheduler_stats.has_value());
+      },
+      nullptr);
   EXPECT_EQ(skipped, 1u);
   ASSERT_FALSE(log.empty());
   EXPECT_NE(log[0].find("does not fit --engine-wire g20250927-6f5c0931"), std::string::npos)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replays every input of the wire-recognition fuzzer's corpus (fuzz/corpus/wire_recognition/:
 // the seeds tools/gen_fuzz_seeds.py cuts from tests/fixtures/wire_generations/, and every
 // minimized crash input) through the fuzzer's own invariant check, so a regression fails ctest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wire text checks (include/vmetrics/internal/wire_text.h): the UTF-8 check agrees with
 // Python's strict decoder on the classic bad forms, and the log escaping leaves no control
 // character or invalid byte in a line.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # spdx_test.sh SOURCE_DIR: tools/check_spdx.sh and tools/add_spdx.sh on a scratch git
 # repository holding one file of each kind tools/spdx_files.sh knows:
 #   1. check_spdx fails and names exactly the files that lack the line;

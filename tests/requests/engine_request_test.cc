@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of EncodeEngineCoreRequest / EncodeAbort (byte-exact against python-msgpack encodings of
 // the layout of docs/wire_format.md "The input socket", hex computed with /usr/bin/python3
 // msgpack.packb) and EngineRouter.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of RequestTracker (src/requests/request_tracker.cc) against
 // docs/recording.md's per-output and per-finish algorithm, and of StatsRecorder::RecordIteration
 // (docs/recording.md C.1-C.9).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ParseBasicAuthorization and BasicAuthVerifier (src/server/basic_auth.cc), without sockets.
 // Hashes are made at test time at bcrypt cost 4.
 #include "basic_auth.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BodyShelf: at most max_per_kind bodies of a kind are made while they are held.
 #include "body_shelf.h"
 

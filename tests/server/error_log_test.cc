@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ErrorLog with a fake clock: each kind written once per interval, the rest counted.
 #include "error_log.h"
 

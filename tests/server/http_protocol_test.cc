@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HTTP/1.1 framing rules the server enforces over real sockets: the Host header
 // (RFC 9112 §3.2), request bodies of unknown length on routes (411), and
 // `Expect: 100-continue` with a body past the route's limit (417, without the

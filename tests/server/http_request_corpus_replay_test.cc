@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replays every input of the HTTP request fuzzer's corpus (fuzz/corpus/http_request/: the
 // hand-written and captured seeds, and any minimized crash input kept there) through the same
 // invariant checks as fuzz/http_request_fuzz.cc, so a regression fails ctest without libFuzzer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpServer's connection guard over loopback (src/server/connection_guard.h): slow, idle,
 // half-closed and non-reading clients cannot keep a scrape out. Every wait is a poll with a
 // deadline; the only sleeps are the pacing of a deliberately slow client, which is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpServer under abusive clients, over loopback: clients that send a request one byte at a
 // time, and a thousand connections that never send anything, must not stall other scrapes.
 // Synchronisation is by futures; the only sleeps are the slow clients' pacing, which is the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The application's routes (HttpHandlers::routes) over real sockets: which request reaches
 // which handler, what the server answers on a route's behalf (404, 405 with Allow, 413 and
 // 500 in the route's words), and the HttpExchange a handler answers on (later, from another

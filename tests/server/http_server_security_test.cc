@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpServer with a web config, end to end over loopback: basic authentication on every route,
 // extra headers, TLS (GnuTLS client in-process, and curl when installed), TLS versions, and
 // Start refusing bad configs. Certificates and bcrypt hashes (cost 4) are made at test time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End-to-end tests of HttpServer over real sockets on loopback, each server on an ephemeral
 // port. No sleeps: Start returns with the socket listening, and where a test needs a handler
 // to be running it waits on a promise the handler fulfils.

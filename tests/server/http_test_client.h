@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: http_test_client.h
 //
 // A deliberately small HTTP/1.1 client over POSIX sockets for the server tests: one

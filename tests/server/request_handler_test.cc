@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Routing and reply rules of src/server/request_handler.cc, without sockets.
 #include "request_handler.h"
 

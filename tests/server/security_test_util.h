@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: security_test_util.h
 //
 // What the TLS and basic-auth tests need, all made at test time so nothing secret is

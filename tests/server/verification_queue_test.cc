@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // VerificationQueue (src/server/verification_queue.cc): verdicts arrive, a full queue refuses
 // at once, Stop cancels what waits. A bcrypt at cost 12 (a quarter of a second or more) keeps
 // the queue's thread busy while the test submits, microseconds apart.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LoadWebConfig, ParseWebConfig and ValidateWebConfig (src/server/web_config.cc): the files
 // that load, and one test per way a file can be refused, checking the code and that the
 // message names the key (and line) to fix.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The YAML subset of web config files (src/server/yaml_subset.cc): what it reads, and one test
 // per refusal, each checking the code and the line it names.
 #include "yaml_subset.h"

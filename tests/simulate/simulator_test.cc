@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simulator: its bytes are msgspec's (checked against the committed fixture and against
 // python3-msgpack re-encoding), a seed makes a capture reproducible, and the totals it reports
 // are exactly what its messages carry.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EngineCoreClient over real sockets: both startup modes with the C++ simulator as the engine,
 // hand-driven raw engines for the protocol corners (overlapping READY, older registration,
 // unknown identities, timeouts), engine death, malformed frames and Send().

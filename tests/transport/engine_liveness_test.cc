@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attribution rules of src/transport/engine_liveness.h, one test per rule.
 #include "engine_liveness.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tests of src/protocol/handshake.cc (HELLO/READY/INIT/ready response). They live in the
 // transport binary because the handshake is the transport's first use of them.
 #include "vmetrics/handshake.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C++ client against tools/stand_in_engine.py: a Python engine that performs the
 // handshake as vLLM's EngineCoreProc does and encodes its stats with python3-msgpack.
 #include <gtest/gtest.h>

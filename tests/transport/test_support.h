@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: test_support.h
 //
 // Helpers for the transport tests: a per-test temporary directory for ipc:// endpoints, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BenchServe: a load run with its header line and report; see bench_serve.h.
 #include "loadgen/bench_serve.h"
 

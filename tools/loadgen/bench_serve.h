@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: bench_serve.h
 //
 // BenchServe: what `vmetrics bench-serve` does, the frontend's own benchmark. It sends

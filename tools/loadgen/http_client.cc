@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HttpClient on libcurl's easy interface; see http_client.h.
 #include "loadgen/http_client.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: http_client.h
 //
 // HttpClient: a small blocking HTTP client on libcurl, enough to drive a frontend's JSON API:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LoadGenerator: Poisson arrivals, a concurrency cap, streamed completions; see load_generator.h.
 #include "loadgen/load_generator.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: load_generator.h
 //
 // LoadGenerator: sends token-id completions (POST /v1/completions, streamed so the first token

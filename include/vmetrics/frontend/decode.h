@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: decode.h
 //
 // DecodeCapture: what `vmetrics decode` does. Each EngineCoreOutputs message of a capture

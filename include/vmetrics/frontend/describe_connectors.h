@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: describe_connectors.h
 //
 // DescribeConnectors: what `vmetrics describe-connectors` prints. The connector catalog's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: log.h
 //
 // Process logging of the frontend and the vmetrics binary: one line per event on stderr, as

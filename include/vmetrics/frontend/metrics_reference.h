@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: metrics_reference.h
 //
 // MetricsReference: what `vmetrics metrics-reference` prints, the Markdown reference of every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: replay.h
 //
 // Replay: what `vmetrics replay` does. A capture of EngineCoreOutputs messages (capture.h) is
@@ -73,17 +74,17 @@ struct ReplayOptions {
 };
 
 struct ReplayOutput {
-  std::string exposition;        // in options.format
-  uint64_t failed_messages = 0;  // messages that did not decode (skipped, and counted)
+  std::string exposition;                     // in options.format
+  uint64_t failed_messages = 0;               // messages that did not decode (skipped, and counted)
   std::vector<WireRecognition> recognitions;  // each engine's wire generation
 };
 
 // Replay
 //
 // Failure (kInvalidArgument, naming the flag) for options that cannot be used: bad JSON, an
-// unknown --engine-wire, an unreadable capture or sidecar, a sidecar line that is wrong. Messages that do not decode are
-// not failures: they are skipped, counted in vmetrics_decode_errors_total and in
-// failed_messages, and logged.
+// unknown --engine-wire, an unreadable capture or sidecar, a sidecar line that is wrong. Messages
+// that do not decode are not failures: they are skipped, counted in vmetrics_decode_errors_total
+// and in failed_messages, and logged.
 Result<ReplayOutput> Replay(const ReplayOptions& options);
 
 }  // namespace vmetrics::frontend

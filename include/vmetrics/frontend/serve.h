@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: serve.h
 //
 // Serve: what `vmetrics serve` does, for a process that is nothing but a frontend. It runs a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: stop_signals.h
 //
 // Waiting for SIGINT or SIGTERM the way a service that runs threads must: the signals are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: bucket_indexer.h
 //
 // A histogram family's bucket look-up, inlined into every observation (registry.h). The tables

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: connector_payloads.h
 //
 // Reading kv_connector_stats as the wire lays it out: the top-level entries of its map, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: declared_families.h
 //
 // Every family vmetrics registers other than the connector rows' (connector_catalog.cc),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: json_from_msgpack.h
 //
 // MsgpackToJson: renders one msgpack value as JSON for `vmetrics decode` (generic payloads of

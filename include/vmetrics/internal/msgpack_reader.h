@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: msgpack_reader.h
 //
 // MsgpackReader: a bounded, zero-copy cursor over one msgpack buffer. It never allocates,

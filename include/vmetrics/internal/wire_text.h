@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: wire_text.h
 //
 // Text that came from the wire, on its way to a label value, a log line or JSON output.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File: zmq_util.h
 //
 // Small ZeroMQ helpers shared by the engine-core client and the simulator: the socket options
