@@ -52,15 +52,16 @@ printf '%s\0' "${files[@]}" |
     >"$out" 2>"$out.err"
 status=$?
 elapsed=$(($(date +%s) - start))
-# clang-tidy exits non-zero on findings too; a compiler error is what makes the run useless.
-if grep -q ' error: ' "$out"; then
-  grep ' error: ' "$out" | sort -u >&2
-  echo "run_clang_tidy: clang-tidy could not compile a file (above)" >&2
-  rm -f "$out.err"
-  exit 2
-fi
 rm -f "$out.err"
 findings=$(grep -E '^/.*: warning: .*\[[a-z0-9.,-]+\]$' "$out" | sed "s|^$root/||" | sort -u)
+# clang-tidy exits non-zero on findings too; a compiler error is what makes the run useless
+# (the findings are printed all the same, so one run shows everything to fix).
+if grep -q ' error: ' "$out"; then
+  [[ -n $findings ]] && echo "$findings"
+  grep ' error: ' "$out" | sort -u >&2
+  echo "run_clang_tidy: clang-tidy could not compile a file (above)" >&2
+  exit 2
+fi
 if [[ -z $findings ]]; then
   echo "run_clang_tidy: ${#files[@]} file(s), no findings (${elapsed}s, $jobs jobs)"
   exit 0

@@ -120,11 +120,6 @@ BasicAuthVerifier::BasicAuthVerifier(std::map<std::string, std::string> users)
 BasicAuthVerifier::~BasicAuthVerifier() { explicit_bzero(hmac_key_.data(), hmac_key_.size()); }
 
 template <size_t kEntries>
-BasicAuthVerifier::DigestRing<kEntries>::~DigestRing() {
-  explicit_bzero(entries_.data(), sizeof entries_);
-}
-
-template <size_t kEntries>
 bool BasicAuthVerifier::DigestRing<kEntries>::Contains(const Digest& digest) const {
   std::lock_guard<std::mutex> lock(mu_);
   bool found = false;

@@ -33,6 +33,8 @@
 #ifndef VMETRICS_SERVER_BASIC_AUTH_H_
 #define VMETRICS_SERVER_BASIC_AUTH_H_
 
+#include <string.h>
+
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -132,7 +134,7 @@ class BasicAuthVerifier {
   template <size_t kEntries>
   class DigestRing {
    public:
-    ~DigestRing();
+    ~DigestRing() { explicit_bzero(entries_.data(), sizeof entries_); }
     bool Contains(const Digest& digest) const;
     void Add(const Digest& digest);
 
