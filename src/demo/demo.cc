@@ -81,6 +81,9 @@ Status RunDemo(const DemoOptions& args) {
   f.enable_lora = true;
   f.max_loras = 2;
   f.lora_modules = {{"sql-adapter", "/adapters/sql"}, {"chat-adapter", "/adapters/chat"}};
+  // An EOS token for the requests (as the model's tokenizer would give it): the stand-in engines
+  // stop some of them there, so the demo shows "stop" finishes beside "length" ones.
+  f.eos_token_id = 2;
   SimulatorOptions so;
   so.engines = args.engines;
   so.steps = 0;  // until stopped
