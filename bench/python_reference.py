@@ -161,8 +161,10 @@ class Frontend:
                 info.labels(*[v for _, v in cache_config], str(e)).set(1)
         else:
             self.metric(G.CACHE_CONFIG_INFO, ["engine"])
-        for family in (G.DECODE_ERRORS, G.UNKNOWN_ENGINE):
-            self.metric(family, [], self.exposition.vmetrics)
+        decode_errors = self.metric(G.DECODE_ERRORS, ["part"], self.exposition.vmetrics)
+        for part in G.DECODE_ERROR_PARTS:
+            decode_errors.labels(part)  # eager, as vmetrics registers them
+        self.metric(G.UNKNOWN_ENGINE, [], self.exposition.vmetrics)
         self.payloads = self.metric(G.KV_PAYLOADS, ["connector", "outcome"],
                                     self.exposition.vmetrics)
 
