@@ -25,7 +25,12 @@ std::shared_ptr<const std::string> BodyShelf::Get(size_t kind,
     }
     ++k.held;  // the place is this call's from here on
   }
-  auto give_back = [shared = shared_, kind] {
+  // A weak reference: the body's control block (and so this deleter) lives as long as the
+  // shelf's weak_ptr to the body, so a strong one would keep `Shared` alive for ever. A body
+  // that outlives the shelf has no place to give back.
+  auto give_back = [weak = std::weak_ptr<Shared>(shared_), kind] {
+    const std::shared_ptr<Shared> shared = weak.lock();
+    if (!shared) return;
     {
       std::lock_guard<std::mutex> lock(shared->mu);
       --shared->kinds[kind].held;
