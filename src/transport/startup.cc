@@ -70,6 +70,10 @@ TransportStatus EngineCoreClient::Impl::Bind() {
     LimitJoinSocket(input);
     // Send() to an engine that is gone must fail, not vanish silently.
     input.set(zmq::sockopt::router_mandatory, 1);
+    // A restarted engine reuses its identity (the engine index) and may connect before the
+    // ROUTER has seen its previous connection close; without hand-over libzmq drops the new
+    // connection's messages, so the restart would never be seen.
+    input.set(zmq::sockopt::router_handover, 1);
   } catch (const zmq::error_t& e) {
     return TransportStatus::Socket("bind", std::string("cannot create sockets: ") + e.what());
   }
@@ -103,6 +107,8 @@ TransportStatus EngineCoreClient::Impl::Bind() {
       // the INIT reply fail the whole startup; its missing READY will.
       internal::ConfigureSocket(handshake, o.handshake_address, 0);
       LimitJoinSocket(handshake);
+      // As on the input socket: a restarted engine's HELLO must reach us (see above).
+      handshake.set(zmq::sockopt::router_handover, 1);
     } catch (const zmq::error_t& e) {
       return TransportStatus::Socket("bind", std::string("cannot create sockets: ") + e.what());
     }

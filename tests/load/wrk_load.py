@@ -197,7 +197,7 @@ def main():
              "--stats-only", "--seed", "7", "--report-totals", totals_path],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "simulate.log"), "w"))
         procs.append(sim)
-        line = serve.stdout.readline()  # printed once every engine joined and HTTP is up
+        line = serve.stdout.readline()  # printed once HTTP is up (engines may still be joining)
         m = re.search(r"listening on http://[\d.]+:(\d+)", line)
         if not m:
             fail(f"serve did not start: {line!r}; log: {open(os.path.join(work, 'serve.log')).read()}")

@@ -27,14 +27,15 @@ function start(args) {
   return child;
 }
 
-// Resolves with the port once `vmetrics serve` says where it listens.
-function listeningPort(child) {
+// Resolves with the port once `vmetrics serve` listens and logged that every engine is ready
+// (HTTP is up while engines load; /v1 answers 503 until they joined).
+function readyPort(child) {
   return new Promise((resolve, reject) => {
     let text = '';
     const onData = (chunk) => {
       text += chunk.toString();
       const m = text.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (m) resolve(Number(m[1]));
+      if (m && text.includes('every engine is ready')) resolve(Number(m[1]));
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
@@ -48,7 +49,7 @@ before(async () => {
     '--lora-modules', 'sql=/adapters/sql', '--engine-ready-timeout', '60']);
   start(['simulate', '--handshake-address', handshake, '--serve-requests',
     '--no-synthetic-requests', '--steps', '0', '--rate', '500', '--served-stop', 'earliest']);
-  const port = await listeningPort(serve);
+  const port = await readyPort(serve);
   base = `http://127.0.0.1:${port}`;
   client = new OpenAI({ baseURL: `${base}/v1`, apiKey: 'unused', maxRetries: 0 });
 });
