@@ -23,7 +23,8 @@
 //     carry the same label values; no more samples than the payload could hold;
 //   * recording respects the cardinality guard: no family grows past
 //     max(its children before recording, kFuzzLabelLimit);
-//   * the text rendering is lines of `# HELP`, `# TYPE` or `<series> <value>`.
+//   * both renderings (text 0.0.4, OpenMetrics) pass the exposition grammar checker
+//     (exposition_invariant.h).
 #ifndef VMETRICS_FUZZ_KV_CONNECTOR_FUZZ_CHECK_H_
 #define VMETRICS_FUZZ_KV_CONNECTOR_FUZZ_CHECK_H_
 
@@ -34,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz/exposition_invariant.h"
 #include "vmetrics/connector_catalog.h"
 #include "vmetrics/connector_identification.h"
 #include "vmetrics/connector_walk.h"
@@ -98,22 +100,6 @@ inline std::string CheckSamples(const KvConnectorStats& kv, const DecodeContext&
   return "";
 }
 
-inline std::string CheckRendering(const std::string& text) {
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) return "the rendering does not end with a newline";
-    const std::string_view line(text.data() + start, end - start);
-    start = end + 1;
-    if (line.rfind("# HELP ", 0) == 0 || line.rfind("# TYPE ", 0) == 0) continue;
-    const size_t space = line.rfind(' ');
-    if (space == std::string_view::npos || space == 0 || space + 1 == line.size()) {
-      return "a rendered line is neither a comment nor a sample: " + std::string(line);
-    }
-  }
-  return "";
-}
-
 inline std::string CheckRecording(const EngineCoreOutputs& message, const ConnectorConfig* config) {
   Registry registry;
   RecorderOptions o;
@@ -139,12 +125,7 @@ inline std::string CheckRecording(const EngineCoreOutputs& message, const Connec
                                                 : std::max(before[f->name()], kFuzzLabelLimit);
     if (f->Children().size() > limit) return "family " + f->name() + " grew past the limit";
   }
-  std::string text;
-  WriteText(registry, ExpositionOptions{}, &text);
-  if (std::string why = CheckRendering(text); !why.empty()) return why;
-  std::string om;
-  WriteOpenMetrics(registry, ExpositionOptions{}, &om);
-  return "";
+  return CheckExpositionGrammar(registry);
 }
 
 }  // namespace internal

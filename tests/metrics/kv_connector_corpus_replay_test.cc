@@ -49,10 +49,18 @@ TEST(KvConnectorCorpusReplay, EveryCorpusInputKeepsTheFuzzInvariants) {
   }
 }
 
-TEST(KvConnectorCorpusReplay, TheRenderingCheckRefusesALineThatIsNotASample) {
-  EXPECT_EQ(fuzz::internal::CheckRendering("# HELP a A.\n# TYPE a counter\na_total 1.0\n"), "");
-  EXPECT_NE(fuzz::internal::CheckRendering("a_total{x=\"1\"}\n"), "");
-  EXPECT_NE(fuzz::internal::CheckRendering("a_total 1.0"), "");  // no final newline
+TEST(KvConnectorCorpusReplay, TheRenderingCheckRefusesAnExpositionParsersRefuse) {
+  // A label value with an invalid byte, set past the recorder's guard: the invariant must see it.
+  Registry registry;
+  GaugeFamily family(
+      &registry.AddFamily({"vllm:fuzz_check", MetricType::kGauge, "A gauge.", {"name"}}));
+  EXPECT_EQ(fuzz::CheckExpositionGrammar(registry), "");
+  const std::string_view value[] = {"ok"};
+  family.GetOrCreate(value)->Set(1.0);
+  EXPECT_EQ(fuzz::CheckExpositionGrammar(registry), "");
+  const std::string_view bad[] = {"\xff"};
+  family.GetOrCreate(bad)->Set(1.0);
+  EXPECT_NE(fuzz::CheckExpositionGrammar(registry).find("invalid UTF-8"), std::string::npos);
 }
 
 }  // namespace
