@@ -236,7 +236,7 @@ WIRE_SKIPPED = Family("vmetrics_wire_values_skipped", COUNTER,
                       "recorded), by reason.")
 WIRE_SKIP_REASONS = ["wrong_type", "negative_increment", "nan_increment", "integer_overflow",
                      "invalid_utf8", "label_value_too_long", "label_values_limit",
-                     "nan_observation"]
+                     "nan_observation", "infinite_observation"]
 
 # ------------------------------------------------------------------------------------------------
 # Connector rows (the *PromMetrics classes of docs/design.md §3.7). One row per connector; a row's

@@ -24,6 +24,7 @@ Run with Debian's interpreter: /usr/bin/python3 tools/gen_request_goldens.py
 """
 
 import json
+import math
 import os
 import sys
 from unittest import mock
@@ -237,10 +238,30 @@ class Frontend:
             del self.parents[state.parent]
 
 
+class Observed:
+    """A histogram child whose observe() skips NaN and infinite values and counts them in
+    vmetrics_wire_values_skipped_total (nan_observation, infinite_observation), where Python's
+    would add them to _sum (a NaN _sum makes the OpenMetrics exposition unparsable; vmetrics
+    skips them: docs/recording.md). Finite values, negative ones too, are observed."""
+
+    def __init__(self, recorder, child):
+        self.recorder, self.child = recorder, child
+
+    def observe(self, value):
+        if math.isnan(value):
+            self.recorder.skip("nan_observation")
+        elif math.isinf(value):
+            self.recorder.skip("infinite_observation")
+        else:
+            self.child.observe(value)
+
+
 def record_iteration(recorder, engine, it):
-    """PrometheusStatLogger.record, part C (docs/recording.md C.1-C.9), in order."""
+    """PrometheusStatLogger.record, part C (docs/recording.md C.1-C.9), in order; histogram
+    observations through Observed."""
     def child(name, *extra):
-        return recorder.child(name, engine, *extra)
+        c = recorder.child(name, engine, *extra)
+        return Observed(recorder, c) if hasattr(c, "observe") else c
     child("vllm:num_preemptions").inc(it.num_preempted_reqs)                       # C.2
     child("vllm:prompt_tokens").inc(it.prompt["total"])                            # C.3
     child("vllm:prompt_tokens_by_source", "local_compute").inc(it.prompt["computed"])  # C.4
@@ -472,8 +493,9 @@ def scenario_unknown_ids():
 
 def scenario_quirks():
     """A message timestamp of 0.0 (the frontend's monotonic clock replaces it), a NaN event
-    timestamp (the queue-time observation moves _sum only), and an output that carries no
-    prefill_stats on the first step."""
+    timestamp (the queue-time observation is skipped and counted as nan_observation, where
+    Python's would make _sum NaN), and an output that carries no prefill_stats on the first
+    step."""
     sidecar = [req("q", 700.0, 9, max_tokens=2), req("nan", 700.0, 9, max_tokens=2),
                at(1, 700.5, monotonic=70.25)]
     messages = [

@@ -10,6 +10,7 @@
 #ifndef VMETRICS_REPORTER_H_
 #define VMETRICS_REPORTER_H_
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -24,20 +25,39 @@ namespace vmetrics {
 // message refused, an unknown connector) are counted by their own families instead.
 enum class ProblemKind : uint8_t {
   kOther,
-  kWrongType,          // a field of the wrong msgpack type
-  kNegativeIncrement,  // a counter increment below 0
-  kNanIncrement,       // a counter increment that is NaN
-  kIntegerOverflow,    // an integer above 2^63-1 (or out of the field's range)
-  kInvalidUtf8,        // a str that is not valid UTF-8, where it would become a label value
-  kLabelValueTooLong,  // a label value longer than --max-label-value-bytes
-  kLabelValuesLimit,   // a new label value past --max-label-values-per-family
-  kNanObservation,     // a histogram observation that is NaN (it would make _sum NaN for good)
+  kWrongType,            // a field of the wrong msgpack type
+  kNegativeIncrement,    // a counter increment below 0
+  kNanIncrement,         // a counter increment that is NaN
+  kIntegerOverflow,      // an integer above 2^63-1 (or out of the field's range)
+  kInvalidUtf8,          // a str that is not valid UTF-8, where it would become a label value
+  kLabelValueTooLong,    // a label value longer than --max-label-value-bytes
+  kLabelValuesLimit,     // a new label value past --max-label-values-per-family
+  kNanObservation,       // a histogram observation that is NaN (it would make _sum NaN for good)
+  kInfiniteObservation,  // a histogram observation that is +Inf or -Inf
 };
 
 // The `reason` label of each kind but kOther, in ProblemKind order (kWireSkipReasons[k - 1]).
 inline constexpr std::string_view kWireSkipReasons[] = {
-    "wrong_type",   "negative_increment",   "nan_increment",      "integer_overflow",
-    "invalid_utf8", "label_value_too_long", "label_values_limit", "nan_observation"};
+    "wrong_type",         "negative_increment", "nan_increment",
+    "integer_overflow",   "invalid_utf8",       "label_value_too_long",
+    "label_values_limit", "nan_observation",    "infinite_observation"};
+
+// ObservationProblem
+//
+// What is wrong with a histogram observation from the wire (a duration, a latency computed
+// from engine timestamps, a count), or kOther when it can be observed: any finite value. NaN
+// would make the child's `_sum` NaN for good; an infinite value (from an infinite timestamp)
+// makes it infinite, and NaN once the other infinity follows. OpenMetrics parsers refuse a NaN
+// `_sum` ("Counter-like samples cannot be NaN": the whole scrape is lost). A finite negative
+// value (timestamps that run backwards) is observed, as vLLM's frontend observes it: real
+// engines produce them (docs/recording.md). One comparison on the hot path.
+//
+// Example:
+//   if (ObservationProblem(v) == ProblemKind::kOther) histogram->Observe(v);
+inline ProblemKind ObservationProblem(double v) {
+  if (std::isfinite(v)) return ProblemKind::kOther;
+  return v != v ? ProblemKind::kNanObservation : ProblemKind::kInfiniteObservation;
+}
 
 struct Problem {
   ProblemKind kind = ProblemKind::kOther;

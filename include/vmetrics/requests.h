@@ -10,7 +10,8 @@
 //   - a first output with no tokens (an abort/error before any token) still gives a TTFT sample;
 //   - no guards against zero timestamps: a request finished without a SCHEDULED event gets a
 //     prefill/inference time equal to a raw engine monotonic timestamp;
-//   - NaN values are passed through (a histogram adds NaN to `_sum` and to no bucket);
+//   - NaN and infinite values are passed through (StatsRecorder::RecordIteration skips and
+//     counts them: reporter.h, ObservationProblem; negative durations are observed);
 //   - outputs for request ids that are not live (finished, aborted, never sent) are skipped;
 //   - parallel sampling (n > 1): the parent's max generation tokens and n are appended when the
 //     last child finishes; ordinary requests append their own count and 1 at finish;

@@ -3,7 +3,9 @@
 // together; see include/vmetrics/frontend.h.
 #include "vmetrics/frontend.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -122,7 +124,19 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
       return Status::InvalidArgument("--cache-config-info must be a JSON object");
     }
     for (auto it = doc.begin(); it != doc.end(); ++it) {
-      checked.cache_config_info.emplace_back(it.key(), PyRepr(it.value()));
+      // The keys become label names of vllm:cache_config_info (beside `engine`).
+      const std::string& k = it.key();
+      const bool label_name = !k.empty() && !k.starts_with("__") && k != "engine" &&
+                              (std::isalpha(static_cast<unsigned char>(k[0])) || k[0] == '_') &&
+                              std::ranges::all_of(k, [](char c) {
+                                return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                              });
+      if (!label_name) {
+        return Status::InvalidArgument("--cache-config-info: key \"" + k +
+                                       "\" is not a usable label name ([a-zA-Z_][a-zA-Z0-9_]*, "
+                                       "not engine, not __...)");
+      }
+      checked.cache_config_info.emplace_back(k, PyRepr(it.value()));
     }
   }
   if (!o->generation_config.empty()) {

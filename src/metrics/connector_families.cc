@@ -192,23 +192,28 @@ void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSampl
   // child is of its family's type, m.type (StateFor registered the family from m).
   switch (m.type) {
     case MetricType::kHistogram:
-      if (std::ranges::none_of(s.values, [](double v) { return std::isnan(v); })) {
+      if (std::ranges::all_of(
+              s.values, [](double v) { return ObservationProblem(v) == ProblemKind::kOther; })) {
         static_cast<Histogram*>(child)->ObserveManyExclusive(s.values);
         break;
       }
-      // A NaN from the wire would make the child's _sum NaN for good, which OpenMetrics
-      // parsers refuse ("Counter-like samples cannot be NaN"): skipped and counted instead.
+      // A NaN or infinite value from the wire would make the child's _sum NaN (at once or
+      // later), which OpenMetrics parsers refuse (reporter.h, ObservationProblem): skipped and
+      // counted instead.
       for (const double v : s.values) {
-        if (!std::isnan(v)) {
+        const ProblemKind kind = ObservationProblem(v);
+        if (kind == ProblemKind::kOther) {
           static_cast<Histogram*>(child)->ObserveManyExclusive(std::span<const double>(&v, 1));
           continue;
         }
         Problem problem;
-        problem.kind = ProblemKind::kNanObservation;
+        problem.kind = kind;
         problem.message_number = rec.ctx.message_number;
         problem.connector = rec.payload.connector;
         problem.key = m.samples_path;
-        problem.what = "NaN histogram observation skipped";
+        problem.what = kind == ProblemKind::kNanObservation
+                           ? "NaN histogram observation skipped"
+                           : "infinite histogram observation skipped";
         if (rec.ctx.reporter != nullptr) rec.ctx.reporter->Report(problem);
       }
       break;

@@ -56,6 +56,15 @@ internal::OpenGates GatesOf(const RecorderOptions& o) {
   return gates;
 }
 
+// [a-zA-Z_][a-zA-Z0-9_]*, not reserved (`__`): what both exposition formats accept.
+bool IsLabelName(std::string_view k) {
+  const auto alpha = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
+  if (k.empty() || !alpha(k[0]) || k.starts_with("__")) return false;
+  return std::ranges::all_of(k, [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
+}
+
 }  // namespace
 
 struct StatsRecorder::Impl {
@@ -117,14 +126,40 @@ struct StatsRecorder::Impl {
     cache_config_set = true;
     const internal::FamilyDeclaration& d = internal::Declaration(FamilyId::kCacheConfigInfo);
     FamilySpec spec = internal::SpecOf(d, options.max_model_len);
-    for (const auto& [k, unused] : config) spec.label_names.push_back(k);
+    // The values come from the engines' ready responses (and --cache-config-info): they pass
+    // the checks of every label value from outside (UTF-8, --max-label-value-bytes), counted
+    // like the others; a key that is no label name (or is `engine`) would break the exposition.
+    // A pair refused either way is left out of the labels, the rest is kept.
+    std::vector<std::string_view> values;
+    for (const auto& [k, v] : config) {
+      ProblemKind refused = ProblemKind::kOther;
+      if (!internal::IsValidUtf8(v)) {
+        refused = ProblemKind::kInvalidUtf8;
+      } else if (guard.max_value_bytes() != 0 && v.size() > guard.max_value_bytes()) {
+        refused = ProblemKind::kLabelValueTooLong;
+      }
+      if (refused != ProblemKind::kOther) {
+        guard.CountSkipped(refused);
+        Log("vllm:cache_config_info: the value of " + internal::EscapeForLog(k) +
+            (refused == ProblemKind::kInvalidUtf8 ? " is not valid UTF-8" : " is too long") +
+            "; the label is left out");
+        continue;
+      }
+      if (!IsLabelName(k) || k == "engine" ||
+          std::ranges::find(spec.label_names, k) != spec.label_names.end()) {
+        Log("vllm:cache_config_info: " + internal::EscapeForLog(k) +
+            " is not a usable label name; the label is left out");
+        continue;
+      }
+      spec.label_names.push_back(k);
+      values.push_back(v);
+    }
     spec.label_names.push_back("engine");
     std::unique_ptr<Family> labelled = registry->MakeFamily(std::move(spec));
     GaugeFamily family(labelled.get());
+    values.push_back("");
     for (const std::string& e : declared.engines()) {
-      std::vector<std::string_view> values;
-      for (const auto& [unused, v] : config) values.push_back(v);
-      values.push_back(e);
+      values.back() = e;
       family.GetOrCreate(values)->Set(1.0);
     }
     registry->ReplaceFamily(declared.family<FamilyId::kCacheConfigInfo>().family(),
@@ -147,6 +182,33 @@ struct StatsRecorder::Impl {
           std::isnan(v) ? "NaN counter increment skipped" : "negative counter increment skipped";
       reporter.Report(p);
     }
+  }
+
+  // Observes `v` unless it is NaN or infinite (reporter.h, ObservationProblem): a latency
+  // computed from a NaN or infinite engine timestamp is; such a value is skipped and counted
+  // (nan_observation, infinite_observation) so /metrics stays parsable.
+  void Observe(Histogram* h, double v, const char* field) {
+    const ProblemKind kind = ObservationProblem(v);
+    if (kind == ProblemKind::kOther) {
+      h->Observe(v);
+      return;
+    }
+    Problem p;
+    p.kind = kind;
+    p.key = field;
+    p.what = kind == ProblemKind::kNanObservation ? "NaN histogram observation skipped"
+                                                  : "infinite histogram observation skipped";
+    reporter.Report(p);
+  }
+
+  // ObserveMany with the check of Observe; the batch goes in one call when every value passes.
+  void ObserveMany(Histogram* h, std::span<const double> values, const char* field) {
+    if (std::all_of(values.begin(), values.end(),
+                    [](double v) { return ObservationProblem(v) == ProblemKind::kOther; })) {
+      h->ObserveMany(values);
+      return;
+    }
+    for (const double v : values) Observe(h, v, field);
   }
 
   void RecordScheduler(const SchedulerStats& s, size_t slot, const DecodeContext& ctx) {
@@ -204,9 +266,9 @@ struct StatsRecorder::Impl {
       Histogram* idle = h.Get<F::kKvBlockIdleBeforeEvictSeconds>();
       Histogram* reuse_gap = h.Get<F::kKvBlockReuseGapSeconds>();
       for (const KvCacheEvictionEvent& e : s.kv_cache_eviction_events) {
-        lifetime->Observe(e.lifetime_seconds);
-        idle->Observe(e.idle_seconds);
-        for (double gap : e.reuse_gaps_seconds) reuse_gap->Observe(gap);
+        Observe(lifetime, e.lifetime_seconds, "kv_cache_eviction_events.lifetime_seconds");
+        Observe(idle, e.idle_seconds, "kv_cache_eviction_events.idle_seconds");
+        ObserveMany(reuse_gap, e.reuse_gaps_seconds, "kv_cache_eviction_events.reuse_gaps_seconds");
       }
     }
     if (options.max_loras > 0) RecordLoraInfo(s);
@@ -258,30 +320,38 @@ struct StatsRecorder::Impl {
     Add(h.Get<F::kPromptTokensCached>(), d(p.cached_tokens), "prompt_token_stats.cached_tokens");
     Add(h.Get<F::kGenerationTokens>(), d(it.num_generation_tokens), "num_generation_tokens");
     // Once per IterationStats, even when the value is 0.
-    h.Get<F::kIterationTokensTotal>()->Observe(d(p.computed + it.num_generation_tokens));
+    Observe(h.Get<F::kIterationTokensTotal>(), d(p.computed + it.num_generation_tokens),
+            "iteration_tokens");
     Histogram* const max_generation = h.Get<F::kRequestMaxNumGenerationTokens>();
-    for (int64_t v : it.max_num_generation_tokens_iter) max_generation->Observe(d(v));
+    for (int64_t v : it.max_num_generation_tokens_iter) {
+      Observe(max_generation, d(v), "max_num_generation_tokens");
+    }
     Histogram* const params_n = h.Get<F::kRequestParamsN>();
-    for (int64_t v : it.n_params_iter) params_n->Observe(d(v));
-    h.Get<F::kTimeToFirstTokenSeconds>()->ObserveMany(it.time_to_first_tokens_iter);
+    for (int64_t v : it.n_params_iter) Observe(params_n, d(v), "n_params");
+    ObserveMany(h.Get<F::kTimeToFirstTokenSeconds>(), it.time_to_first_tokens_iter,
+                "time_to_first_token");
     // One per output: batched.
-    h.Get<F::kInterTokenLatencySeconds>()->ObserveMany(it.inter_token_latencies_iter);
+    ObserveMany(h.Get<F::kInterTokenLatencySeconds>(), it.inter_token_latencies_iter,
+                "inter_token_latency");
     for (const FinishedRequestStats& f : it.finished_requests) {
       const auto reason = static_cast<size_t>(f.finish_reason);
       if (reason < kFinishReasons) h.Get<F::kRequestSuccess>(reason)->Add(1);
-      h.Get<F::kE2eRequestLatencySeconds>()->Observe(f.e2e_latency);
-      h.Get<F::kRequestQueueTimeSeconds>()->Observe(f.queued_time);
-      h.Get<F::kRequestPrefillTimeSeconds>()->Observe(f.prefill_time);
-      h.Get<F::kRequestInferenceTimeSeconds>()->Observe(f.inference_time);
-      h.Get<F::kRequestDecodeTimeSeconds>()->Observe(f.decode_time);
-      h.Get<F::kRequestPrefillKvComputedTokens>()->Observe(
-          d(f.num_prompt_tokens - std::max<int64_t>(f.num_cached_tokens, 0)));
-      h.Get<F::kRequestPromptTokens>()->Observe(d(f.num_prompt_tokens));
-      h.Get<F::kRequestGenerationTokens>()->Observe(d(f.num_generation_tokens));
-      h.Get<F::kRequestTimePerOutputTokenSeconds>()->Observe(f.mean_time_per_output_token);
+      Observe(h.Get<F::kE2eRequestLatencySeconds>(), f.e2e_latency, "e2e_latency");
+      Observe(h.Get<F::kRequestQueueTimeSeconds>(), f.queued_time, "queued_time");
+      Observe(h.Get<F::kRequestPrefillTimeSeconds>(), f.prefill_time, "prefill_time");
+      Observe(h.Get<F::kRequestInferenceTimeSeconds>(), f.inference_time, "inference_time");
+      Observe(h.Get<F::kRequestDecodeTimeSeconds>(), f.decode_time, "decode_time");
+      Observe(h.Get<F::kRequestPrefillKvComputedTokens>(),
+              d(f.num_prompt_tokens - std::max<int64_t>(f.num_cached_tokens, 0)),
+              "prefill_kv_computed_tokens");
+      Observe(h.Get<F::kRequestPromptTokens>(), d(f.num_prompt_tokens), "num_prompt_tokens");
+      Observe(h.Get<F::kRequestGenerationTokens>(), d(f.num_generation_tokens),
+              "num_generation_tokens");
+      Observe(h.Get<F::kRequestTimePerOutputTokenSeconds>(), f.mean_time_per_output_token,
+              "mean_time_per_output_token");
       // Python: `if finished_request.max_tokens_param:` (None and 0 are skipped).
       if (f.max_tokens_param && *f.max_tokens_param != 0) {
-        h.Get<F::kRequestParamsMaxTokens>()->Observe(d(*f.max_tokens_param));
+        Observe(h.Get<F::kRequestParamsMaxTokens>(), d(*f.max_tokens_param), "max_tokens");
       }
     }
   }

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "fuzz/exposition_invariant.h"
 #include "fuzz/kv_connector_fuzz_check.h"
 #include "tests/metrics/test_util.h"
 
@@ -307,6 +308,34 @@ TEST(StatsRecorder, CacheConfigInfoKeepsItsPlaceWhenItGetsItsLabels) {
   rec.SetCacheConfig({{"block_size", "32"}});  // only the first call counts, as in Python
   EXPECT_HAS_LINE(Render(reg), R"(vllm:cache_config_info{block_size="16",engine="0"} 1.0)");
   EXPECT_LACKS(Render(reg), "block_size=\"32\"");
+}
+
+// The values come from the engines' ready responses: one that is not UTF-8 or is longer than
+// --max-label-value-bytes is left out of the labels and counted as every label value from
+// outside is; a key that is no label name (or is `engine`) is left out too. Without the checks
+// the exposition is unparsable (the grammar checker and prometheus_client refuse it).
+TEST(StatsRecorder, CacheConfigInfoChecksItsLabelsAsEveryValueFromOutside) {
+  Registry reg;
+  RecorderOptions o = Options("");
+  o.max_label_value_bytes = 8;
+  StatsRecorder rec(&reg, o);
+  rec.SetCacheConfig({{"block_size", "16"},
+                      {"cache_dtype", "auto\xff"},
+                      {"prefix", "a-very-long-value"},
+                      {"bad-key", "1"},
+                      {"engine", "7"},
+                      {"__name__", "x"},
+                      {"num_gpu_blocks", "9"}});
+  const Family* labelled = reg.Find("vllm:cache_config_info");
+  ASSERT_NE(labelled, nullptr);
+  EXPECT_EQ(labelled->spec().label_names,
+            (std::vector<std::string>{"block_size", "num_gpu_blocks", "engine"}));
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text,
+                  R"(vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="9"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_wire_values_skipped_total{reason="invalid_utf8"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_wire_values_skipped_total{reason="label_value_too_long"} 1.0)");
+  EXPECT_EQ(fuzz::CheckExpositionGrammar(reg), "");
 }
 
 // SetCacheConfig (from the thread that completes the handshake) while /metrics renders: the

@@ -341,7 +341,10 @@ TEST(RecordIteration, QuirkIterationTokensObservedOncePerMessageEvenIfZero) {
   EXPECT_LINE(text, "vllm:generation_tokens_total{engine=\"0\",model_name=\"model\"} 0.0");
 }
 
-TEST(RecordIteration, QuirkNanObservationsMoveSumOnly) {
+// Python's histogram adds a NaN observation to _sum (and to no bucket), which makes the
+// OpenMetrics exposition unparsable; vmetrics skips it and counts it (reporter.h,
+// ObservationProblem).
+TEST(RecordIteration, NanObservationsAreSkippedAndCounted) {
   Registry reg;
   StatsRecorder rec(&reg, RecorderOptions{});
   RequestTracker tracker;
@@ -355,9 +358,25 @@ TEST(RecordIteration, QuirkNanObservationsMoveSumOnly) {
   rec.RecordIteration(*it, 0);
   const std::string text = Render(reg);
   EXPECT_LINE(text, "vllm:request_queue_time_seconds_count{engine=\"0\",model_name=\"model\"} 0.0");
-  EXPECT_LINE(text, "vllm:request_queue_time_seconds_sum{engine=\"0\",model_name=\"model\"} NaN");
+  EXPECT_LINE(text, "vllm:request_queue_time_seconds_sum{engine=\"0\",model_name=\"model\"} 0.0");
+  EXPECT_LINE(text, "vmetrics_wire_values_skipped_total{reason=\"nan_observation\"} 1.0");
   EXPECT_LINE(text,
               "vllm:e2e_request_latency_seconds_count{engine=\"0\",model_name=\"model\"} 1.0");
+}
+
+TEST(RecordIteration, InfiniteObservationsAreSkippedAndNegativeOnesObserved) {
+  Registry reg;
+  StatsRecorder rec(&reg, RecorderOptions{});
+  IterationStats it;
+  it.time_to_first_tokens_iter = {0.5, std::numeric_limits<double>::infinity(),
+                                  -std::numeric_limits<double>::infinity(), -0.25};
+  rec.RecordIteration(it, 0);
+  const std::string text = Render(reg);
+  // A negative duration (timestamps that run backwards) is observed, as vLLM observes it.
+  EXPECT_LINE(text,
+              "vllm:time_to_first_token_seconds_count{engine=\"0\",model_name=\"model\"} 2.0");
+  EXPECT_LINE(text, "vllm:time_to_first_token_seconds_sum{engine=\"0\",model_name=\"model\"} 0.25");
+  EXPECT_LINE(text, "vmetrics_wire_values_skipped_total{reason=\"infinite_observation\"} 2.0");
 }
 
 TEST(RecordIteration, QuirkMaxTokensParamObservedOnlyIfTruthy) {
