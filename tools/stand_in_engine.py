@@ -29,6 +29,8 @@ case's wire generation (an empty registration frame and num_gpu_blocks on READY 
 g20260204; the ready response's field set of its generation after), and as its outputs the
 messages of the case's capture in tests/fixtures/wire_generations/ whose engine_index is its
 own, byte for byte as that generation's vLLM encoded them (docs/wire_format.md, "Wire generations").
+With --replay-capture FILE it speaks the newest vLLM and sends the messages of any capture
+(tests/fixtures/hostile_wire/ for one) whose engine_index is its own, byte for byte.
 
 Needs only /usr/bin/python3 with python3-zmq and python3-msgpack (Debian 12).
 """
@@ -115,6 +117,29 @@ def load_case(case_name):
         messages.append(data[offset:offset + frame["frame0_bytes"]])
         offset += frame["frame0_bytes"]
     return case, messages
+
+
+def load_capture(path):
+    """The messages of a capture file (one msgpack value each, concatenated), as bytes."""
+    with open(path, "rb") as f:
+        data = f.read()
+    unpacker = msgpack.Unpacker(raw=True, strict_map_key=False, max_buffer_size=len(data) + 1)
+    unpacker.feed(data)
+    messages, offset = [], 0
+    for _ in unpacker:
+        end = unpacker.tell()
+        messages.append(data[offset:end])
+        offset = end
+    return messages
+
+
+def engine_of(message):
+    """The engine_index of an EngineCoreOutputs message (0 if it is not an array with one)."""
+    try:
+        value = msgpack.unpackb(message, raw=True, strict_map_key=False)
+        return value[0] if isinstance(value, list) and isinstance(value[0], int) else 0
+    except Exception:  # noqa: BLE001 (a hostile message: sent by engine 0)
+        return 0
 
 
 def generation_registration(args, generation):
@@ -370,8 +395,14 @@ def main():
     ap.add_argument("--replay-case",
                     help="speak this tests/fixtures/wire_generations case's generation and send "
                          "its messages of this engine index instead of --steps")
+    ap.add_argument("--replay-capture",
+                    help="send the messages of this capture (concatenated msgpack values, e.g. "
+                         "tests/fixtures/hostile_wire/) whose engine_index is this engine's, "
+                         "byte for byte, instead of --steps")
     args = ap.parse_args()
     replay = None
+    if args.replay_capture:
+        replay = [m for m in load_capture(args.replay_capture) if engine_of(m) == args.engine_index]
     if args.replay_case:
         case, messages = load_case(args.replay_case)
         replay = [m for m in messages
@@ -397,7 +428,7 @@ def main():
     else:
         inputs, outputs = [args.input_address], [args.output_address]
 
-    if replay is not None:
+    if args.replay_case:
         registration = b"" if args.empty_registration else pack(registration_doc)
     else:
         registration = b"" if args.empty_registration else pack(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# hostile_captures.sh PROMTOOL VMETRICS_BINARY SOURCE_DIR
+# hostile_captures.sh PROMTOOL VMETRICS_BINARY SOURCE_DIR EXPOSITION_CHECK
 #
 # Nothing from the wire can poison an exposition or crash a subcommand. For every capture of
 # tests/fixtures/hostile_wire/ (tools/gen_hostile_captures.py: label strings that are not
@@ -11,20 +11,22 @@
 #   - the text exposition passes `promtool check metrics` (Prometheus' own parser; the lint
 #     lines vLLM's names draw are accepted, as in promtool_check.sh);
 #   - both expositions decode as strict UTF-8 and pass prometheus_client's parsers, the
-#     OpenMetrics one strict (text_string_to_metric_families, consumed whole);
+#     OpenMetrics one strict (text_string_to_metric_families, consumed whole), and the C++
+#     exposition grammar checker (the exposition_check command of tests/support/);
 #   - the exposition holds the sample lines scenarios.tsv lists (the skips are counted) and is
 #     smaller than 1 MB;
 #   - `vmetrics decode` exits 0 or 1, every stdout line is a JSON document;
 #   - stderr of both is valid UTF-8 and has no control character but the newline.
 set -uo pipefail
 
-if [[ $# -ne 3 ]]; then
-  echo "usage: $0 PROMTOOL VMETRICS_BINARY SOURCE_DIR" >&2
+if [[ $# -ne 4 ]]; then
+  echo "usage: $0 PROMTOOL VMETRICS_BINARY SOURCE_DIR EXPOSITION_CHECK" >&2
   exit 2
 fi
 promtool=$1
 vmetrics=$2
 source_dir=$3
+exposition_check=$4
 dir="$source_dir/tests/fixtures/hostile_wire"
 python=/usr/bin/python3
 
@@ -102,6 +104,8 @@ check() {
     [[ $size -lt 1048576 ]] || fail "$name: $fmt exposition of $size bytes"
     why=$(parse_with_prometheus_client "$out" "$fmt")
     [[ -z $why ]] || fail "$name: prometheus_client ($fmt): $why"
+    "$exposition_check" "$fmt" "$out" 2>"$tmp/check.err" ||
+      fail "$name: exposition_check ($fmt): $(head -c 600 "$tmp/check.err")"
     why=$(check_log "$tmp/$name.err")
     [[ -z $why ]] || fail "$name: replay stderr: $why"
     if [[ $fmt == text ]]; then
