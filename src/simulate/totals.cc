@@ -96,6 +96,9 @@ std::string SimulatorTotals::ToJson() const {
     j["requests_served"] = e.requests_served;
     j["requests_rejected"] = e.requests_rejected;
     j["requests_aborted"] = e.requests_aborted;
+    j["kv_params_returned"] = e.kv_params_returned;
+    j["kv_remote_prefills"] = e.kv_remote_prefills;
+    j["kv_params_invalid"] = e.kv_params_invalid;
     j["malformed_frames"] = e.malformed_frames;
     j["truncated_multipart"] = e.truncated_multipart;
     list.push_back(std::move(j));
