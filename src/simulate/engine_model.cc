@@ -169,7 +169,7 @@ std::string RawMapValue(std::string_view map, std::string_view key) {
 struct NixlParams {
   bool do_remote_decode = false;
   bool do_remote_prefill = false;
-  int64_t remote_blocks = 0;  // ids in remote_block_ids, over every KV cache group
+  int64_t remote_blocks = 0;    // ids in remote_block_ids, over every KV cache group
   int fields_for_transfer = 0;  // of remote_engine_id, remote_request_id, remote_host, remote_port
 };
 

@@ -195,9 +195,9 @@ class EngineModel {
     std::optional<int64_t> logprobs;
     std::optional<int64_t> prompt_logprobs;
     std::string kv_transfer_params;  // raw msgpack to send back, with echo_kv_transfer_params
-    bool remote_decode = false;  // kv_role producer half: NIXL params at a "length" finish
-    int64_t remote_blocks = 0;   // kv_role consumer half: prompt blocks pulled from the producer
-    std::mt19937_64 rng;             // its tokens: seeded, greedy or drawn from the engine's
+    bool remote_decode = false;      // kv_role producer half: NIXL params at a "length" finish
+    int64_t remote_blocks = 0;  // kv_role consumer half: prompt blocks pulled from the producer
+    std::mt19937_64 rng;        // its tokens: seeded, greedy or drawn from the engine's
     bool greedy = false;
   };
 
