@@ -31,7 +31,8 @@ using frontend::WaitForStopSignal;
 namespace {
 
 // The lines of the exposition worth showing first: request and connector families with data.
-std::string Excerpt(const std::string& text) {
+// `pd` adds the NIXL transfer sizes, which the P/D demo is about.
+std::string Excerpt(const std::string& text, bool pd = false) {
   static const char* const kShown[] = {
       "vllm:num_requests_running{",
       "vllm:kv_cache_usage_perc{",
@@ -52,8 +53,6 @@ std::string Excerpt(const std::string& text) {
       "vllm:iteration_tokens_total_sum{",
       "vllm:lora_requests_info{",
       "vllm:nixl_xfer_time_seconds_count{",
-      "vllm:nixl_bytes_transferred_sum{",
-      "vllm:nixl_num_descriptors_sum{",
       "vllm:mooncake_xfer_time_seconds_count{",
       "vllm:mooncake_store_operation_total{",
       "vmetrics_kv_connector_payloads_total{",
@@ -64,6 +63,9 @@ std::string Excerpt(const std::string& text) {
   for (std::string line; std::getline(in, line) && shown < 72;) {
     bool interesting = false;
     for (const char* prefix : kShown) interesting = interesting || line.rfind(prefix, 0) == 0;
+    for (const char* prefix :
+         {"vllm:nixl_bytes_transferred_sum{", "vllm:nixl_num_descriptors_sum{"})
+      interesting = interesting || (pd && line.rfind(prefix, 0) == 0);
     // Finish reasons and connector outcomes that never happened are noise here.
     if (interesting && line.size() > 4 && line.compare(line.size() - 4, 4, " 0.0") == 0 &&
         (line.rfind("vllm:request_success_total", 0) == 0 ||
@@ -237,7 +239,7 @@ Status RunPdDemo(const DemoOptions& args) {
   }
   for (const Side& side : sides) {
     std::printf("%s %s/metrics shows (excerpt):\n%s", side.name, side.url.c_str(),
-                Excerpt(side.frontend->RenderText()).c_str());
+                Excerpt(side.frontend->RenderText(), /*pd=*/true).c_str());
   }
   std::printf("curl either /metrics for everything; Ctrl-C to stop.\n");
   std::fflush(stdout);
