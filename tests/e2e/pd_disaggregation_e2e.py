@@ -298,6 +298,16 @@ def main():
         print("ok X-Request-Id: the header names the answer over the body's request_id",
               flush=True)
 
+        # Params a transfer cannot start from (no remote_request_id, host, port): NIXL warns
+        # "Got invalid KVTransferParams" and computes the prompt locally.
+        status, answer = post(decode.url + "/v1/completions", {
+            "model": MODEL, "prompt": [5, 6, 7], "max_tokens": 2,
+            "kv_transfer_params": {"do_remote_prefill": True, "remote_block_ids": [[1]],
+                                   "remote_engine_id": "prefill-engine"}})
+        expect("invalid params status", status, 200)
+        expect("invalid params tokens", len(answer["choices"][0]["token_ids"]), 2)
+        direct_tokens += 2
+
         # /metrics: the answers were sent after the final outputs were recorded.
         p = parse_metrics(get(prefill.url + "/metrics")[1])
         d = parse_metrics(get(decode.url + "/metrics")[1])
@@ -313,7 +323,7 @@ def main():
                        "vllm:nixl_num_descriptors_count", "vllm:nixl_post_time_seconds_count"):
             if total(p, family) not in (None, 0):
                 fail(f"prefill reports a transfer: {family} {total(p, family)}")
-        direct = 4
+        direct = 5
         expect("decode request_success length",
                total(d, "vllm:request_success_total", finished_reason="length"), routed + direct)
         expect("decode generation tokens", total(d, "vllm:generation_tokens_total"),
