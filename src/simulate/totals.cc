@@ -22,6 +22,7 @@
 //                   "num_failed_keys": 0}, ...]},
 //      "sent_engine_core_dead": false, "vanished": false,
 //      "requests_served": 4, "requests_rejected": 0, "requests_aborted": 1,
+//      "kv_params_returned": 0, "kv_remote_prefills": 0, "kv_params_invalid": 0,  // kv_role
 //      "malformed_frames": 0, "truncated_multipart": 0}]}
 #include <nlohmann/json.hpp>
 
