@@ -235,7 +235,9 @@ void EngineCoreClient::Impl::RunLoop() {
     // wake-up is dead, then alive.
     if (frontend && (items[6].revents & ZMQ_POLLIN)) DrainHandshake();
     if ((items[4].revents | items[5].revents) & ZMQ_POLLIN) DrainInput();
-    HandleTick();
+    // An engine's grace (rule c) ends only once the output socket was read to the end: when
+    // the loop is behind, the engine's last word may still be queued there, seconds late.
+    if (drained) HandleTick();
   }
   {
     std::lock_guard<std::mutex> lock(mu);
