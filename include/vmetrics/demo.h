@@ -8,7 +8,8 @@
 // reasons, request histograms) move along with the scheduler and connector ones. LoRA is on,
 // with two adapters the load generator names in turn with the base model, so
 // vllm:lora_requests_info shows them. After a few seconds an excerpt of /metrics is printed on
-// stdout; the demo runs on until SIGINT, SIGTERM or the duration.
+// stdout; the demo runs on until SIGINT, SIGTERM or the duration. With DemoOptions::pd, a
+// prefill/decode disaggregated pair behind a router instead (see `pd`).
 //
 // Not a product library: it links the stand-in engine and the load generator (libcurl).
 //
@@ -48,6 +49,14 @@ struct DemoOptions {
   uint16_t port = 8000;
   std::string served_model_name = "demo-model";
   LogFormat log_format = LogFormat::kText;
+  // Prefill/decode disaggregation instead: a prefill and a decode frontend (HTTP on `port` and
+  // `port` + 1, or ephemeral), each with one stand-in engine in NIXL's producer or consumer
+  // role (SimulatorOptions::kv_role), and an in-process router sending /v1/completions and
+  // /inference/v1/generate requests in turn through both, as vLLM's NIXL toy proxy does, at
+  // `request_rate` (4 per second when 0). The excerpts show both /metrics: request families on
+  // both sides, the vllm:nixl_* families moving on the decode side only. `engines` and
+  // `connector` are not used.
+  bool pd = false;
 };
 
 // Ok once stopped. kUnavailable when a socket cannot be bound or the HTTP port is taken (the

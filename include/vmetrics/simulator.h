@@ -73,6 +73,20 @@ std::optional<SimConnector> ParseSimConnector(std::string_view name);
 // "NixlConnector", "MooncakeConnector", "MooncakeStoreConnector", "MultiConnector".
 const char* SimConnectorClassName(SimConnector connector);
 
+// The part a served request's engine plays in prefill/decode disaggregation, named after vLLM's
+// KVTransferConfig.kv_role. With NIXL the role is decided per request by its
+// kv_transfer_params (vLLM deployments run both instances as kv_both); the role here only
+// says which half of the contract the stand-in engine honours.
+enum class SimKvRole : uint8_t {
+  kNone,      // no P/D contract: served requests' KV pulls are drawn like synthetic ones
+  kProducer,  // "kv_producer": the prefill half (do_remote_decode)
+  kConsumer,  // "kv_consumer": the decode half (do_remote_prefill)
+  kBoth,      // "kv_both": either, as the request's kv_transfer_params say
+};
+// "none", "kv_producer", "kv_consumer", "kv_both" (the --kv-role values), and back.
+const char* SimKvRoleName(SimKvRole role);
+std::optional<SimKvRole> ParseSimKvRole(std::string_view name);
+
 // SimulatorOptions, field by field.
 struct SimulatorOptions {
   // ---- Where to send (exactly one of the three) ----
@@ -131,6 +145,36 @@ struct SimulatorOptions {
   // sampling_params.extra_args (raw msgpack, byte for byte), as a connector's
   // request_finished would return its own: a pass-through check of both directions.
   bool echo_kv_transfer_params = false;
+  // Prefill/decode disaggregation through NIXL (REQUIRES: serve_requests, connector kNixl,
+  // not echo_kv_transfer_params). The engine follows NixlConnector's contract
+  // (vllm/distributed/kv_transfer/kv_connector/v1/nixl/scheduler.py at vllm-project/vllm
+  // 053da34b) for served requests whose ADD carries kv_transfer_params:
+  //  - producer half: a request with do_remote_decode true that finishes at max_tokens
+  //    ("length"; a router sends max_tokens 1) returns on its final output
+  //    {do_remote_prefill: true, do_remote_decode: false, remote_block_ids: [[ids of its prompt
+  //    blocks]], remote_engine_id: kv_engine_id, remote_request_id: its request id,
+  //    remote_host: "localhost", remote_port: 5600 + engine index, tp_size: 1}; any other
+  //    finish returns nothing (the blocks are freed at once). It reports no transfer: NIXL reads
+  //    are issued, timed and reported by the decode side.
+  //  - consumer half: a request with do_remote_prefill true, non-empty remote_block_ids and
+  //    remote_engine_id, remote_request_id, remote_host and remote_port present waits one step
+  //    for its KV (skipped waiting), is scheduled with every prompt token but the last as an
+  //    external hit (the last is recomputed for its logits, as vLLM's scheduler does after a
+  //    full remote load) and adds one successful transfer to that step's NixlKVConnectorStats:
+  //    bytes_transferred = blocks x block_size x kKvBytesPerToken, num_descriptors = blocks x
+  //    kKvLayers, log-normal transfer and post durations. Params without those fields are
+  //    ignored (the request is computed locally, vLLM's "Got invalid KVTransferParams").
+  //  - its final output carries no kv_transfer_params, as the connector returns none there.
+  // Served requests under a role draw no random cache hits and no random transfer faults, so
+  // a test can count exactly. kNone: the behaviour described at `connector` and
+  // `echo_kv_transfer_params`.
+  SimKvRole kv_role = SimKvRole::kNone;
+  // The producer's remote_engine_id ("" = "stand-in-<engine index>").
+  std::string kv_engine_id;
+  // The KV layout the transfer sizes follow: a Llama-3-8B-like model in bf16 (32 layers,
+  // 8 KV heads of 128, K and V).
+  static constexpr int64_t kKvLayers = 32;
+  static constexpr int64_t kKvBytesPerToken = 32 * 8 * 128 * 2 * 2;
   // Generate the engine's own synthetic arrivals. Their ids are unknown to any frontend, which
   // skips their outputs; false (with serve_requests) = an engine busy only with what it is sent.
   bool synthetic_requests = true;
@@ -224,6 +268,12 @@ struct EngineTotals {
   uint64_t requests_served = 0;
   uint64_t requests_rejected = 0;
   uint64_t requests_aborted = 0;
+  // kv_role: params returned by the producer half (do_remote_prefill for a decode instance),
+  // remote prefills the consumer half accepted (one NIXL transfer each), and ADDs whose
+  // do_remote_prefill params lacked a field the transfer needs (computed locally instead).
+  uint64_t kv_params_returned = 0;
+  uint64_t kv_remote_prefills = 0;
+  uint64_t kv_params_invalid = 0;
   // Frames sent that a frontend must refuse (the malformed_probability and
   // truncated_multipart_probability faults); not counted in `messages`.
   uint64_t malformed_frames = 0;

@@ -39,7 +39,9 @@ void AddBenchServeCommand(CLI::App& app, int* exit_code) {
       "  vmetrics bench-serve --duration 30 --rate 0 --concurrency 64\n"
       "  vmetrics bench-serve --url https://10.0.0.5:8000/v1/completions --ca-file ca.pem "
       "--user prometheus --password secret --requests 100");
-  cmd->add_option("--url", load.url, "Completions endpoint (http:// or https://)");
+  cmd->add_option("--url", load.url,
+                  "Completions endpoint (http:// or https://), or a URL ending in "
+                  "/inference/v1/generate for token-in/token-out generate requests");
   cmd->add_option("--ca-file", load.client.ca_file,
                   "PEM certificates that may sign an https:// server's (default: the system's)");
   cmd->add_option("--user", load.client.user, "Basic authentication user");

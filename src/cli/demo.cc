@@ -45,7 +45,8 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "demo", "Run stand-in engines and the server on loopback and show /metrics");
   cmd->footer(
-      "Examples:\n  vmetrics demo\n  vmetrics demo --connector nixl --duration 10 --port 0");
+      "Examples:\n  vmetrics demo\n  vmetrics demo --connector nixl --duration 10 --port 0\n"
+      "  vmetrics demo --pd --duration 10 --port 0");
   cmd->add_option("--engines", o.engines, "Stand-in engines")->check(CLI::Range(1, 64));
   cmd->add_option("--connector", flags->connector,
                   "nixl, mooncake-p2p, mooncake-store, multi, none");
@@ -58,6 +59,9 @@ void AddDemoCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--port", flags->port, "HTTP port (0 = ephemeral)")->check(CLI::Range(0, 65535));
   cmd->add_option("--served-model-name", o.served_model_name, "model_name label");
+  cmd->add_flag("--pd", o.pd,
+                "Prefill/decode disaggregation: a prefill and a decode serve (HTTP on --port and "
+                "--port + 1) with stand-in NIXL engines behind an in-process router");
   cmd->add_option("--log-format", flags->log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->callback([flags, exit_code] { *exit_code = RunDemo(*flags); });

@@ -44,6 +44,8 @@ struct SimulateFlags {
   bool no_synthetic_requests = false;
   std::string served_stop = "sampled";
   bool echo_kv_transfer_params = false;
+  std::string kv_role = "none";
+  std::string kv_engine_id;
   int64_t handshake_timeout_ms = 60'000;
   CLI::Option* seed_opt = nullptr;
   CLI::Option* die_opt = nullptr;
@@ -73,6 +75,8 @@ int RunSimulate(const SimulateFlags& f) {
   o.served_stop = f.served_stop == "earliest" ? SimulatorOptions::ServedStop::kEarliest
                                               : SimulatorOptions::ServedStop::kSampled;
   o.echo_kv_transfer_params = f.echo_kv_transfer_params;
+  o.kv_role = *ParseSimKvRole(f.kv_role);  // checked by CLI11
+  o.kv_engine_id = f.kv_engine_id;
   if (f.die_opt->count() > 0) o.die_after = f.die_after;
   if (f.vanish_opt->count() > 0) o.vanish_after = f.vanish_after;
   o.fault_engine = f.fault_engine;
@@ -151,6 +155,16 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"sampled", "earliest"}));
   cmd->add_flag("--echo-kv-transfer-params", f.echo_kv_transfer_params,
                 "A served request's final output returns the kv_transfer_params it was sent");
+  cmd->add_option("--kv-role", f.kv_role,
+                  "Prefill/decode disaggregation through NIXL (needs --serve-requests and "
+                  "--connector nixl): kv_producer answers do_remote_decode requests that finish "
+                  "at max_tokens with the params a decode instance pulls with, kv_consumer "
+                  "pulls the KV of do_remote_prefill requests (one NIXL transfer each), kv_both "
+                  "does either, as each request's kv_transfer_params say")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "kv_producer", "kv_consumer", "kv_both"}));
+  cmd->add_option("--kv-engine-id", f.kv_engine_id,
+                  "remote_engine_id in a producer's params (default stand-in-<engine index>)");
   cmd->add_option("--report-totals", f.report_totals,
                   "Write what was sent as JSON to FILE at exit");
   f.die_opt =
@@ -175,6 +189,20 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
       std::fprintf(stderr,
                    "vmetrics simulate: give --handshake-address, --input-address/--output-address "
                    "or --capture\n");
+      *exit_code = 2;
+      return;
+    }
+    const SimulateFlags& sf = *flags;
+    if (sf.kv_role != "none" && (!sf.serve_requests || sf.connector != "nixl")) {
+      std::fprintf(stderr,
+                   "vmetrics simulate: --kv-role needs --serve-requests and --connector nixl\n");
+      *exit_code = 2;
+      return;
+    }
+    if (sf.kv_role != "none" && sf.echo_kv_transfer_params) {
+      std::fprintf(stderr,
+                   "vmetrics simulate: --kv-role and --echo-kv-transfer-params exclude each "
+                   "other\n");
       *exit_code = 2;
       return;
     }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "msgspec_writer.h"
 #include "vmetrics/internal/msgpack_reader.h"
 
 namespace vmetrics::internal {
@@ -164,6 +165,66 @@ std::string RawMapValue(std::string_view map, std::string_view key) {
   return "";
 }
 
+// What NixlConnector's scheduler reads from a request's kv_transfer_params.
+struct NixlParams {
+  bool do_remote_decode = false;
+  bool do_remote_prefill = false;
+  int64_t remote_blocks = 0;    // ids in remote_block_ids, over every KV cache group
+  int fields_for_transfer = 0;  // of remote_engine_id, remote_request_id, remote_host, remote_port
+};
+
+// `if params.get(key):` on one raw msgpack value: nil, false, 0 and empty containers and
+// strings are falsy, anything else truthy.
+bool Truthy(std::string_view raw) {
+  if (raw.empty()) return false;
+  const auto b = static_cast<uint8_t>(raw[0]);
+  if (raw.size() == 1) {
+    // nil, false, 0, "" (fixstr), [] (fixarray), {} (fixmap)
+    return !(b == 0xc0 || b == 0xc2 || b == 0x00 || b == 0xa0 || b == 0x90 || b == 0x80);
+  }
+  return true;
+}
+
+// remote_block_ids: a list of lists (one per KV cache group) or, from older vLLM, one list.
+int64_t CountBlockIds(std::string_view raw) {
+  protocol::MsgpackReader r(raw);
+  uint32_t n = 0;
+  if (!r.ReadArrayHeader(&n).ok()) return 0;
+  int64_t count = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view item;
+    if (!r.ReadRaw(&item).ok()) return count;
+    protocol::MsgpackReader group(item);
+    uint32_t m = 0;
+    count += group.ReadArrayHeader(&m).ok() ? m : 1;
+  }
+  return count;
+}
+
+NixlParams ReadNixlParams(std::string_view map) {
+  NixlParams p;
+  protocol::MsgpackReader r(map);
+  uint32_t n = 0;
+  if (!r.ReadMapHeader(&n).ok()) return p;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view k;
+    if (!r.ReadStr(&k).ok()) return p;
+    std::string_view v;
+    if (!r.ReadRaw(&v).ok()) return p;
+    if (k == "do_remote_decode") {
+      p.do_remote_decode = Truthy(v);
+    } else if (k == "do_remote_prefill") {
+      p.do_remote_prefill = Truthy(v);
+    } else if (k == "remote_block_ids") {
+      p.remote_blocks = CountBlockIds(v);
+    } else if (k == "remote_engine_id" || k == "remote_request_id" || k == "remote_host" ||
+               k == "remote_port") {
+      ++p.fields_for_transfer;  // `p in params`: present counts, even as None
+    }
+  }
+  return p;
+}
+
 bool Contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
@@ -233,12 +294,63 @@ bool EngineModel::AddServedRequest(const EngineCoreRequestSpec& spec) {
     if (r.stops_early) s.stop_token = s.stop_candidates[s.rng() % s.stop_candidates.size()];
   }
   r.served = std::move(served);
-  DrawCacheHits(&r);
+  if (options_.kv_role != SimKvRole::kNone) {
+    ApplyKvRole(RawMapValue(sp.extra_args, "kv_transfer_params"), &r);
+  } else {
+    DrawCacheHits(&r);
+  }
   r.pending_events.push_back({kQueued, StepTime()});
   waiting_.push_back(std::move(r));
   ++totals_.requests_arrived;
   ++totals_.requests_served;
   return true;
+}
+
+void EngineModel::ApplyKvRole(std::string_view raw, Request* r) {
+  if (raw.empty()) return;
+  const NixlParams p = ReadNixlParams(raw);
+  const bool producer = options_.kv_role != SimKvRole::kConsumer;
+  const bool consumer = options_.kv_role != SimKvRole::kProducer;
+  Served& s = *r->served;
+  // update_state_after_alloc: do_remote_decode wins over do_remote_prefill.
+  if (p.do_remote_decode) {
+    s.remote_decode = producer;
+    return;
+  }
+  if (!p.do_remote_prefill || !consumer) return;
+  if (p.remote_blocks == 0 || p.fields_for_transfer < 4) {
+    ++totals_.kv_params_invalid;
+    return;
+  }
+  // All prompt tokens come from the producer; the last is recomputed for its logits.
+  s.remote_blocks = p.remote_blocks;
+  r->external_hit_tokens = r->prompt_tokens - 1;
+  r->kv_pulled = r->external_hit_tokens > 0;
+  r->deferred_steps = 1;
+  ++totals_.kv_remote_prefills;
+}
+
+std::string EngineModel::ProducerParams(const Request& r) {
+  const int64_t blocks = CeilDiv(r.prompt_tokens, options_.block_size);
+  MsgspecWriter w;
+  w.Map(8);
+  w.Key("do_remote_prefill").Bool(true);
+  w.Key("do_remote_decode").Bool(false);
+  w.Key("remote_block_ids").Array(1);  // one KV cache group
+  w.Array(static_cast<uint32_t>(blocks));
+  for (int64_t i = 0; i < blocks; ++i) {
+    w.Int(next_block_id_);
+    next_block_id_ = (next_block_id_ + 1) % options_.num_gpu_blocks;
+  }
+  w.Key("remote_engine_id")
+      .Str(options_.kv_engine_id.empty() ? "stand-in-" + std::to_string(engine_index_)
+                                         : options_.kv_engine_id);
+  w.Key("remote_request_id").Str(r.id);
+  // VLLM_NIXL_SIDE_CHANNEL_HOST / _PORT defaults; the port is offset by the DP index.
+  w.Key("remote_host").Str("localhost");
+  w.Key("remote_port").Int(5600 + engine_index_);
+  w.Key("tp_size").Int(1);
+  return w.Take();
 }
 
 int64_t EngineModel::NextServedToken(Served* s) {
@@ -436,6 +548,11 @@ void EngineModel::Decode(SimMessage* message, SimSpecDecodingStats* spec) {
         // check_stop tests EOS first: a token that is both stops without a stop_reason.
         if (r.stops_early && s.eos != s.stop_token) out.stop_reason = s.stop_token;
         out.kv_transfer_params = s.kv_transfer_params;
+        // NixlConnector.request_finished: params only for FINISHED_LENGTH_CAPPED.
+        if (s.remote_decode && !r.stops_early) {
+          out.kv_transfer_params = ProducerParams(r);
+          ++totals_.kv_params_returned;
+        }
       }
     }
     if (options_.request_outputs) message->outputs.push_back(std::move(out));
@@ -462,7 +579,17 @@ void EngineModel::AddTransfers(const std::vector<Request*>& pulled, bool mooncak
                                SimTransferStats* out) {
   out->mooncake = mooncake;
   for (const Request* r : pulled) {
-    (void)r;
+    if (r->served && r->served->remote_blocks > 0) {
+      // A kv_role pull: one read of the producer's blocks, sized by them, never failing.
+      const int64_t blocks = r->served->remote_blocks;
+      const int64_t bytes = blocks * options_.block_size * SimulatorOptions::kKvBytesPerToken;
+      out->transfer_duration.push_back(
+          std::clamp(LogNormal(0.002 + static_cast<double>(bytes) / 5e9, 0.3), 1e-4, 30.0));
+      if (!mooncake) out->post_duration.push_back(std::clamp(LogNormal(0.0008, 0.3), 2e-5, 5.0));
+      out->bytes_transferred.push_back(bytes);
+      out->num_descriptors.push_back(blocks * SimulatorOptions::kKvLayers);
+      continue;
+    }
     if (Chance(0.02)) {
       out->num_failed_transfers.push_back(1);
       continue;
@@ -476,6 +603,8 @@ void EngineModel::AddTransfers(const std::vector<Request*>& pulled, bool mooncak
     out->bytes_transferred.push_back(bytes);
     out->num_descriptors.push_back(LogUniformInt(8, 512));
   }
+  // Occasional faults of the synthetic load; a kv_role engine is counted exactly.
+  if (options_.kv_role != SimKvRole::kNone) return;
   if (!mooncake && Chance(0.005)) out->num_failed_notifications.push_back(1);
   if (mooncake && Chance(0.01)) out->num_failed_recvs.push_back(1);
   if (Chance(0.01)) out->num_kv_expired_reqs.push_back(1);

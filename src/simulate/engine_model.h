@@ -195,7 +195,9 @@ class EngineModel {
     std::optional<int64_t> logprobs;
     std::optional<int64_t> prompt_logprobs;
     std::string kv_transfer_params;  // raw msgpack to send back, with echo_kv_transfer_params
-    std::mt19937_64 rng;             // its tokens: seeded, greedy or drawn from the engine's
+    bool remote_decode = false;      // kv_role producer half: NIXL params at a "length" finish
+    int64_t remote_blocks = 0;  // kv_role consumer half: prompt blocks pulled from the producer
+    std::mt19937_64 rng;        // its tokens: seeded, greedy or drawn from the engine's
     bool greedy = false;
   };
 
@@ -233,6 +235,10 @@ class EngineModel {
   int64_t UsedBlocks() const;
 
   void AddTransfers(const std::vector<Request*>& pulled, bool mooncake, SimTransferStats* out);
+  // The NIXL params a producer returns for a request that finished at max_tokens.
+  std::string ProducerParams(const Request& r);
+  // Applies kv_role to a served request from its ADD's kv_transfer_params (raw msgpack).
+  void ApplyKvRole(std::string_view params, Request* r);
   void AddStoreOperations(const std::vector<Request*>& scheduled, SimStoreStats* out);
   SimStoreRecord StoreRecord(int64_t keys, int64_t bytes_per_key, double median_s);
   void Account(const SimMessage& message);
@@ -256,6 +262,7 @@ class EngineModel {
   uint64_t next_request_ = 0;
   double load_walk_ = 0;       // log-space random walk on the arrival rate
   uint64_t multi_toggle_ = 0;  // alternates pulled requests between Multi's P2P children
+  int64_t next_block_id_ = 0;  // kv_role producer: the block ids its requests' params name
   int64_t deferred_this_step_ = 0;
   std::deque<Request> waiting_;
   std::vector<Request> running_;

@@ -39,6 +39,17 @@ constexpr NamedConnector kConnectors[] = {
     {SimConnector::kMulti, "multi", "MultiConnector"},
 };
 
+struct NamedKvRole {
+  SimKvRole role;
+  const char* name;
+};
+constexpr NamedKvRole kKvRoles[] = {
+    {SimKvRole::kNone, "none"},
+    {SimKvRole::kProducer, "kv_producer"},
+    {SimKvRole::kConsumer, "kv_consumer"},
+    {SimKvRole::kBoth, "kv_both"},
+};
+
 EngineCoreReadyResponse MakeReadyResponse(const SimulatorOptions& o, int index) {
   EngineCoreReadyResponse r;
   r.max_model_len = o.max_model_len;
@@ -57,7 +68,7 @@ EngineCoreReadyResponse MakeReadyResponse(const SimulatorOptions& o, int index) 
       static_cast<double>(o.num_gpu_blocks * o.block_size) / static_cast<double>(o.max_model_len);
   if (o.connector != SimConnector::kNone) {
     r.kv_connector = SimConnectorClassName(o.connector);
-    r.kv_role = "kv_both";
+    r.kv_role = o.kv_role == SimKvRole::kNone ? "kv_both" : SimKvRoleName(o.kv_role);
     r.kv_engine_id = "vmetrics-sim-engine-" + std::to_string(index);
   }
   return r;
@@ -131,6 +142,20 @@ const char* SimConnectorClassName(SimConnector connector) {
   return "";
 }
 
+const char* SimKvRoleName(SimKvRole role) {
+  for (const NamedKvRole& r : kKvRoles) {
+    if (r.role == role) return r.name;
+  }
+  return "none";
+}
+
+std::optional<SimKvRole> ParseSimKvRole(std::string_view name) {
+  for (const NamedKvRole& r : kKvRoles) {
+    if (name == r.name) return r.role;
+  }
+  return std::nullopt;
+}
+
 std::optional<SimConnector> ParseSimConnector(std::string_view name) {
   for (const NamedConnector& c : kConnectors) {
     if (name == c.name) return c.connector;
@@ -201,6 +226,12 @@ TransportStatus Simulator::Impl::Validate() const {
     return TransportStatus::InvalidArgument(
         "need rate >= 0, block size, GPU blocks and max sequences >= 1, max model length >= 16, "
         "0..64 speculative tokens");
+  }
+  if (o.kv_role != SimKvRole::kNone &&
+      (!o.serve_requests || o.connector != SimConnector::kNixl || o.echo_kv_transfer_params)) {
+    return TransportStatus::InvalidArgument(
+        "a kv role needs served requests and the nixl connector, without echoing "
+        "kv_transfer_params");
   }
   if (!wake.valid()) return TransportStatus::Socket("", "cannot create the wake-up pipe");
   return TransportStatus::Ok();

@@ -22,6 +22,7 @@
 //                   "num_failed_keys": 0}, ...]},
 //      "sent_engine_core_dead": false, "vanished": false,
 //      "requests_served": 4, "requests_rejected": 0, "requests_aborted": 1,
+//      "kv_params_returned": 0, "kv_remote_prefills": 0, "kv_params_invalid": 0,  // kv_role
 //      "malformed_frames": 0, "truncated_multipart": 0}]}
 #include <nlohmann/json.hpp>
 
@@ -96,6 +97,9 @@ std::string SimulatorTotals::ToJson() const {
     j["requests_served"] = e.requests_served;
     j["requests_rejected"] = e.requests_rejected;
     j["requests_aborted"] = e.requests_aborted;
+    j["kv_params_returned"] = e.kv_params_returned;
+    j["kv_remote_prefills"] = e.kv_remote_prefills;
+    j["kv_params_invalid"] = e.kv_params_invalid;
     j["malformed_frames"] = e.malformed_frames;
     j["truncated_multipart"] = e.truncated_multipart;
     list.push_back(std::move(j));

@@ -150,6 +150,13 @@ TEST(Flags, UnusableOptionsEndAtOnceNamingTheFlag) {
       {{"decode", "-", "--kv-transfer-config", "[]"}, 2, "--kv-transfer-config must be a JSON"},
       {{"demo", "--connector", "bogus"}, 2, "unknown --connector bogus"},
       {{"simulate"}, 2, "give --handshake-address, --input-address/--output-address or --capture"},
+      {{"simulate", "--capture", "/tmp/x", "--kv-role", "kv_producer"},
+       2,
+       "--kv-role needs --serve-requests and --connector nixl"},
+      {{"simulate", "--capture", "/tmp/x", "--kv-role", "kv_consumer", "--serve-requests",
+        "--connector", "nixl", "--echo-kv-transfer-params"},
+       2,
+       "--kv-role and --echo-kv-transfer-params exclude each other"},
       // serve checks what needs no engine before waiting for any (each of these would wait
       // 600 s for an engine otherwise, and the test time out).
       {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--lora-modules",

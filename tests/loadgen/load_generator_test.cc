@@ -11,6 +11,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "loadgen/bench_serve.h"
 #include "security_test_util.h"
@@ -105,6 +106,54 @@ TEST(LoadGenerator, SendsEveryRequestAndCountsTokens) {
   EXPECT_EQ(completions.by_model(), expected) << "models are taken in turn";
   const std::string text = FormatLoadReport(r);
   EXPECT_NE(text.find("completed requests:     30"), std::string::npos) << text;
+}
+
+// A URL ending in /inference/v1/generate gets GenerateRequests: token_ids, and the sampling
+// fields inside sampling_params; the stream chunks are counted the same way.
+TEST(LoadGenerator, GenerateUrlSendsGenerateRequests) {
+  std::mutex mu;
+  std::vector<json> bodies;
+  HttpRoute route;
+  route.method = "POST";
+  route.path = "/inference/v1/generate";
+  route.handler = [&](HttpRequest request, std::shared_ptr<HttpExchange> exchange) {
+    const json body = json::parse(request.body, nullptr, false);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      bodies.push_back(body);
+    }
+    if (!body.is_object() || !body.contains("token_ids") || !body.contains("sampling_params") ||
+        body.contains("prompt") || body.contains("max_tokens")) {
+      exchange->Reply(400, "application/json", R"({"error":{"message":"not a generate body"}})");
+      return;
+    }
+    exchange->StartStream("text/event-stream");
+    const int64_t tokens = body["sampling_params"].value("max_tokens", int64_t{1});
+    for (int64_t i = 0; i < tokens; ++i) {
+      exchange->Write(
+          R"(data: {"request_id":"generate-tokens-1","choices":[{"index":0,"token_ids":[7]}]})"
+          "\n\n");
+    }
+    exchange->Write("data: [DONE]\n\n");
+    exchange->End();
+  };
+  std::unique_ptr<HttpServer> server = StartServer({route});
+  ASSERT_NE(server, nullptr);
+  LoadOptions o;
+  o.url = "http://127.0.0.1:" + std::to_string(server->port()) + "/inference/v1/generate";
+  o.requests = 10;
+  o.concurrency = 2;
+  o.prompt_len_min = o.prompt_len_max = 6;
+  o.max_tokens_min = o.max_tokens_max = 3;
+  const LoadReport r = LoadGenerator(o).Run();
+  EXPECT_EQ(r.completed, 10u) << r.first_error;
+  EXPECT_EQ(r.output_tokens, 10u * 3);
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(bodies.size(), 10u);
+  EXPECT_EQ(bodies[0]["token_ids"].size(), 6u) << bodies[0];
+  EXPECT_EQ(bodies[0]["sampling_params"]["ignore_eos"], true) << bodies[0];
+  EXPECT_EQ(bodies[0]["sampling_params"]["n"], 1) << bodies[0];
+  EXPECT_EQ(bodies[0]["stream"], true) << bodies[0];
 }
 
 TEST(LoadGenerator, RefusedRequestsAreFailuresWithTheServersAnswer) {

@@ -396,6 +396,18 @@ TEST(SimulatorOptions, BadOptionsAreRefused) {
   wide.engine_start_index = 65535;
   wide.engines = 2;
   EXPECT_EQ(Simulator(wide).Start().code(), TransportCode::kInvalidArgument);
+  // A kv role needs served requests and NIXL, and replaces the echo.
+  SimulatorOptions role;
+  role.handshake_address = "tcp://127.0.0.1:1";
+  role.kv_role = SimKvRole::kProducer;
+  role.connector = SimConnector::kNixl;
+  EXPECT_EQ(Simulator(role).Start().code(), TransportCode::kInvalidArgument);
+  role.serve_requests = true;
+  role.connector = SimConnector::kMooncakeP2p;
+  EXPECT_EQ(Simulator(role).Start().code(), TransportCode::kInvalidArgument);
+  role.connector = SimConnector::kNixl;
+  role.echo_kv_transfer_params = true;
+  EXPECT_EQ(Simulator(role).Start().code(), TransportCode::kInvalidArgument);
   SimulatorOptions odds;
   odds.capture_path = "/tmp/x";
   odds.malformed_probability = 1.5;
@@ -405,6 +417,9 @@ TEST(SimulatorOptions, BadOptionsAreRefused) {
   EXPECT_EQ(Simulator(odds).Start().code(), TransportCode::kInvalidArgument);
   EXPECT_EQ(ParseSimConnector("mooncake-p2p"), SimConnector::kMooncakeP2p);
   EXPECT_FALSE(ParseSimConnector("lmcache").has_value());
+  EXPECT_EQ(ParseSimKvRole("kv_consumer"), SimKvRole::kConsumer);
+  EXPECT_STREQ(SimKvRoleName(SimKvRole::kProducer), "kv_producer");
+  EXPECT_FALSE(ParseSimKvRole("producer").has_value());
 }
 
 // Runs one engine against a client in bootstrapped mode over ipc:// and returns every message

@@ -47,11 +47,25 @@ struct Sample {
 // token; [DONE] ends it.
 Sample SendOne(HttpClient& client, const LoadOptions& o, const std::vector<int64_t>& prompt,
                int64_t max_tokens, const std::string* model) {
-  nlohmann::json body = {{"prompt", prompt},
-                         {"max_tokens", max_tokens},
-                         {"n", o.n},
-                         {"ignore_eos", o.ignore_eos},
-                         {"stream", true}};
+  // /inference/v1/generate takes the same sampling fields inside sampling_params; its stream
+  // chunks carry token_ids per choice as completions' do.
+  const std::string_view generate_path = "/inference/v1/generate";
+  const bool generate =
+      o.url.size() >= generate_path.size() &&
+      o.url.compare(o.url.size() - generate_path.size(), generate_path.size(), generate_path) == 0;
+  nlohmann::json body;
+  if (generate) {
+    body = {
+        {"token_ids", prompt},
+        {"sampling_params", {{"max_tokens", max_tokens}, {"n", o.n}, {"ignore_eos", o.ignore_eos}}},
+        {"stream", true}};
+  } else {
+    body = {{"prompt", prompt},
+            {"max_tokens", max_tokens},
+            {"n", o.n},
+            {"ignore_eos", o.ignore_eos},
+            {"stream", true}};
+  }
   if (model != nullptr) body["model"] = *model;
   Sample s;
   s.prompt_tokens = prompt.size();

@@ -33,8 +33,9 @@
 namespace vmetrics::loadgen {
 
 struct LoadOptions {
-  // The completions endpoint (http:// or https://), and how to reach it: a CA file for
-  // https, basic-auth credentials, the timeout (http_client.h).
+  // The completions endpoint (http:// or https://), or a URL ending in
+  // /inference/v1/generate (the same fields sent in a GenerateRequest), and how to reach it: a
+  // CA file for https, basic-auth credentials, the timeout (http_client.h).
   std::string url = "http://127.0.0.1:8000/v1/completions";
   HttpClientOptions client;
   uint64_t requests = 100;  // requests to send; 0 = until duration_s or RequestStop
