@@ -68,7 +68,7 @@ std::string PyRepr(const nlohmann::json& v) {
   if (v.is_null()) return "None";
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_float()) return FormatGoFloat(v.get<double>());
-  return v.dump();
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // What Bind reads from the options' JSON and files, for Start.
