@@ -144,7 +144,8 @@ class Frontend:
             if row is not None:
                 self.register_row(row)
         self.mfu = [self.per_engine(f) for f in G.MFU_FAMILIES]
-        s = {f.name: self.per_engine(f) for f in G.SCHEDULER_FAMILIES}
+        # The gated families stay off: the workloads configure no kv_role and no NaN checking.
+        s = {f.name: self.per_engine(f) for f in G.SCHEDULER_FAMILIES if f.gate is None}
         self.running = s["vllm:num_requests_running"]
         self.waiting = s["vllm:num_requests_waiting"]
         self.waiting_by_reason = s["vllm:num_requests_waiting_by_reason"]
@@ -153,6 +154,7 @@ class Frontend:
         self.prefix_hits = s["vllm:prefix_cache_hits"]
         self.external_queries = s["vllm:external_prefix_cache_queries"]
         self.external_hits = s["vllm:external_prefix_cache_hits"]
+        self.cached_by_source = s["vllm:prompt_tokens_cached_by_source"]
         if self.kv_cache_metrics:
             self.residency = [self.per_engine(f) for f in G.KV_RESIDENCY_FAMILIES]
         if cache_config:
@@ -194,10 +196,13 @@ class Frontend:
         prefix = stats["prefix_cache_stats"]
         self.prefix_queries[engine].inc(prefix["queries"])
         self.prefix_hits[engine].inc(prefix["hits"])
+        self.cached_by_source[engine]["device"].inc(prefix["hits"])
         external = stats["connector_prefix_cache_stats"]
         if external is not None:
             self.external_queries[engine].inc(external["queries"])
             self.external_hits[engine].inc(external["hits"])
+            for tier, tokens in external.get("hits_by_source", {}).items():
+                self.cached_by_source[engine][tier].inc(tokens)
         spec = stats["spec_decoding_stats"]
         if spec is not None and self.spec_tokens > 0:
             self.spec[0][engine].inc(spec["num_drafts"])

@@ -811,6 +811,8 @@ class Peer:
         return Histogram(name, help_text, labelnames, buckets=buckets, registry=registry)
 
     def register_frontend(self, family):
+        if family.gate is not None:
+            return  # no scenario here opens a gate (no kv_role, no NaN checking)
         buckets = family.buckets
         if buckets == frontend.TOKENS_1_2_5:
             buckets = frontend.build_1_2_5_buckets(frontend.DEFAULT_MAX_MODEL_LEN)

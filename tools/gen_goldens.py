@@ -80,6 +80,8 @@ BYTES_BUCKETS = [2**(10 + i) for i in range(1, 24, 2)]          # 2 KiB .. 8 GiB
 DESCRIPTOR_BUCKETS = [10, 20, 30, 50, 75, 100, 200, 400, 1000, 2000, 4000, 10000, 20000, 50000]
 MOONCAKE_STORE_TIME_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.5,
                                2.0, 3.0, 4.0]
+# vllm/v1/metrics/buckets.py at vllm-project/vllm 139b1c3f, key request_num_preemptions.
+REQUEST_NUM_PREEMPTIONS_BUCKETS = [1, 2, 3, 4, 5, 10, 20]
 HF3FS_DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0,
                           5.0]
 TOKENS_1_2_5 = "1-2-5 up to --max-model-len"   # placeholder resolved at registration
@@ -93,8 +95,11 @@ COUNTER, GAUGE, HISTOGRAM = "counter", "gauge", "histogram"
 # name: the name Python passes to prometheus_client (a counter's `_total` is stripped by it);
 # extra: None or (label name, eager label values) — the extra label is the OUTER loop and the
 # engine the inner one when children are created; initial: value per extra label value (gauges).
-Family = namedtuple("Family", "name kind help buckets extra initial",
-                    defaults=(None, None, None))
+# gate: None (always) or the option that registers the family ("kv_consumer": a
+# --kv-transfer-config whose kv_role is kv_consumer or kv_both; "nans_in_logits": the environment
+# variable VLLM_COMPUTE_NANS_IN_LOGITS, never set for these scenarios).
+Family = namedtuple("Family", "name kind help buckets extra initial gate",
+                    defaults=(None, None, None, None))
 
 # Step 1: only with --speculative-config num_speculative_tokens = k > 0. The per-position family
 # is special: engine outer, positions 0..k-1 inner (see Recorder.register_spec_decode_families).
@@ -119,6 +124,11 @@ MFU_FAMILIES = [
            "calculations)."),
 ]
 
+# KV_FETCH_STAGES of vllm/v1/metrics/stats.py and the CacheHitSource values of
+# vllm/v1/metrics/cache_hit_source.py (vllm-project/vllm 13cbd441 and 8548f56c), in their order.
+KV_FETCH_STAGES = ("waiting_to_start", "in_progress", "completed_waiting")
+CACHE_HIT_SOURCES = ("device", "host", "p2p", "disk", "external_unspecified")
+
 # Step 4.
 SCHEDULER_FAMILIES = [
     Family("vllm:num_requests_running", GAUGE, "Number of requests in model execution batches."),
@@ -128,12 +138,21 @@ SCHEDULER_FAMILIES = [
            "scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV "
            "transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
            extra=("reason", ("capacity", "deferred"))),
+    # The newest families (vllm/v1/metrics/loggers.py at vllm-project/vllm 13cbd441).
+    Family("vllm:num_requests_kv_fetch_by_stage", GAUGE,
+           "Number of waiting requests by async KV load stage. Stage labels: 'waiting_to_start' "
+           "= needs an async KV load that has not started; 'in_progress' = load started and not "
+           "yet reported finished; 'completed_waiting' = load finished, request not running yet.",
+           extra=("stage", KV_FETCH_STAGES), gate="kv_consumer"),
     Family("vllm:engine_sleep_state", GAUGE,
            "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is "
            "awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.",
            extra=("sleep_state", ("awake", "weights_offloaded", "discard_all")),
            initial={"awake": 1.0, "weights_offloaded": 0.0, "discard_all": 0.0}),
     Family("vllm:kv_cache_usage_perc", GAUGE, "KV-cache usage. 1 means 100 percent usage."),
+    Family("vllm:corrupted_requests", COUNTER,
+           "Corrupted requests, in terms of total number of requests with NaNs in logits.",
+           gate="nans_in_logits"),
     Family("vllm:prefix_cache_queries", COUNTER,
            "Prefix cache queries, in terms of number of queried tokens."),
     Family("vllm:prefix_cache_hits", COUNTER,
@@ -154,6 +173,12 @@ SCHEDULER_FAMILIES = [
            extra=("source", ("local_compute", "local_cache_hit", "external_kv_transfer"))),
     Family("vllm:prompt_tokens_cached", COUNTER,
            "Number of cached prompt tokens (local + external)."),
+    Family("vllm:prompt_tokens_cached_by_source", COUNTER,
+           "Prefix-cache hit tokens by the cache tier that supplied them: device (local HBM), "
+           "host (offloaded to DRAM), disk, p2p (transferred from another vLLM instance) or "
+           "external_unspecified. Counted at admission; sums to vllm:prefix_cache_hits + "
+           "vllm:external_prefix_cache_hits.",
+           extra=("source", CACHE_HIT_SOURCES)),
     Family("vllm:generation_tokens", COUNTER, "Number of generation tokens processed."),
     Family("vllm:request_success", COUNTER, "Count of successfully processed requests.",
            extra=("finished_reason", ("stop", "length", "abort", "error", "repetition"))),
@@ -185,10 +210,38 @@ SCHEDULER_FAMILIES = [
            "Histogram of time spent in PREFILL phase for request.", REQUEST_LATENCY_BUCKETS),
     Family("vllm:request_decode_time_seconds", HISTOGRAM,
            "Histogram of time spent in DECODE phase for request.", REQUEST_LATENCY_BUCKETS),
+    Family("vllm:request_num_preemptions", HISTOGRAM,
+           "Histogram of the number of times a request was preempted.",
+           REQUEST_NUM_PREEMPTIONS_BUCKETS),
     Family("vllm:request_prefill_kv_computed_tokens", HISTOGRAM,
            "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
            TOKENS_1_2_5),
 ]
+
+# --custom-histogram-buckets: the bucket-family key (BUCKET_FAMILY_KEYS of
+# vllm/v1/metrics/buckets.py at vllm-project/vllm 139b1c3f) of each frontend histogram. The
+# connector histograms keep their own buckets.
+BUCKET_FAMILY_OF = {
+    "vllm:e2e_request_latency_seconds": "request_latency",
+    "vllm:request_queue_time_seconds": "request_latency",
+    "vllm:request_inference_time_seconds": "request_latency",
+    "vllm:request_prefill_time_seconds": "request_latency",
+    "vllm:request_decode_time_seconds": "request_latency",
+    "vllm:time_to_first_token_seconds": "time_to_first_token",
+    "vllm:inter_token_latency_seconds": "inter_token_latency",
+    "vllm:request_time_per_output_token_seconds": "inter_token_latency",
+    "vllm:iteration_tokens_total": "iteration_tokens",
+    "vllm:request_params_n": "request_params_n",
+    "vllm:request_num_preemptions": "request_num_preemptions",
+    "vllm:request_prompt_tokens": "request_tokens",
+    "vllm:request_generation_tokens": "request_tokens",
+    "vllm:request_max_num_generation_tokens": "request_tokens",
+    "vllm:request_params_max_tokens": "request_tokens",
+    "vllm:request_prefill_kv_computed_tokens": "request_tokens",
+    "vllm:kv_block_lifetime_seconds": "kv_cache_residency",
+    "vllm:kv_block_idle_before_evict_seconds": "kv_cache_residency",
+    "vllm:kv_block_reuse_gap_seconds": "kv_cache_residency",
+}
 
 # Step 5: only with --kv-cache-metrics.
 KV_RESIDENCY_FAMILIES = [
@@ -721,6 +774,33 @@ def scenario_hf3fs_in_multi():
     ]
 
 
+def scenario_newest_keys():
+    """The newest SchedulerStats keys: num_kv_fetch_reqs_by_stage (all stages, a subset, an
+    unknown stage, empty) and hits_by_source in connector_prefix_cache_stats (an unknown tier is
+    skipped; the local prefix_cache_stats' split is never read)."""
+    def external(hits, by_source):
+        stats = prefix_cache_stats(requests=1, queries=hits * 2, hits=hits)
+        stats["hits_by_source"] = by_source
+        return stats
+    local = prefix_cache_stats(requests=2, queries=512, hits=256)
+    local["hits_by_source"] = {"host": 999}
+    return [
+        stats_message(0, 110.0, num_waiting_reqs=1, num_skipped_waiting_reqs=3,
+                      num_kv_fetch_reqs_by_stage={"waiting_to_start": 1, "in_progress": 1,
+                                                  "completed_waiting": 1},
+                      prefix_cache_stats=local,
+                      connector_prefix_cache_stats=external(62, {"p2p": 22, "host": 40})),
+        stats_message(1, 110.5, num_skipped_waiting_reqs=2,
+                      num_kv_fetch_reqs_by_stage={"in_progress": 2, "a_later_stage": 7},
+                      connector_prefix_cache_stats=external(37, {"disk": 5,
+                                                                 "external_unspecified": 32})),
+        stats_message(0, 111.0, num_skipped_waiting_reqs=1,
+                      num_kv_fetch_reqs_by_stage={"completed_waiting": 1},
+                      connector_prefix_cache_stats=external(8, {"tape": 8})),
+        stats_message(1, 111.5, num_kv_fetch_reqs_by_stage={}),
+    ]
+
+
 SCENARIOS = [
     Scenario("default_single", ["--served-model-name", LLAMA], scenario_default_single()),
     Scenario("scheduler_full",
@@ -751,6 +831,24 @@ SCENARIOS = [
               '{"kv_connector":"NixlConnector"},{"kv_connector":"MooncakeStoreConnector"}]}}'],
              scenario_bad_payloads()),
     Scenario("hf3fs_in_multi", [], scenario_hf3fs_in_multi()),
+    # vllm:num_requests_kv_fetch_by_stage: registered for a KV consumer, not for a producer.
+    Scenario("newest_kv_consumer",
+             ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_consumer"}',
+              "--data-parallel-size", "2"],
+             scenario_newest_keys(), ("openmetrics",)),
+    # --custom-histogram-buckets replaces the buckets of its families only (residency here;
+    # the others render their new bounds empty); --show-hidden-metrics-for-version hides and
+    # shows nothing at present.
+    Scenario("custom_buckets",
+             ["--kv-cache-metrics", "--custom-histogram-buckets",
+              '{"kv_cache_residency":[0.25,1,60],"request_latency":[0.5,5],'
+              '"request_tokens":[10,100],"request_num_preemptions":[1,3]}',
+              "--show-hidden-metrics-for-version", "0.31"],
+             scenario_default_single(), ("openmetrics",)),
+    Scenario("newest_kv_producer",
+             ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_producer"}',
+              "--data-parallel-size", "2"],
+             scenario_newest_keys()),
 ]
 
 # ================================================================================================
@@ -766,6 +864,8 @@ def parse_replay_args(args):
     parser.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN)
     parser.add_argument("--speculative-config", type=json.loads, default=None)
     parser.add_argument("--kv-cache-metrics", action="store_true")
+    parser.add_argument("--custom-histogram-buckets", type=json.loads, default=None)
+    parser.add_argument("--show-hidden-metrics-for-version", default=None)
     parser.add_argument("--enable-lora", action="store_true")
     parser.add_argument("--max-loras", type=int, default=1)
     parser.add_argument("--format", choices=("text", "openmetrics"), default="text")
@@ -832,7 +932,15 @@ def get_typed(mapping, key, default, check, what):
 def decode_prefix_cache_stats(obj):
     if not isinstance(obj, dict):
         raise DecodeError("PrefixCacheStats is not a map")
-    return {key: get_typed(obj, key, 0, is_int, "an int") for key in ("queries", "hits")}
+    stats = {key: get_typed(obj, key, 0, is_int, "an int") for key in ("queries", "hits")}
+    # Newer engines: dict[CacheHitSource, int]. Python's typed decoder fails the message on a
+    # tier it does not know; vmetrics skips that entry (counted as a wrong_type value).
+    stats["hits_by_source"] = get_typed(
+        obj, "hits_by_source", {},
+        lambda v: isinstance(v, dict) and all(isinstance(k, str) and is_int(n)
+                                              for k, n in v.items()),
+        "a map of str to int")
+    return stats
 
 
 def decode_scheduler_stats(obj):
@@ -844,6 +952,11 @@ def decode_scheduler_stats(obj):
         "num_skipped_waiting_reqs": get_typed(obj, "num_skipped_waiting_reqs", 0, is_int,
                                               "an int"),
         "kv_cache_usage": get_typed(obj, "kv_cache_usage", 0.0, is_number, "a number"),
+        "num_kv_fetch_reqs_by_stage": get_typed(
+            obj, "num_kv_fetch_reqs_by_stage", {},
+            lambda v: isinstance(v, dict) and all(isinstance(k, str) and is_int(n)
+                                                  for k, n in v.items()),
+            "a map of str to int"),
         "prefix_cache_stats": decode_prefix_cache_stats(
             obj.get("prefix_cache_stats", {"queries": 0, "hits": 0})),
         "connector_prefix_cache_stats": None,
@@ -928,11 +1041,19 @@ class Recorder:
         self.engines = list(range(config.data_parallel_size))
         self.max_model_len = config.max_model_len
         self.kv_cache_metrics = config.kv_cache_metrics
+        self.custom_buckets = config.custom_histogram_buckets or {}
         self.max_loras = config.max_loras if config.enable_lora else None
         spec = config.speculative_config or {}
         self.num_spec_tokens = int(spec.get("num_speculative_tokens") or 0)
         self.connector_top, self.connector_children = configured_connector_classes(
             config.kv_transfer_config)
+        # KVTransferConfig.is_kv_consumer (vllm/config/kv_transfer.py at vllm-project/vllm
+        # 9dc49464): a connector and the role kv_consumer or kv_both.
+        self.gates = {
+            "kv_consumer": self.connector_top is not None and (
+                config.kv_transfer_config.get("kv_role") in ("kv_consumer", "kv_both")),
+            "nans_in_logits": False,
+        }
         self.exposition = Exposition()
         self.metrics = {}           # family name (as declared) -> prometheus_client metric
         self.registered_rows = []   # connector rows whose families exist
@@ -946,6 +1067,8 @@ class Recorder:
         buckets = family.buckets
         if buckets == TOKENS_1_2_5:
             buckets = build_1_2_5_buckets(self.max_model_len)
+        if BUCKET_FAMILY_OF.get(family.name) in self.custom_buckets:
+            buckets = self.custom_buckets[BUCKET_FAMILY_OF[family.name]]
         if family.kind == COUNTER:
             metric = Counter(family.name, family.help, labelnames, registry=registry)
         elif family.kind == GAUGE:
@@ -1004,7 +1127,8 @@ class Recorder:
             if row is not None:
                 self.register_connector_row(row)
         for family in MFU_FAMILIES + SCHEDULER_FAMILIES:               # 3, 4
-            self.register_engine_family(family)
+            if family.gate is None or self.gates[family.gate]:
+                self.register_engine_family(family)
         if self.kv_cache_metrics:                                      # 5
             for family in KV_RESIDENCY_FAMILIES:
                 self.register_engine_family(family)
@@ -1066,11 +1190,18 @@ class Recorder:
         self.child("vllm:num_requests_waiting", engine).set(waiting + deferred)
         self.child("vllm:num_requests_waiting_by_reason", engine, "capacity").set(waiting)
         self.child("vllm:num_requests_waiting_by_reason", engine, "deferred").set(deferred)
+        if self.gates["kv_consumer"]:
+            # Every stage, every message: num_kv_fetch_reqs_by_stage.get(stage, 0).
+            for stage in KV_FETCH_STAGES:
+                self.child("vllm:num_requests_kv_fetch_by_stage", engine, stage).set(
+                    stats["num_kv_fetch_reqs_by_stage"].get(stage, 0))
         self.child("vllm:kv_cache_usage_perc", engine).set(stats["kv_cache_usage"])
 
     def record_prefix_cache(self, engine, stats):
         self.child("vllm:prefix_cache_queries", engine).inc(stats["prefix_cache_stats"]["queries"])
         self.child("vllm:prefix_cache_hits", engine).inc(stats["prefix_cache_stats"]["hits"])
+        self.child("vllm:prompt_tokens_cached_by_source", engine, "device").inc(
+            stats["prefix_cache_stats"]["hits"])
 
     def record_external_prefix_cache(self, engine, stats):
         external = stats["connector_prefix_cache_stats"]
@@ -1078,6 +1209,11 @@ class Recorder:
             return
         self.child("vllm:external_prefix_cache_queries", engine).inc(external["queries"])
         self.child("vllm:external_prefix_cache_hits", engine).inc(external["hits"])
+        for tier, tokens in external["hits_by_source"].items():
+            if tier not in CACHE_HIT_SOURCES:
+                self.skip("wrong_type")
+                continue
+            self.child("vllm:prompt_tokens_cached_by_source", engine, tier).inc(tokens)
 
     def record_spec_decoding(self, engine, stats):
         spec = stats["spec_decoding_stats"]
@@ -1297,6 +1433,160 @@ def strip_created_blocks(text):
 
 
 # ================================================================================================
+# Goldens of the newest wire generation (tests/fixtures/wire_generations/)
+# ================================================================================================
+# The gnewest-20260924 captures (tools/gen_wire_newest.py) mirror the g20260814-6adad087 ones
+# message for message, adding only the newest keys. The newest frontend prints, for them, what
+# the 6adad087 frontend printed (its golden, produced by vLLM's own Python code) plus the newest
+# families. So each newest golden is the 6adad087 golden with those families, recorded here
+# from the newest capture with the Recorder above and rendered by prometheus_client, inserted
+# where PrometheusStatLogger registers them (vllm/v1/metrics/loggers.py at vllm-project/vllm
+# 13cbd441). vllm:corrupted_requests stays out: the goldens have the environment-gated
+# families off.
+
+WIRE_DIR = "tests/fixtures/wire_generations"
+NEWEST_GENERATION = "gnewest-20260924"
+NEWEST_BASE = "g20260814-6adad087"
+WIRE_CREATED_TIMESTAMP = 1767225600.0   # the wire goldens' pinned `_created`
+# (family, the family it is registered after)
+NEWEST_FAMILY_ANCHORS = [
+    ("vllm:num_requests_kv_fetch_by_stage", "vllm:num_requests_waiting_by_reason"),
+    ("vllm:prompt_tokens_cached_by_source", "vllm:prompt_tokens_cached"),
+    ("vllm:request_num_preemptions", "vllm:request_decode_time_seconds"),
+]
+PREEMPTED_EVENT = 3
+
+
+class OneFamily:
+    """A collector of one prometheus_client metric, for rendering it alone."""
+
+    def __init__(self, metric):
+        self.metric = metric
+
+    def collect(self):
+        return self.metric.collect()
+
+
+def line_name(line):
+    if line.startswith("# HELP ") or line.startswith("# TYPE "):
+        return line.split(" ")[2]
+    return line.split("{")[0].split(" ")[0]
+
+
+def insert_after_family(text, anchor, block):
+    """`block` inserted after the last line of family `anchor` (its samples and, in the text
+    format, its separate `_created` block)."""
+    names = {anchor + suffix for suffix in ("", "_total", "_created", "_bucket", "_count",
+                                             "_sum")}
+    lines = text.splitlines(keepends=True)
+    last = max(i for i, line in enumerate(lines) if line_name(line) in names)
+    return "".join(lines[:last + 1]) + block + "".join(lines[last + 1:])
+
+
+def replay_newest_case(case):
+    """The Recorder fed with the case's messages, and the request_num_preemptions observations
+    of the frontend that sent the sidecar's requests (each finished request: its PREEMPTED
+    events). Returns the recorder."""
+    config = case["configuration"]
+    args = ["--served-model-name", config["served_model_name"],
+            "--data-parallel-size", str(config["data_parallel_size"]),
+            "--max-model-len", str(config["max_model_len"])]
+    if config["kv_transfer_config"] is not None:
+        args += ["--kv-transfer-config", json.dumps(config["kv_transfer_config"])]
+    recorder = Recorder(args)
+    sidecar = []
+    if case["requests"]:
+        with open(os.path.join(REPO, WIRE_DIR, case["requests"])) as f:
+            sidecar = [json.loads(line) for line in f if line.strip()]
+    live = {}                       # request id -> PREEMPTED events so far
+    pending = list(sidecar)
+    messages = read_messages(os.path.join(REPO, WIRE_DIR, case["msgpack"]))
+    for number, obj in enumerate(messages, start=1):
+        while pending and not ("message" in pending[0] and pending[0]["message"] > number):
+            line = pending.pop(0)
+            if "request_id" in line:
+                live.setdefault(line["request_id"], 0)
+            for request_id in line.get("abort", []):
+                live.pop(request_id, None)
+            if line.get("message") == number:
+                break
+        if len(obj) > 4 and obj[4] is not None:
+            continue                # a utility reply: the output handler records nothing
+        recorder.record_message(obj)
+        engine = obj[0]
+        for output in obj[1]:
+            if output[0] not in live:
+                continue
+            for event in output[7] or []:
+                if event["type"] == PREEMPTED_EVENT:
+                    live[output[0]] += 1
+            if output[5] is not None:
+                recorder.child("vllm:request_num_preemptions", engine).observe(
+                    live.pop(output[0]))
+    return recorder
+
+
+def golden_value(text, sample):
+    for line in text.splitlines():
+        if line.startswith(sample + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def check_newest_families(recorder, base_text, engines, model):
+    """What the base golden says must hold for the added families: one preemption count per
+    finished request, and the cache tiers sum to the local plus the external prefix-cache
+    hits."""
+    preemptions = recorder.metrics["vllm:request_num_preemptions"]
+    cached = recorder.metrics["vllm:prompt_tokens_cached_by_source"]
+    for engine in engines:
+        labels = f'{{engine="{engine}",model_name="{model}"}}'
+        finished = golden_value(base_text, "vllm:e2e_request_latency_seconds_count" + labels)
+        observed = sum(b.get() for b in preemptions.labels(model, str(engine))._buckets)
+        assert observed == finished, (engine, observed, finished)
+        hits = (golden_value(base_text, "vllm:prefix_cache_hits_total" + labels) +
+                golden_value(base_text, "vllm:external_prefix_cache_hits_total" + labels))
+        tiers = sum(cached.labels(model, str(engine), source)._value.get()  # noqa: SLF001
+                    for source in CACHE_HIT_SOURCES)
+        assert tiers == hits, (engine, tiers, hits)
+
+
+def write_newest_wire_goldens():
+    manifest_path = os.path.join(REPO, WIRE_DIR, "manifest.json")
+    with open(manifest_path) as f:
+        manifest = json.load(f)
+    cases = {c["case"]: c for c in manifest["cases"]}
+    for case in manifest["cases"]:
+        if case["generation"] != NEWEST_GENERATION:
+            continue
+        base = cases[case["derived_from"]]
+        assert base["generation"] == NEWEST_BASE, base["case"]
+        with mock.patch("time.time", return_value=WIRE_CREATED_TIMESTAMP):
+            recorder = replay_newest_case(case)
+        config = case["configuration"]
+        with open(os.path.join(REPO, WIRE_DIR, base["golden_text"])) as f:
+            base_text = f.read()
+        check_newest_families(recorder, base_text, range(config["data_parallel_size"]),
+                              config["served_model_name"])
+        for key, suffix, render in (("golden_text", ".golden.txt", generate_text),
+                                    ("golden_openmetrics", ".golden.om.txt",
+                                     generate_openmetrics)):
+            with open(os.path.join(REPO, WIRE_DIR, base[key])) as f:
+                text = f.read()
+            for family, anchor in NEWEST_FAMILY_ANCHORS:
+                if family not in recorder.metrics:
+                    continue        # its gate is closed for this case
+                block = render(OneFamily(recorder.metrics[family])).decode()
+                block = block[:-len("# EOF\n")] if block.endswith("# EOF\n") else block
+                text = insert_after_family(text, anchor, block)
+            case[key] = case["case"] + suffix
+            write(f"{WIRE_DIR}/{case[key]}", text.encode())
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+
+
+# ================================================================================================
 # Main
 # ================================================================================================
 
@@ -1365,6 +1655,7 @@ def main():
             tsv.append(tsv_line(f"{scenario.name}_{variant}", scenario, variant))
     write(f"{GOLDEN_DIR}/scenarios.tsv", "".join(tsv).encode())
     write(f"{GOLDEN_DIR}/MANIFEST", manifest().encode())
+    write_newest_wire_goldens()
 
 
 if __name__ == "__main__":

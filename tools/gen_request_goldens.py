@@ -54,6 +54,7 @@ class RequestStateStats:
         self.last_token_ts = 0.0
         self.first_token_latency = 0.0
         self.is_corrupted = False
+        self.num_preemptions = 0
 
 
 class RequestState:
@@ -188,6 +189,7 @@ class Frontend:
                         self.lora_transition(state, "running")
                     elif event["type"] == PREEMPTED:
                         it.num_preempted_reqs += 1
+                        stats.num_preemptions += 1
                         self.lora_transition(state, "waiting")
             if state.is_prefilling:
                 stats.first_token_ts = timestamp
@@ -223,7 +225,8 @@ class Frontend:
             inference_time=s.last_token_ts - s.scheduled_ts,
             decode_time=decode_time,
             mean_time_per_output_token=tpot,
-            num_cached_tokens=state.num_cached_tokens))
+            num_cached_tokens=state.num_cached_tokens,
+            num_preemptions=s.num_preemptions))
         if state.parent is None:
             it.max_num_generation_tokens_iter.append(s.num_generation_tokens)
             it.n_params_iter.append(1)
@@ -287,6 +290,7 @@ def record_iteration(recorder, engine, it):
         child("vllm:request_prefill_time_seconds").observe(f["prefill_time"])
         child("vllm:request_inference_time_seconds").observe(f["inference_time"])
         child("vllm:request_decode_time_seconds").observe(f["decode_time"])
+        child("vllm:request_num_preemptions").observe(f["num_preemptions"])
         child("vllm:request_prefill_kv_computed_tokens").observe(
             f["num_prompt_tokens"] - max(f["num_cached_tokens"], 0))
         child("vllm:request_prompt_tokens").observe(f["num_prompt_tokens"])
@@ -536,6 +540,14 @@ def scenario_lora():
     return messages, sidecar, ["--enable-lora", "--max-loras", "2"]
 
 
+def scenario_custom_buckets():
+    """The preemption scenario with request_latency and request_num_preemptions buckets of
+    --custom-histogram-buckets."""
+    messages, sidecar, args = scenario_preemption()
+    return messages, sidecar, args + [
+        "--custom-histogram-buckets", '{"request_latency":[0.5,1,2],"request_num_preemptions":[1]}']
+
+
 SCENARIOS = [
     ("plain", scenario_plain),
     ("cached_prefill", scenario_cached_prefill),
@@ -545,6 +557,7 @@ SCENARIOS = [
     ("unknown_ids", scenario_unknown_ids),
     ("quirks", scenario_quirks),
     ("lora", scenario_lora),
+    ("custom_buckets", scenario_custom_buckets),
 ]
 
 

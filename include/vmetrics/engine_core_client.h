@@ -212,6 +212,7 @@ struct ReadyResponseSummary {
   std::optional<double> kv_cache_max_concurrency;
   std::optional<std::string> dp_stats_address;
   std::optional<std::string> kv_connector;
+  std::optional<std::string> kv_role;  // the engine's whose kv_connector is taken
   // The largest max_loras of an engine that supports LoRA; 0 when none does.
   int64_t max_loras = 0;
 };

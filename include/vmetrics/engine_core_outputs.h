@@ -222,6 +222,9 @@ struct SchedulerStats {
   int64_t num_running_reqs = 0;
   int64_t num_waiting_reqs = 0;
   int64_t num_skipped_waiting_reqs = 0;
+  // Newer engines: requests waiting for an async KV load, by stage (waiting_to_start,
+  // in_progress, completed_waiting); other keys are kept and ignored by recording.
+  std::vector<std::pair<std::string_view, int64_t>> num_kv_fetch_reqs_by_stage;
   int64_t step_counter = 0;
   int64_t current_wave = 0;
   double kv_cache_usage = 0;
@@ -292,9 +295,15 @@ struct EngineCoreOutputs {
 struct ConnectorConfig {
   std::string connector;              // "" = none configured
   std::vector<std::string> children;  // MultiConnector children
+  std::string kv_role;                // kv_producer, kv_consumer, kv_both; "" = not given
 
   bool configured() const { return !connector.empty(); }
   bool is_multi() const { return connector == "MultiConnector"; }
+  // KVTransferConfig.is_kv_consumer (vllm/config/kv_transfer.py at vllm-project/vllm
+  // 9dc49464): a connector is configured and its role is kv_consumer or kv_both.
+  bool is_kv_consumer() const {
+    return configured() && (kv_role == "kv_consumer" || kv_role == "kv_both");
+  }
   // Parses vLLM's --kv-transfer-config JSON. Throws nothing; a bad document is an error.
   static Result<ConnectorConfig> FromKvTransferConfigJson(std::string_view json);
 };

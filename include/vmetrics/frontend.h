@@ -159,6 +159,18 @@ struct FrontendOptions {
   // --kv-cache-metrics: registers the KV block residency histograms (vllm:kv_block_*).
   bool kv_cache_metrics = false;
 
+  // --custom-histogram-buckets: vLLM's JSON object from bucket-family key (request_latency,
+  // time_to_first_token, inter_token_latency, iteration_tokens, request_params_n,
+  // request_num_preemptions, request_tokens, kv_cache_residency) to the upper bounds that
+  // replace that family's default buckets; validated as vLLM validates it. "" = defaults.
+  std::string custom_histogram_buckets;
+
+  // --show-hidden-metrics-for-version: vLLM's escape hatch for families deprecated in the
+  // previous minor release; must parse as a version. Shown when it names the minor release
+  // before the engines' reported vLLM version, or for any value when they report none (a
+  // development build). No family is hidden at present. "" = not given.
+  std::string show_hidden_metrics_for_version;
+
   // --max-model-len: the top of the 1-2-5 token buckets and the completions' context limit.
   // 0: what the engines' ready responses say (8192 when they say nothing).
   int64_t max_model_len = 0;

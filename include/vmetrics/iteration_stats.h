@@ -94,6 +94,7 @@ struct FinishedRequestStats {
   double mean_time_per_output_token = 0;
   bool is_corrupted = false;
   int64_t num_cached_tokens = 0;
+  int64_t num_preemptions = 0;  // the request's PREEMPTED events
 };
 
 // IterationStats: one per EngineCoreOutputs message with at least one output.

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,6 +39,17 @@
 
 namespace vmetrics {
 
+// --custom-histogram-buckets: bucket-family key -> the upper bounds that replace its default
+// buckets (vLLM's ObservabilityConfig.custom_histogram_buckets).
+using CustomHistogramBuckets = std::vector<std::pair<std::string, std::vector<double>>>;
+
+// The bucket-family keys of vLLM's BUCKET_FAMILY_KEYS (vllm/v1/metrics/buckets.py at
+// vllm-project/vllm 139b1c3f) that vmetrics' histograms use: request_latency,
+// time_to_first_token, inter_token_latency, iteration_tokens, request_params_n,
+// request_num_preemptions, request_tokens, kv_cache_residency. docs/recording.md lists the
+// families of each; the connector histograms keep their own buckets.
+std::span<const std::string_view> HistogramBucketFamilyKeys();
+
 struct RecorderOptions {
   // Behaviour.
   std::string served_model_name = "model";    // `model_name` label
@@ -46,6 +58,17 @@ struct RecorderOptions {
   int64_t max_model_len = 8192;               // 1-2-5 token buckets
   int64_t num_speculative_tokens = 0;         // > 0 registers the spec-decode families
   bool kv_cache_metrics = false;              // registers the kv_block_* residency histograms
+  // vLLM's envs.VLLM_COMPUTE_NANS_IN_LOGITS (the frontend reads it from its own environment:
+  // frontend/environment.h): registers vllm:corrupted_requests. The request tracker counts the
+  // corrupted requests only with the same switch (RequestTracker::Options).
+  bool compute_nans_in_logits = false;
+  // Replacement buckets by bucket-family key (HistogramBucketFamilyKeys(); validated by the
+  // caller: increasing, finite, > 0). Families whose key is not listed keep their defaults.
+  CustomHistogramBuckets custom_histogram_buckets;
+  // vLLM's ObservabilityConfig.show_hidden_metrics (--show-hidden-metrics-for-version): shows
+  // families deprecated in the previous minor release. No family vmetrics registers is hidden
+  // at present, so it changes nothing yet; it is kept so that one can be.
+  bool show_hidden_metrics = false;
   // LoRA enabled (vLLM's --enable-lora) with this many adapters per batch (--max-loras): > 0
   // registers vllm:lora_requests_info, whose `max_lora` label is this number. 0 = disabled.
   int64_t max_loras = 0;

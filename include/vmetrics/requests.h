@@ -78,6 +78,7 @@ struct RequestState {
   bool is_corrupted = false;
   bool is_prefilling = true;
   int64_t num_cached_tokens = 0;
+  int64_t num_preemptions = 0;  // PREEMPTED events so far (vllm:request_num_preemptions)
 };
 
 class RequestTracker {

@@ -62,6 +62,14 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
       "vLLM's speculative config JSON (num_speculative_tokens adds spec-decode families)");
   cmd->add_flag("--kv-cache-metrics", o.kv_cache_metrics,
                 "Register the KV block residency histograms");
+  cmd->add_option("--custom-histogram-buckets", o.custom_histogram_buckets,
+                  "JSON object: bucket-family key (request_latency, time_to_first_token, "
+                  "inter_token_latency, iteration_tokens, request_params_n, "
+                  "request_num_preemptions, request_tokens, kv_cache_residency) -> upper bounds "
+                  "replacing its default buckets");
+  cmd->add_option("--show-hidden-metrics-for-version", o.show_hidden_metrics_for_version,
+                  "Show metrics hidden since this version (vLLM's escape hatch for deprecated "
+                  "metrics, e.g. 0.31); replay has no engines, so any version shows them");
   cmd->add_flag("--enable-lora", o.enable_lora,
                 "LoRA is enabled: register vllm:lora_requests_info");
   cmd->add_option("--max-loras", o.max_loras,

@@ -61,6 +61,14 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
                   "vLLM's speculative config JSON (num_speculative_tokens)");
   cmd->add_flag("--kv-cache-metrics", a->kv_cache_metrics,
                 "Register KV block residency histograms");
+  cmd->add_option("--custom-histogram-buckets", a->custom_histogram_buckets,
+                  "JSON object: bucket-family key (request_latency, time_to_first_token, "
+                  "inter_token_latency, iteration_tokens, request_params_n, "
+                  "request_num_preemptions, request_tokens, kv_cache_residency) -> upper bounds "
+                  "replacing its default buckets");
+  cmd->add_option("--show-hidden-metrics-for-version", a->show_hidden_metrics_for_version,
+                  "Show metrics hidden since this version (vLLM's escape hatch for deprecated "
+                  "metrics, e.g. 0.31)");
   cmd->add_option("--max-model-len", a->max_model_len,
                   "Override the engines' max_model_len for the token buckets");
   cmd->add_option("--cache-config-info", a->cache_config_info,

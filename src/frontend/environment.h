@@ -5,11 +5,20 @@
 #ifndef VMETRICS_FRONTEND_ENVIRONMENT_H_
 #define VMETRICS_FRONTEND_ENVIRONMENT_H_
 
+#include "vmetrics/status.h"
+
 namespace vmetrics::frontend {
 
 // prometheus_client's own switch: PROMETHEUS_DISABLE_CREATED_SERIES=True (or 1, t; any case)
 // turns the _created samples off.
 bool CreatedDisabledByEnvironment();
+
+// vLLM's envs.VLLM_COMPUTE_NANS_IN_LOGITS, `bool(int(os.getenv(name, "0")))`: unset = false; an
+// integer (surrounding blanks and a sign allowed, as Python's int() takes them) is true when
+// not 0. Any other value is an error naming the variable (Python raises on it too).
+// It registers vllm:corrupted_requests and makes the request tracker mark requests whose
+// outputs had NaNs in their logits.
+Result<bool> ComputeNansInLogitsFromEnvironment();
 
 }  // namespace vmetrics::frontend
 

@@ -18,6 +18,7 @@
 #include "engine_states.h"
 #include "environment.h"
 #include "generation_config.h"
+#include "observability_flags.h"
 #include "openai_routes.h"
 #include "request_service.h"
 #include "vmetrics/engine_core_client.h"
@@ -73,8 +74,11 @@ std::string PyRepr(const nlohmann::json& v) {
 
 // What Bind reads from the options' JSON and files, for Start.
 struct CheckedOptions {
-  std::optional<ConnectorConfig> connectors;    // --kv-transfer-config, when given
-  const WireGeneration* engine_wire = nullptr;  // --engine-wire; nullptr = auto
+  std::optional<ConnectorConfig> connectors;                   // --kv-transfer-config, when given
+  bool compute_nans_in_logits = false;                         // VLLM_COMPUTE_NANS_IN_LOGITS
+  CustomHistogramBuckets custom_histogram_buckets;             // --custom-histogram-buckets
+  std::optional<std::string> show_hidden_metrics_for_version;  // validated
+  const WireGeneration* engine_wire = nullptr;                 // --engine-wire; nullptr = auto
   int64_t num_speculative_tokens = 0;
   std::vector<std::pair<std::string, std::string>> cache_config_info;  // --cache-config-info
   std::vector<LoraModule> lora_modules;                                // numbered
@@ -117,6 +121,20 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
     auto k = doc.find("num_speculative_tokens");
     if (k != doc.end() && k->is_number_integer())
       checked.num_speculative_tokens = k->get<int64_t>();
+  }
+  Result<bool> nans = frontend::ComputeNansInLogitsFromEnvironment();
+  if (!nans.ok()) return nans.status();
+  checked.compute_nans_in_logits = *nans;
+  Result<CustomHistogramBuckets> buckets =
+      frontend::ParseCustomHistogramBuckets(o->custom_histogram_buckets);
+  if (!buckets.ok()) return buckets.status();
+  checked.custom_histogram_buckets = std::move(*buckets);
+  if (!o->show_hidden_metrics_for_version.empty()) {
+    if (!frontend::IsPep440Version(o->show_hidden_metrics_for_version)) {
+      return Status::InvalidArgument("--show-hidden-metrics-for-version: invalid version '" +
+                                     o->show_hidden_metrics_for_version + "'");
+    }
+    checked.show_hidden_metrics_for_version = o->show_hidden_metrics_for_version;
   }
   if (!o->cache_config_info.empty()) {
     auto doc = nlohmann::json::parse(o->cache_config_info, nullptr, false);
@@ -381,7 +399,21 @@ struct Frontend::Impl {
       // vLLM's frontend knows its connector from its own config; with headless engines the
       // ready response is where it comes from.
       o.connectors.connector = *ready.kv_connector;
+      o.connectors.kv_role = ready.kv_role.value_or("");
     }
+    o.compute_nans_in_logits = checked.compute_nans_in_logits;
+    o.custom_histogram_buckets = checked.custom_histogram_buckets;
+    // The running vLLM is the engines' (their ready responses' vllm_version); none reported
+    // counts as a development build, as an unknown build does in vLLM.
+    std::string running_version;
+    for (const EngineInfo& e : engines) {
+      if (!e.ready_response.vllm_version.empty()) {
+        running_version = e.ready_response.vllm_version;
+        break;
+      }
+    }
+    o.show_hidden_metrics =
+        frontend::ShowHiddenMetrics(checked.show_hidden_metrics_for_version, running_version);
     o.num_speculative_tokens = checked.num_speculative_tokens;
     // vllm:cache_config_info: what the ready responses tell (block_size, num_gpu_blocks summed
     // over engines, kv_cache_size_tokens, kv_cache_max_concurrency), plus --cache-config-info.
@@ -530,6 +562,7 @@ Status Frontend::Start() {
         "max_tokens and stop_token_ids only");
   }
   ro.engine_indexes = o.engine_indexes;
+  ro.track_nans_in_logits = m.checked.compute_nans_in_logits;
   ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type, std::string body) {
     const std::string_view frames[] = {body};
     return client->Send(engine, type, frames);

@@ -77,6 +77,10 @@ const char* GateText(Gate gate) {
       return "`vmetrics serve`";
     case Gate::kEngineWire:
       return "`vmetrics serve`";
+    case Gate::kKvConsumer:
+      return "`--kv-transfer-config` with `kv_role` `kv_consumer` or `kv_both`";
+    case Gate::kNansInLogits:
+      return "environment `VLLM_COMPUTE_NANS_IN_LOGITS` set to a non-zero integer";
     case Gate::kFirstDrop:
       return "the first sample dropped by the cardinality guard";
   }
@@ -203,7 +207,9 @@ std::string MetricsReference() {
   options.max_loras = 1;
   options.track_engine_liveness = true;
   options.report_engine_wire = true;
+  options.compute_nans_in_logits = true;
   options.connectors.connector = "MultiConnector";
+  options.connectors.kv_role = "kv_both";
   for (const auto& row : catalog.rows()) options.connectors.children.push_back(row->id);
   options.log = [](const std::string&) {};
   FixedClock clock(0);

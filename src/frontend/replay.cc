@@ -9,6 +9,7 @@
 
 #include "capture.h"
 #include "environment.h"
+#include "observability_flags.h"
 #include "requests_sidecar.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/requests.h"
@@ -31,6 +32,23 @@ Result<ReplayOutput> Replay(const ReplayOptions& args) {
   for (int64_t i = 0; i < args.data_parallel_size; ++i) options.engine_indexes.push_back(i);
   options.max_model_len = args.max_model_len;
   options.kv_cache_metrics = args.kv_cache_metrics;
+  Result<bool> nans = ComputeNansInLogitsFromEnvironment();
+  if (!nans.ok()) return nans.status();
+  options.compute_nans_in_logits = *nans;
+  Result<CustomHistogramBuckets> buckets =
+      ParseCustomHistogramBuckets(args.custom_histogram_buckets);
+  if (!buckets.ok()) return buckets.status();
+  options.custom_histogram_buckets = std::move(*buckets);
+  std::optional<std::string> show_hidden;
+  if (!args.show_hidden_metrics_for_version.empty()) {
+    if (!IsPep440Version(args.show_hidden_metrics_for_version)) {
+      return Status::InvalidArgument("--show-hidden-metrics-for-version: invalid version '" +
+                                     args.show_hidden_metrics_for_version + "'");
+    }
+    show_hidden = args.show_hidden_metrics_for_version;
+  }
+  // No engines report a vLLM version to replay: a development build, which shows them.
+  options.show_hidden_metrics = ShowHiddenMetrics(show_hidden, "");
   if (args.enable_lora) options.max_loras = args.max_loras;
   if (!args.kv_transfer_config.empty()) {
     Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(args.kv_transfer_config);
@@ -62,6 +80,7 @@ Result<ReplayOutput> Replay(const ReplayOptions& args) {
   double monotonic = 0;
   RequestTracker::Options tracker_options;
   tracker_options.monotonic = [&monotonic] { return monotonic; };
+  tracker_options.track_nans_in_logits = options.compute_nans_in_logits;
   RequestTracker tracker(tracker_options);
   if (!args.requests.empty()) {
     Result<RequestSidecar> loaded =

@@ -81,7 +81,9 @@ struct RequestService::Job {
 };
 
 RequestService::RequestService(Options options)
-    : options_(std::move(options)), router_(options_.engine_indexes) {
+    : options_(std::move(options)),
+      tracker_(RequestTracker::Options{.track_nans_in_logits = options_.track_nans_in_logits}),
+      router_(options_.engine_indexes) {
   std::random_device rd;
   id_salt_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }

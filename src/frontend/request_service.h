@@ -76,6 +76,8 @@ class RequestService {
     // The frontend's wall clock (time.time()): arrival and iteration timestamps. nullptr =
     // the system clock.
     std::function<double()> wall_clock;
+    // VLLM_COMPUTE_NANS_IN_LOGITS: requests with NaNs in their logits count as corrupted.
+    bool track_nans_in_logits = false;
   };
 
   explicit RequestService(Options options);

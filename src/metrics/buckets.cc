@@ -3,6 +3,30 @@
 
 namespace vmetrics::internal {
 
+std::string_view BucketFamilyKey(BucketSet set) {
+  switch (set) {
+    case BucketSet::kNone:
+      return "";
+    case BucketSet::kTokens125:
+      return "request_tokens";
+    case BucketSet::kIterationTokens:
+      return "iteration_tokens";
+    case BucketSet::kRequestParamsN:
+      return "request_params_n";
+    case BucketSet::kTimeToFirstToken:
+      return "time_to_first_token";
+    case BucketSet::kInterTokenLatency:
+      return "inter_token_latency";
+    case BucketSet::kRequestLatency:
+      return "request_latency";
+    case BucketSet::kKvResidency:
+      return "kv_cache_residency";
+    case BucketSet::kRequestNumPreemptions:
+      return "request_num_preemptions";
+  }
+  return "";
+}
+
 std::vector<double> Build125Buckets(int64_t max_value) {
   std::vector<double> buckets;
   static constexpr int64_t kMantissas[] = {1, 2, 5};
@@ -46,6 +70,11 @@ const std::vector<double>& KvResidencyBuckets() {
   static const std::vector<double> b = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1,
                                         0.2,   0.5,   1,     2,    5,    10,   20,
                                         30,    60,    120,   300,  600,  1200, 1800};
+  return b;
+}
+
+const std::vector<double>& RequestNumPreemptionsBuckets() {
+  static const std::vector<double> b = {1, 2, 3, 4, 5, 10, 20};
   return b;
 }
 

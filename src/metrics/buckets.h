@@ -7,7 +7,10 @@
 #define VMETRICS_METRICS_BUCKETS_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
+
+#include "vmetrics/internal/declared_families.h"
 
 namespace vmetrics::internal {
 
@@ -21,6 +24,12 @@ const std::vector<double>& TimeToFirstTokenBuckets();
 const std::vector<double>& InterTokenLatencyBuckets();
 const std::vector<double>& RequestLatencyBuckets();
 const std::vector<double>& KvResidencyBuckets();
+// The key of vLLM's BUCKET_FAMILY_KEYS (vllm/v1/metrics/buckets.py at vllm-project/vllm
+// 139b1c3f) that --custom-histogram-buckets uses for a bucket set; "" for kNone.
+std::string_view BucketFamilyKey(BucketSet set);
+
+// vllm/v1/metrics/buckets.py at vllm-project/vllm 139b1c3f, key `request_num_preemptions`.
+const std::vector<double>& RequestNumPreemptionsBuckets();
 
 }  // namespace vmetrics::internal
 

@@ -26,6 +26,8 @@ std::vector<double> BucketsOf(BucketSet set, int64_t max_model_len) {
       return RequestLatencyBuckets();
     case BucketSet::kKvResidency:
       return KvResidencyBuckets();
+    case BucketSet::kRequestNumPreemptions:
+      return RequestNumPreemptionsBuckets();
   }
   return {};
 }
@@ -52,32 +54,43 @@ bool OpenGates::Open(Gate gate) const {
       return engine_liveness;
     case Gate::kEngineWire:
       return engine_wire;
+    case Gate::kKvConsumer:
+      return kv_consumer;
+    case Gate::kNansInLogits:
+      return nans_in_logits;
     case Gate::kFirstDrop:
       return false;  // registered by the cardinality guard, on its first drop
   }
   return false;
 }
 
-FamilySpec SpecOf(const FamilyDeclaration& d, int64_t max_model_len) {
+FamilySpec SpecOf(const FamilyDeclaration& d, int64_t max_model_len,
+                  const BucketOverrides& overrides) {
   FamilySpec spec;
   spec.name = std::string(d.name);
   spec.type = d.type;
   spec.help = std::string(d.help);
   for (std::string_view label : d.labels) spec.label_names.emplace_back(label);
   spec.buckets = BucketsOf(d.buckets, max_model_len);
+  const std::string_view key = BucketFamilyKey(d.buckets);
+  for (const auto& [family, bounds] : overrides) {
+    if (!key.empty() && family == key) spec.buckets = bounds;
+  }
   spec.render_group = d.render_group;
   return spec;
 }
 
 DeclaredFamilies::DeclaredFamilies(Registry* registry, std::string model_name,
                                    std::vector<std::string> engines, int64_t max_model_len,
-                                   int64_t num_speculative_tokens, OpenGates gates)
+                                   int64_t num_speculative_tokens, OpenGates gates,
+                                   BucketOverrides bucket_overrides)
     : registry_(registry),
       model_name_(std::move(model_name)),
       engines_(std::move(engines)),
       max_model_len_(max_model_len),
       num_speculative_tokens_(num_speculative_tokens),
       gates_(gates),
+      bucket_overrides_(std::move(bucket_overrides)),
       engines_handles_(engines_.size()) {}
 
 void DeclaredFamilies::Register(bool before_connector_rows) {
@@ -87,7 +100,7 @@ void DeclaredFamilies::Register(bool before_connector_rows) {
 }
 
 void DeclaredFamilies::RegisterRow(const FamilyDeclaration& d) {
-  Family& family = registry_->AddFamily(SpecOf(d, max_model_len_));
+  Family& family = registry_->AddFamily(SpecOf(d, max_model_len_, bucket_overrides_));
   families_[static_cast<size_t>(d.id)] = &family;
   // The value a label takes for engine `e` (and eager value `v`, the last label's).
   const auto values_for = [&](const std::string& e, std::string_view v) {

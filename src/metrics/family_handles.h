@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "vmetrics/internal/declared_families.h"
@@ -106,18 +107,26 @@ struct OpenGates {
   bool lora = false;
   bool engine_liveness = false;
   bool engine_wire = false;
+  bool kv_consumer = false;
+  bool nans_in_logits = false;
   bool Open(Gate gate) const;
 };
 
-// The FamilySpec a declared family registers with (buckets for `max_model_len`).
-FamilySpec SpecOf(const FamilyDeclaration& d, int64_t max_model_len);
+// Replacement bucket lists by bucket-family key (--custom-histogram-buckets).
+using BucketOverrides = std::vector<std::pair<std::string, std::vector<double>>>;
+
+// The FamilySpec a declared family registers with (buckets for `max_model_len`, or the
+// override of its bucket family).
+FamilySpec SpecOf(const FamilyDeclaration& d, int64_t max_model_len,
+                  const BucketOverrides& overrides = {});
 
 class DeclaredFamilies {
  public:
   // Children are created for `model_name` and each of `engines` (their indexes as text), with
   // one child per position 0 .. num_speculative_tokens - 1 for the per-position family.
   DeclaredFamilies(Registry* registry, std::string model_name, std::vector<std::string> engines,
-                   int64_t max_model_len, int64_t num_speculative_tokens, OpenGates gates);
+                   int64_t max_model_len, int64_t num_speculative_tokens, OpenGates gates,
+                   BucketOverrides bucket_overrides = {});
 
   // Registers, in table order, the rows whose gate is open and whose before_connector_rows is
   // `before_connector_rows`, with their eager children. Call with true, register the connector
@@ -147,6 +156,7 @@ class DeclaredFamilies {
   int64_t max_model_len_;
   int64_t num_speculative_tokens_;
   OpenGates gates_;
+  BucketOverrides bucket_overrides_;
   std::array<Family*, kNumDeclaredFamilies> families_{};
   std::array<Child*, kNumDeclaredFamilies> singles_{};
   std::vector<EngineHandles> engines_handles_;

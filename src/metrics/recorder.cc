@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <span>
 
+#include "buckets.h"
 #include "cardinality_guard.h"
 #include "connector_families.h"
 #include "family_handles.h"
@@ -40,6 +41,39 @@ static_assert(internal::EagerIndex(FamilyId::kRequestSuccess, "stop") ==
                   static_cast<size_t>(FinishReason::kRepetition));
 constexpr size_t kFinishReasons = internal::Declaration(FamilyId::kRequestSuccess).eager.size();
 
+// The eager value index of a KV fetch stage or a cache-hit tier, or -1 for a value the family
+// does not have. A handful of entries per message at most; a switch on the length, no lookup.
+int KvFetchStageIndex(std::string_view stage) {
+  using internal::EagerIndex;
+  switch (stage.size()) {
+    case 16:
+      if (stage == "waiting_to_start")
+        return EagerIndex(FamilyId::kNumRequestsKvFetchByStage, "waiting_to_start");
+      break;
+    case 11:
+      if (stage == "in_progress")
+        return EagerIndex(FamilyId::kNumRequestsKvFetchByStage, "in_progress");
+      break;
+    case 17:
+      if (stage == "completed_waiting")
+        return EagerIndex(FamilyId::kNumRequestsKvFetchByStage, "completed_waiting");
+      break;
+    default:
+      break;
+  }
+  return -1;
+}
+int CacheHitSourceIndex(std::string_view source) {
+  constexpr FamilyId kId = FamilyId::kPromptTokensCachedBySource;
+  using internal::EagerIndex;
+  if (source == "device") return EagerIndex(kId, "device");
+  if (source == "host") return EagerIndex(kId, "host");
+  if (source == "p2p") return EagerIndex(kId, "p2p");
+  if (source == "disk") return EagerIndex(kId, "disk");
+  if (source == "external_unspecified") return EagerIndex(kId, "external_unspecified");
+  return -1;
+}
+
 std::vector<std::string> EngineNames(const std::vector<int64_t>& indexes) {
   std::vector<std::string> names;
   for (int64_t e : indexes) names.push_back(std::to_string(e));
@@ -53,6 +87,8 @@ internal::OpenGates GatesOf(const RecorderOptions& o) {
   gates.lora = o.max_loras > 0;
   gates.engine_liveness = o.track_engine_liveness;
   gates.engine_wire = o.report_engine_wire;
+  gates.kv_consumer = o.connectors.is_kv_consumer();
+  gates.nans_in_logits = o.compute_nans_in_logits;
   return gates;
 }
 
@@ -67,6 +103,13 @@ bool IsLabelName(std::string_view k) {
 
 }  // namespace
 
+std::span<const std::string_view> HistogramBucketFamilyKeys() {
+  static constexpr std::string_view kKeys[] = {
+      "request_latency",  "time_to_first_token",     "inter_token_latency", "iteration_tokens",
+      "request_params_n", "request_num_preemptions", "request_tokens",      "kv_cache_residency"};
+  return kKeys;
+}
+
 struct StatsRecorder::Impl {
   Impl(Registry* reg, RecorderOptions opts)
       : registry(reg),
@@ -75,7 +118,8 @@ struct StatsRecorder::Impl {
                  [this](ProblemKind kind) { guard.CountSkipped(kind); }),
         guard(reg, options.max_label_values_per_family, options.max_label_value_bytes, options.log),
         declared(reg, options.served_model_name, EngineNames(options.engine_indexes),
-                 options.max_model_len, options.num_speculative_tokens, GatesOf(options)),
+                 options.max_model_len, options.num_speculative_tokens, GatesOf(options),
+                 options.custom_histogram_buckets),
         connectors(reg, options.catalog != nullptr ? *options.catalog : ConnectorCatalog::BuiltIn(),
                    options.served_model_name, declared.engines(), options.log, &guard) {}
 
@@ -221,11 +265,14 @@ struct StatsRecorder::Impl {
         static_cast<double>(s.num_waiting_reqs));
     h.Get<F::kNumRequestsWaitingByReason, "deferred">()->Set(
         static_cast<double>(s.num_skipped_waiting_reqs));
+    if (h.Get<F::kNumRequestsKvFetchByStage>() != nullptr) RecordKvFetchStages(s, h);
     h.Get<F::kKvCacheUsagePerc>()->Set(s.kv_cache_usage);
     Add(h.Get<F::kPrefixCacheQueries>(), static_cast<double>(s.prefix_cache_stats.queries),
         "prefix_cache_stats.queries");
     Add(h.Get<F::kPrefixCacheHits>(), static_cast<double>(s.prefix_cache_stats.hits),
         "prefix_cache_stats.hits");
+    Add(h.Get<F::kPromptTokensCachedBySource, "device">(),
+        static_cast<double>(s.prefix_cache_stats.hits), "prefix_cache_stats.hits");
     if (s.connector_prefix_cache_stats) {
       Add(h.Get<F::kExternalPrefixCacheQueries>(),
           static_cast<double>(s.connector_prefix_cache_stats->queries),
@@ -233,6 +280,21 @@ struct StatsRecorder::Impl {
       Add(h.Get<F::kExternalPrefixCacheHits>(),
           static_cast<double>(s.connector_prefix_cache_stats->hits),
           "connector_prefix_cache_stats.hits");
+      for (const auto& [source, tokens] : s.connector_prefix_cache_stats->hits_by_source) {
+        const int i = CacheHitSourceIndex(source);
+        if (i < 0) {
+          // Python's decoder types the key as CacheHitSource: another value fails its whole
+          // message. Only this entry is skipped here; no label value is invented.
+          Problem p;
+          p.kind = ProblemKind::kWrongType;
+          p.key = "connector_prefix_cache_stats.hits_by_source";
+          p.what = "unknown cache hit source \"" + std::string(source) + "\" skipped";
+          reporter.Report(p);
+          continue;
+        }
+        Add(h.Get<F::kPromptTokensCachedBySource>(static_cast<size_t>(i)),
+            static_cast<double>(tokens), "connector_prefix_cache_stats.hits_by_source");
+      }
     }
     if (s.spec_decoding_stats && h.Get<F::kSpecDecodeNumDrafts>() != nullptr) {
       const SpecDecodingStats& sd = *s.spec_decoding_stats;
@@ -274,6 +336,19 @@ struct StatsRecorder::Impl {
     if (options.max_loras > 0) RecordLoraInfo(s);
   }
 
+  // Python sets every stage each message: `num_kv_fetch_reqs_by_stage.get(stage, 0)`.
+  static void RecordKvFetchStages(const SchedulerStats& s, const internal::EngineHandles& h) {
+    using F = FamilyId;
+    std::array<int64_t, internal::Declaration(F::kNumRequestsKvFetchByStage).eager.size()> n{};
+    for (const auto& [stage, requests] : s.num_kv_fetch_reqs_by_stage) {
+      const int i = KvFetchStageIndex(stage);
+      if (i >= 0) n[static_cast<size_t>(i)] = requests;
+    }
+    for (size_t i = 0; i < n.size(); ++i) {
+      h.Get<F::kNumRequestsKvFetchByStage>(i)->Set(static_cast<double>(n[i]));
+    }
+  }
+
   // docs/recording.md, scheduler_stats item 8: one child per (max_lora, waiting names, running
   // names), the names comma-joined in the order the SchedulerStats holds them, set to the current
   // Unix time. A child is never removed; names come from requests and engines, so the guard bounds
@@ -302,12 +377,15 @@ struct StatsRecorder::Impl {
 
   // docs/recording.md "Recording one IterationStats": C.1-C.9, in that order, as Python's
   // PrometheusStatLogger records an IterationStats (vllm/v1/metrics/loggers.py at
-  // vllm-project/vllm 6adad087). vllm:corrupted_requests, first in Python's order, is registered
+  // vllm-project/vllm 13cbd441). vllm:corrupted_requests, first in Python's order, is registered
   // only when its NaN checking is on.
   void RecordIteration(const IterationStats& it, size_t slot) {
     using F = FamilyId;
     const internal::EngineHandles& h = declared.engine(slot);
     const auto d = [](int64_t v) { return static_cast<double>(v); };
+    if (Counter* corrupted = h.Get<F::kCorruptedRequests>(); corrupted != nullptr) {
+      Add(corrupted, d(it.num_corrupted_reqs), "num_corrupted_reqs");
+    }
     Add(h.Get<F::kNumPreemptions>(), d(it.num_preempted_reqs), "num_preempted_reqs");
     const PromptTokenStats& p = it.prompt_token_stats;
     Add(h.Get<F::kPromptTokens>(), d(p.total), "prompt_token_stats.total");
@@ -341,6 +419,7 @@ struct StatsRecorder::Impl {
       Observe(h.Get<F::kRequestPrefillTimeSeconds>(), f.prefill_time, "prefill_time");
       Observe(h.Get<F::kRequestInferenceTimeSeconds>(), f.inference_time, "inference_time");
       Observe(h.Get<F::kRequestDecodeTimeSeconds>(), f.decode_time, "decode_time");
+      Observe(h.Get<F::kRequestNumPreemptions>(), d(f.num_preemptions), "num_preemptions");
       Observe(h.Get<F::kRequestPrefillKvComputedTokens>(),
               d(f.num_prompt_tokens - std::max<int64_t>(f.num_cached_tokens, 0)),
               "prefill_kv_computed_tokens");

@@ -18,6 +18,10 @@ Result<ConnectorConfig> ConnectorConfig::FromKvTransferConfigJson(std::string_vi
   if (it == doc.end() || it->is_null()) return config;  // no connector: nothing configured
   if (!it->is_string()) return Status::InvalidArgument("kv_connector must be a string");
   config.connector = it->get<std::string>();
+  if (auto role = doc.find("kv_role"); role != doc.end() && !role->is_null()) {
+    if (!role->is_string()) return Status::InvalidArgument("kv_role must be a string");
+    config.kv_role = role->get<std::string>();
+  }
   if (!config.is_multi()) return config;
   auto extra = doc.find("kv_connector_extra_config");
   if (extra == doc.end() || !extra->is_object()) return config;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // SchedulerStats and its nested dataclasses (vllm/v1/metrics/stats.py at 6adad087, plus the
-// newer keys hits_by_source, num_cache_creation_tokens, sleep_state, sleep_state_only). All are
-// Python dataclasses, so msgspec sends maps keyed by field name with every field present; a
-// decoder keyed by name is immune to field order and to fields added later.
+// newer keys hits_by_source, num_kv_fetch_reqs_by_stage, num_cache_creation_tokens,
+// sleep_state, sleep_state_only). All are Python dataclasses, so msgspec sends maps keyed by
+// field name with every field present; a decoder keyed by name is immune to field order and to
+// fields added later.
 #include <string>
 #include <unordered_map>
 
@@ -266,6 +267,13 @@ Status DecodeSchedulerStatsAt(MsgpackReader& r, const DecodeContext& ctx, Schedu
     if (key == "num_waiting_reqs") return IntField(r, ctx, key, &out->num_waiting_reqs);
     if (key == "num_skipped_waiting_reqs") {
       return IntField(r, ctx, key, &out->num_skipped_waiting_reqs);
+    }
+    if (key == "num_kv_fetch_reqs_by_stage") {
+      auto* dst = &out->num_kv_fetch_reqs_by_stage;
+      return TolerantField(
+          r, ctx, key,
+          [&](MsgpackReader& rr) { return ConsumeNil(rr) ? Status::Ok() : ReadStrIntMap(rr, dst); },
+          [&] { dst->clear(); });
     }
     if (key == "step_counter") return IntField(r, ctx, key, &out->step_counter);
     if (key == "current_wave") return IntField(r, ctx, key, &out->current_wave);

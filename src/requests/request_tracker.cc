@@ -149,6 +149,7 @@ std::optional<IterationStats> RequestTracker::ProcessOutputs(const EngineCoreOut
             break;
           case EventType::kPreempted:
             it.num_preempted_reqs += 1;
+            s.num_preemptions += 1;
             LoraTransition(s, 0);
             break;
         }
@@ -196,6 +197,7 @@ void RequestTracker::Finish(RequestState& s, FinishReason reason, IterationStats
           : 0.0;
   f.is_corrupted = s.is_corrupted;
   f.num_cached_tokens = s.num_cached_tokens;
+  f.num_preemptions = s.num_preemptions;
   it.finished_requests.push_back(std::move(f));
   if (s.is_corrupted) it.num_corrupted_reqs += 1;
   LoraTransition(s, 2);

@@ -182,6 +182,7 @@ ReadyResponseSummary SummarizeEngines(std::span<const EngineInfo> engines) {
     }
     if (!s.kv_connector && rr.kv_connector && !rr.kv_connector->empty()) {
       s.kv_connector = rr.kv_connector;
+      s.kv_role = rr.kv_role;
     }
     if (rr.supports_lora) s.max_loras = std::max(s.max_loras, rr.max_loras);
   }

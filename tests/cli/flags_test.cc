@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,6 +57,8 @@ TEST(Flags, EverySubcommandHasItsFlags) {
         "--engine-ready-timeout",
         "--speculative-config",
         "--kv-cache-metrics",
+        "--custom-histogram-buckets",
+        "--show-hidden-metrics-for-version",
         "--max-model-len",
         "--cache-config-info",
         "--disable-created-series",
@@ -78,7 +81,8 @@ TEST(Flags, EverySubcommandHasItsFlags) {
         "--log-format"}},
       {"replay",
        {"--served-model-name", "--data-parallel-size", "--kv-transfer-config", "--max-model-len",
-        "--speculative-config", "--kv-cache-metrics", "--enable-lora", "--max-loras", "--format",
+        "--speculative-config", "--kv-cache-metrics", "--custom-histogram-buckets",
+        "--show-hidden-metrics-for-version", "--enable-lora", "--max-loras", "--format",
         "--disable-created-series", "--created-timestamp", "--requests"}},
       {"decode", {"--kv-transfer-config"}},
       {"simulate",
@@ -147,6 +151,23 @@ TEST(Flags, UnusableOptionsEndAtOnceNamingTheFlag) {
        "vmetrics describe-connectors: no built-in row answers to NoSuchConnector"},
       {{"replay", "/nonexistent/capture.msgpack"}, 2, "vmetrics replay: cannot open"},
       {{"replay", "-", "--kv-transfer-config", "{"}, 2, "--kv-transfer-config is not valid JSON"},
+      {{"replay", "-", "--custom-histogram-buckets", R"({"nixl":[1]})"},
+       2,
+       "--custom-histogram-buckets: unknown bucket family 'nixl'"},
+      {{"replay", "-", "--custom-histogram-buckets", R"({"request_latency":[2,1]})"},
+       2,
+       "--custom-histogram-buckets['request_latency']: bounds [2,1] must be strictly increasing"},
+      {{"replay", "-", "--show-hidden-metrics-for-version", "latest"},
+       2,
+       "--show-hidden-metrics-for-version: invalid version 'latest'"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0",
+        "--custom-histogram-buckets", R"({"request_tokens":[]})"},
+       2,
+       "--custom-histogram-buckets['request_tokens']: bucket list must not be empty"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0",
+        "--show-hidden-metrics-for-version", "0.x"},
+       2,
+       "--show-hidden-metrics-for-version: invalid version '0.x'"},
       {{"decode", "-", "--kv-transfer-config", "[]"}, 2, "--kv-transfer-config must be a JSON"},
       {{"demo", "--connector", "bogus"}, 2, "unknown --connector bogus"},
       {{"simulate"}, 2, "give --handshake-address, --input-address/--output-address or --capture"},
@@ -216,6 +237,28 @@ TEST(Flags, UnusableOptionsEndAtOnceNamingTheFlag) {
         << r.err;
     EXPECT_NE(r.err.find(c.stderr_part), std::string::npos) << c.args[0] << ":\n" << r.err;
   }
+}
+
+// VLLM_COMPUTE_NANS_IN_LOGITS is read as vLLM's frontend reads it (an integer); anything else
+// ends serve and replay at once, naming the variable.
+TEST(Flags, ABadNanCheckingSwitchEndsAtOnceNamingTheVariable) {
+  ASSERT_EQ(setenv("VLLM_COMPUTE_NANS_IN_LOGITS", "yes", 1), 0);
+  const RunResult replay = RunVmetrics({"replay", "/dev/null"});
+  const RunResult serve =
+      RunVmetrics({"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0"});
+  ASSERT_EQ(setenv("VLLM_COMPUTE_NANS_IN_LOGITS", "1", 1), 0);
+  const RunResult on = RunVmetrics({"replay", "/dev/null"});
+  unsetenv("VLLM_COMPUTE_NANS_IN_LOGITS");
+  for (const RunResult* r : {&replay, &serve}) {
+    ASSERT_EQ(r->error, "");
+    EXPECT_EQ(ExitStatus(*r), 2) << r->err;
+    EXPECT_NE(r->err.find("VLLM_COMPUTE_NANS_IN_LOGITS must be an integer"), std::string::npos)
+        << r->err;
+  }
+  EXPECT_EQ(ExitStatus(on), 0) << on.err;
+  EXPECT_NE(on.out.find(R"(vllm:corrupted_requests_total{engine="0",model_name="model"} 0.0)"),
+            std::string::npos)
+      << on.out;
 }
 
 // An HTTP port in use ends serve at once, naming the flag, before any engine is waited for.

@@ -5,15 +5,13 @@
 // EngineCoreOutputs stream, encoded by that generation's own classes) through `vmetrics replay`
 // with the case's configuration from manifest.json, and compares with the exposition that
 // generation's own Python frontend produced:
-//  - g20260814-6adad087 (the generation whose frontend is the newest with goldens): stdout is
-//    byte-identical to the golden, text and OpenMetrics, once vmetrics' own families
-//    (vmetrics_*, appended after vLLM's) are taken out.
-//  - older generations: every sample line of the golden is in vmetrics' output (vmetrics prints
-//    the newest frontend's families, so extra families are allowed), except the lines the
-//    manifest's `newest_semantics` says the newest frontend would not print (families removed
-//    since, or counted otherwise since).
-//  - gnewest-20260924 (no golden of its own yet): every sample line of 6adad087's golden for the
-//    same case is in its output (the newest frontend only adds families).
+//  - gnewest-20260924 (the newest generation; its goldens are 6adad087's plus the newest
+//    families, tools/gen_goldens.py): stdout is byte-identical to the golden, text and
+//    OpenMetrics, once vmetrics' own families (vmetrics_*, appended after vLLM's) are taken out.
+//  - older generations, 6adad087 included: every sample line of the golden is in vmetrics'
+//    output (vmetrics prints the newest frontend's families, so extra families are allowed),
+//    except the lines the manifest's `newest_semantics` says the newest frontend would not print
+//    (families removed since, or counted otherwise since).
 // Every case is replayed WITHOUT --engine-wire, and replay's stderr must name the case's
 // generation for both engines: recognised as it, or as a generation whose table decodes the
 // same ("... has the same layout"), or not decided between candidates that include it (a
@@ -43,7 +41,9 @@ using vmetrics::cli_test::RunBinary;
 using vmetrics::cli_test::RunResult;
 
 constexpr char kFixtures[] = "tests/fixtures/wire_generations/";
-constexpr char kNewestWithGolden[] = "g20260814-6adad087";
+constexpr char kNewestWithGolden[] = "gnewest-20260924";
+// The generation whose goldens stand in for a generation without goldens of its own.
+constexpr char kFallbackGolden[] = "g20260814-6adad087";
 // The goldens pin every `_created` to this time (fixture README, "How the goldens were
 // produced").
 constexpr char kCreated[] = "1767225600";
@@ -170,12 +170,12 @@ std::string WithoutVmetricsOwnFamilies(const std::string& text) {
 }
 
 // The golden of the case (or, for a generation without goldens, of the same kind of case of
-// kNewestWithGolden) for `format`.
+// kFallbackGolden) for `format`.
 std::string GoldenName(const Case& c) {
   const char* key = c.format == "text" ? "golden_text" : "golden_openmetrics";
   if (!c.manifest[key].is_null()) return c.manifest[key].get<std::string>();
   const std::string kind = c.name.substr(c.name.find('_'));  // "_stats_multi"
-  return std::string(kNewestWithGolden) + kind +
+  return std::string(kFallbackGolden) + kind +
          (c.format == "text" ? ".golden.txt" : ".golden.om.txt");
 }
 

@@ -26,6 +26,7 @@ std::vector<std::string> Labels(const Child* c) {
 OpenGates AllGates() {
   OpenGates g;
   g.spec_decode = g.kv_cache_metrics = g.lora = g.engine_liveness = g.engine_wire = true;
+  g.kv_consumer = g.nans_in_logits = true;
   return g;
 }
 

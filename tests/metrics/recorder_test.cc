@@ -459,7 +459,7 @@ TEST(StatsRecorder, LoraRequestsInfoNamesTheAdaptersAndHoldsTheTimeOfTheLastReco
   EXPECT_LACKS(text, "model_name=\"m\",running_lora");
   // A message from an engine that is not configured records nothing, LoRA included.
   rec.Record(LoraMessage(9, {{"other", 1}}, {}));
-  EXPECT_LACKS(Render(reg), "other");
+  EXPECT_LACKS(Render(reg), "=\"other\"");
 }
 
 // Adapter names reach the labels from requests and engines: the cardinality guard bounds them.

@@ -211,6 +211,26 @@ TEST(RequestTracker, OnlyTheFirstScheduledEventCountsAndPreemptionsAreCounted) {
   EXPECT_DOUBLE_EQ(f.inference_time, 4.0 - 1.25);
 }
 
+// vllm:request_num_preemptions: each finished request carries its own PREEMPTED events, counted
+// over all of its outputs (not the iteration's).
+TEST(RequestTracker, FinishedRequestCarriesItsOwnPreemptionCount) {
+  RequestTracker tracker;
+  tracker.AddRequest(Info("r1", 100.0, 5));
+  tracker.AddRequest(Info("r2", 100.0, 5));
+  tracker.ProcessOutputs(Msg(1.0, {WithEvents(Out("r1", {1}), {{EventType::kPreempted, 0.5}}),
+                                   WithEvents(Out("r2", {1}), {{EventType::kPreempted, 0.5}})}),
+                         100.5);
+  auto it = tracker.ProcessOutputs(
+      Msg(2.0, {WithEvents(Finished(Out("r1", {2}), FinishReason::kStop),
+                           {{EventType::kPreempted, 1.5}, {EventType::kScheduled, 1.75}}),
+                Finished(Out("r2", {2}), FinishReason::kLength)}),
+      101.0);
+  ASSERT_EQ(it->finished_requests.size(), 2u);
+  EXPECT_EQ(it->num_preempted_reqs, 1);
+  EXPECT_EQ(it->finished_requests[0].num_preemptions, 2);
+  EXPECT_EQ(it->finished_requests[1].num_preemptions, 1);
+}
+
 TEST(RequestTracker, CachedTokensComeFromTheFirstOutputsPrefillStats) {
   RequestTracker tracker;
   tracker.AddRequest(Info("r1", 100.0, 10));

@@ -46,6 +46,10 @@ struct ReplayOptions {
   int64_t max_model_len = 8192;
   std::string speculative_config;
   bool kv_cache_metrics = false;
+  // vLLM's --custom-histogram-buckets JSON ("" = defaults) and
+  // --show-hidden-metrics-for-version ("" = not given); as FrontendOptions.
+  std::string custom_histogram_buckets;
+  std::string show_hidden_metrics_for_version;
   bool enable_lora = false;
   int64_t max_loras = 1;
 

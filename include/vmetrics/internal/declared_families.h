@@ -50,8 +50,10 @@ enum class FamilyId : uint8_t {
   kNumRequestsRunning,
   kNumRequestsWaiting,
   kNumRequestsWaitingByReason,
+  kNumRequestsKvFetchByStage,
   kEngineSleepState,
   kKvCacheUsagePerc,
+  kCorruptedRequests,
   kPrefixCacheQueries,
   kPrefixCacheHits,
   kExternalPrefixCacheQueries,
@@ -62,6 +64,7 @@ enum class FamilyId : uint8_t {
   kPromptTokens,
   kPromptTokensBySource,
   kPromptTokensCached,
+  kPromptTokensCachedBySource,
   kGenerationTokens,
   kRequestSuccess,
   kRequestPromptTokens,
@@ -78,6 +81,7 @@ enum class FamilyId : uint8_t {
   kRequestInferenceTimeSeconds,
   kRequestPrefillTimeSeconds,
   kRequestDecodeTimeSeconds,
+  kRequestNumPreemptions,
   kRequestPrefillKvComputedTokens,
   kKvBlockLifetimeSeconds,
   kKvBlockIdleBeforeEvictSeconds,
@@ -104,6 +108,7 @@ enum class BucketSet : uint8_t {
   kInterTokenLatency,
   kRequestLatency,
   kKvResidency,
+  kRequestNumPreemptions,
 };
 
 // Which option registers the family.
@@ -114,6 +119,8 @@ enum class Gate : uint8_t {
   kLora,            // LoRA enabled (max_loras > 0)
   kEngineLiveness,  // `serve` watches its engines (track_engine_liveness)
   kEngineWire,      // `serve` reports each engine's wire generation (report_engine_wire)
+  kKvConsumer,      // --kv-transfer-config with kv_role kv_consumer or kv_both
+  kNansInLogits,    // VLLM_COMPUTE_NANS_IN_LOGITS set to a non-zero integer
   kFirstDrop,       // the first sample the cardinality guard drops (cardinality_guard.h)
 };
 
@@ -251,6 +258,20 @@ inline constexpr FamilyDeclaration kDeclaredFamilies[] = {
      .source = "capacity: set to `num_waiting_reqs`; deferred: set to `num_skipped_waiting_reqs`",
      .labels = {"model_name", "engine", "reason"},
      .eager = {"capacity", "deferred"}},
+    // The newest upstream families below name the upstream file and commit they were read from
+    // in their source text (docs/metrics.md shows it).
+    {.id = FamilyId::kNumRequestsKvFetchByStage,
+     .name = "vllm:num_requests_kv_fetch_by_stage",
+     .type = MetricType::kGauge,
+     .help = "Number of waiting requests by async KV load stage. Stage labels: "
+             "'waiting_to_start' = needs an async KV load that has not started; 'in_progress' = "
+             "load started and not yet reported finished; 'completed_waiting' = load finished, "
+             "request not running yet.",
+     .source = "set to `num_kv_fetch_reqs_by_stage[stage]` (0 when absent); "
+               "vllm/v1/metrics/loggers.py at vllm-project/vllm 13cbd441",
+     .labels = {"model_name", "engine", "stage"},
+     .eager = {"waiting_to_start", "in_progress", "completed_waiting"},
+     .gate = Gate::kKvConsumer},
     {.id = FamilyId::kEngineSleepState,
      .name = "vllm:engine_sleep_state",
      .type = MetricType::kGauge,
@@ -265,6 +286,13 @@ inline constexpr FamilyDeclaration kDeclaredFamilies[] = {
      .type = MetricType::kGauge,
      .help = "KV-cache usage. 1 means 100 percent usage.",
      .source = "set to `kv_cache_usage`"},
+    {.id = FamilyId::kCorruptedRequests,
+     .name = "vllm:corrupted_requests",
+     .type = MetricType::kCounter,
+     .help = "Corrupted requests, in terms of total number of requests with NaNs in logits.",
+     .source = "+1 per finished request any of whose outputs had `num_nans_in_logits` > 0; "
+               "vllm/v1/metrics/loggers.py at vllm-project/vllm 13cbd441",
+     .gate = Gate::kNansInLogits},
     {.id = FamilyId::kPrefixCacheQueries,
      .name = "vllm:prefix_cache_queries",
      .type = MetricType::kCounter,
@@ -319,6 +347,20 @@ inline constexpr FamilyDeclaration kDeclaredFamilies[] = {
      .type = MetricType::kCounter,
      .help = "Number of cached prompt tokens (local + external).",
      .source = "add `prefill_stats` cached tokens (local + external)"},
+    // Values in CacheHitSource order (vllm/v1/metrics/cache_hit_source.py at vllm-project/vllm
+    // 8548f56c).
+    {.id = FamilyId::kPromptTokensCachedBySource,
+     .name = "vllm:prompt_tokens_cached_by_source",
+     .type = MetricType::kCounter,
+     .help = "Prefix-cache hit tokens by the cache tier that supplied them: device (local HBM), "
+             "host (offloaded to DRAM), disk, p2p (transferred from another vLLM instance) or "
+             "external_unspecified. Counted at admission; sums to vllm:prefix_cache_hits + "
+             "vllm:external_prefix_cache_hits.",
+     .source = "device: add `prefix_cache_stats.hits`; the others: add "
+               "`connector_prefix_cache_stats.hits_by_source[source]`; "
+               "vllm/v1/metrics/loggers.py at vllm-project/vllm 13cbd441",
+     .labels = {"model_name", "engine", "source"},
+     .eager = {"device", "host", "p2p", "disk", "external_unspecified"}},
     {.id = FamilyId::kGenerationTokens,
      .name = "vllm:generation_tokens",
      .type = MetricType::kCounter,
@@ -415,6 +457,13 @@ inline constexpr FamilyDeclaration kDeclaredFamilies[] = {
      .help = "Histogram of time spent in DECODE phase for request.",
      .source = "finished request: first token to last token",
      .buckets = BucketSet::kRequestLatency},
+    {.id = FamilyId::kRequestNumPreemptions,
+     .name = "vllm:request_num_preemptions",
+     .type = MetricType::kHistogram,
+     .help = "Histogram of the number of times a request was preempted.",
+     .source = "finished request: its PREEMPTED events; vllm/v1/metrics/loggers.py at "
+               "vllm-project/vllm 13cbd441, buckets vllm/v1/metrics/buckets.py at 139b1c3f",
+     .buckets = BucketSet::kRequestNumPreemptions},
     {.id = FamilyId::kRequestPrefillKvComputedTokens,
      .name = "vllm:request_prefill_kv_computed_tokens",
      .type = MetricType::kHistogram,
