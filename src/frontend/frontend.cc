@@ -284,7 +284,7 @@ struct Frontend::Impl {
     }
   }
 
-  void OnFailed(const Status& s, const DecodeContext& ctx) {
+  void OnFailed(const Status& s, const DecodeContext& ctx) const {
     recorder->CountDecodeError();
     Problem p;
     p.message_number = ctx.message_number;
@@ -516,7 +516,8 @@ Status Frontend::Start() {
         "max_tokens and stop_token_ids only");
   }
   ro.engine_indexes = o.engine_indexes;
-  ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type, std::string body) {
+  ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type,
+                                      const std::string& body) {
     const std::string_view frames[] = {body};
     return client->Send(engine, type, frames);
   };
@@ -584,7 +585,7 @@ bool Frontend::WaitForDeadEngines(std::span<const int> engine_indexes,
   std::unique_lock<std::mutex> lock(impl_->wait_mu);
   return impl_->wait_cv.wait_for(lock, timeout, [&] {
     for (int e : engine_indexes) {
-      if (impl_->dead.count(e) == 0) return false;
+      if (!impl_->dead.contains(e)) return false;
     }
     return true;
   });

@@ -42,6 +42,7 @@ constexpr size_t kFinishReasons = internal::Declaration(FamilyId::kRequestSucces
 
 std::vector<std::string> EngineNames(const std::vector<int64_t>& indexes) {
   std::vector<std::string> names;
+  names.reserve(indexes.size());
   for (int64_t e : indexes) names.push_back(std::to_string(e));
   return names;
 }
@@ -118,11 +119,12 @@ struct StatsRecorder::Impl {
     const internal::FamilyDeclaration& d = internal::Declaration(FamilyId::kCacheConfigInfo);
     FamilySpec spec = internal::SpecOf(d, options.max_model_len);
     for (const auto& [k, unused] : config) spec.label_names.push_back(k);
-    spec.label_names.push_back("engine");
+    spec.label_names.emplace_back("engine");
     std::unique_ptr<Family> labelled = registry->MakeFamily(std::move(spec));
     GaugeFamily family(labelled.get());
     for (const std::string& e : declared.engines()) {
       std::vector<std::string_view> values;
+      values.reserve(config.size() + 1);
       for (const auto& [unused, v] : config) values.push_back(v);
       values.push_back(e);
       family.GetOrCreate(values)->Set(1.0);
@@ -385,8 +387,9 @@ void StatsRecorder::SetEngineWire(int64_t engine_index, std::string_view generat
   info.GetOrCreate(now)->Set(1);
 }
 
-void StatsRecorder::SetCacheConfig(std::vector<std::pair<std::string, std::string>> config) {
-  impl_->SetCacheConfig(config);
+void StatsRecorder::SetCacheConfig(
+    const std::vector<std::pair<std::string, std::string>>& cache_config) {
+  impl_->SetCacheConfig(cache_config);
 }
 
 void StatsRecorder::SetEngineUp(int64_t engine_index, bool up) {
