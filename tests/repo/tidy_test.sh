@@ -24,7 +24,7 @@ git init -q . && git add -A && git -c user.name=t -c user.email=t@t commit -qm o
   fail "git init"
 
 # A build folder as CMake leaves it: compile commands, and depfiles whose paths are relative to
-# the target's folder. include/x/shared.h is included by three.cc (and by no file of its name).
+# the target's folder. The header shared.h is included by three.cc only (no .cc of its name).
 mkdir -p build/src/a/CMakeFiles/a.dir
 {
   echo '['
