@@ -223,16 +223,18 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
   // position costs.
   const OutputField* const fields = wire.output.data();
   const uint8_t* const nil_run_end = wire.nil_run_end.data();
-  for (uint32_t pos = 2; pos < n; ++pos) {
+  // Positions past the table's capacity (a far newer engine) are skipped after the loop, so
+  // the loop indexes the table without a bounds check.
+  const uint32_t in_table = std::min<uint32_t>(n, kMaxOutputPositions);
+  for (uint32_t pos = 2; pos < in_table; ++pos) {
     // Most positions of most outputs are nil, and nil leaves every field at its default except
     // the int fields that never are None (num_nans_in_logits, num_cached_tokens): consume the
     // run of nils up to the next of those (the table's nil_run_end), and move on. Past the
     // table's last int field, and past its last position, the run goes to the end.
-    const uint32_t stop = pos < kMaxOutputPositions ? nil_run_end[pos] : n;
-    pos += r.SkipNils(std::min(n, stop) - pos);
-    if (pos == n) break;
+    pos += r.SkipNils(std::min<uint32_t>(in_table, nil_run_end[pos]) - pos);
+    if (pos == in_table) break;
     // Positions past the table's are kUnknown in it (MakeWireGeneration), up to its capacity.
-    const OutputField field = pos < kMaxOutputPositions ? fields[pos] : OutputField::kUnknown;
+    const OutputField field = fields[pos];
     Status s;
     switch (field) {
       case OutputField::kNewLogprobs:
@@ -344,6 +346,9 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
       }
       return s;
     }
+  }
+  for (uint32_t pos = in_table; pos < n; ++pos) {
+    if (Status s = r.Skip(); !s.ok()) return s;
   }
   return Status::Ok();
 }

@@ -85,7 +85,7 @@ struct EngineCoreClient::Impl {
   void DrainInputMonitor();
   void DrainOutputMonitor();
   void HandleClosedOutputs();
-  void HandleTick();
+  void HandleTick(bool outputs_drained);
   void HandleOutput(size_t frame_count);
   // Receives and handles what waits on the handshake or input ROUTER once running; a message
   // that is not part of an engine joining again is dropped and reported (on_input_dropped).

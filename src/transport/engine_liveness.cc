@@ -184,10 +184,13 @@ std::optional<EngineLiveness::Clock::time_point> EngineLiveness::NextDeadline() 
   return next;
 }
 
-std::vector<EngineLiveness::Death> EngineLiveness::OnTick(Clock::time_point now) {
+std::vector<EngineLiveness::Death> EngineLiveness::OnTick(Clock::time_point now,
+                                                          bool outputs_drained) {
   std::vector<Death> deaths;
   for (size_t i = 0; i < closing_.size(); ++i) {
-    if (closing_[i] && now >= *closing_[i] + kCloseGrace) {
+    if (closing_[i] &&
+        now >= *closing_[i] + (outputs_drained ? Clock::duration(kCloseGrace)
+                                               : Clock::duration(kCloseGraceBehind))) {
       if (auto d = Kill(start_ + static_cast<int>(i), std::string(kInputClosed))) {
         deaths.push_back(std::move(*d));
       }

@@ -25,8 +25,9 @@
 //      sent it;
 //   c. otherwise the verdict waits `kCloseGrace` — its ENGINE_CORE_DEAD or its last outputs
 //      may still be on their way on the other connection — and ends early when its frame
-//      arrives (rules 1, 2) or its open output connection closes; at the deadline it died,
-//      "input connection closed".
+//      arrives (rules 1, 2) or its open output connection closes; at the deadline, once the
+//      output socket was read to the end (at most `kCloseGraceBehind`), it died, "input
+//      connection closed".
 // ENGINE_CORE_DEAD arrives on an output connection:
 //   1. the connection is owned by an engine (it sent outputs on it): that engine died.
 //   2. Else an engine waiting under rule c that owns no output connection (the earliest to
@@ -65,6 +66,10 @@ class EngineLiveness {
   static constexpr std::chrono::seconds kMatchWindow{5};
   // How long an input disconnect waits for the engine's last word (rule c).
   static constexpr std::chrono::milliseconds kCloseGrace{1000};
+  // How long it waits while the output socket still holds messages: the last word may be
+  // queued behind them when the loop is behind. Bounded, so that a frontend that stays behind
+  // still declares the death within seconds.
+  static constexpr std::chrono::seconds kCloseGraceBehind{10};
 
   struct Death {
     int engine_index = 0;
@@ -104,8 +109,9 @@ class EngineLiveness {
   // ---- Time ----
   // When OnTick has something to decide next; nullopt when nothing waits.
   std::optional<Clock::time_point> NextDeadline() const;
-  // Deaths of engines whose input closed `kCloseGrace` ago with nothing more heard.
-  std::vector<Death> OnTick(Clock::time_point now);
+  // Deaths of engines whose input closed `kCloseGrace` ago with nothing more heard, and the
+  // output socket read to the end since (`outputs_drained`); `kCloseGraceBehind` ago if not.
+  std::vector<Death> OnTick(Clock::time_point now, bool outputs_drained = true);
 
   bool Alive(int engine_index) const;
   int AliveCount() const;

@@ -118,8 +118,9 @@ void EngineCoreClient::Impl::HandleClosedOutputs() {
   closed_outputs.clear();
 }
 
-void EngineCoreClient::Impl::HandleTick() {
-  for (const internal::EngineLiveness::Death& death : liveness->OnTick(Clock::now())) {
+void EngineCoreClient::Impl::HandleTick(bool outputs_drained) {
+  for (const internal::EngineLiveness::Death& death :
+       liveness->OnTick(Clock::now(), outputs_drained)) {
     MarkDead(death);
   }
 }
@@ -235,7 +236,9 @@ void EngineCoreClient::Impl::RunLoop() {
     // wake-up is dead, then alive.
     if (frontend && (items[6].revents & ZMQ_POLLIN)) DrainHandshake();
     if ((items[4].revents | items[5].revents) & ZMQ_POLLIN) DrainInput();
-    HandleTick();
+    // An engine's grace (rule c) is longer while the output socket holds messages: when the
+    // loop is behind, the engine's last word may still be queued there, seconds late.
+    HandleTick(drained);
   }
   {
     std::lock_guard<std::mutex> lock(mu);

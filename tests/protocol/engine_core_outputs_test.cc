@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fixture_util.h"
+#include "vmetrics/wire_generation.h"
 
 namespace vmetrics {
 namespace {
@@ -270,6 +271,41 @@ TEST(EngineCoreOutputs, ExtraTrailingFieldsAreIgnored) {
   EXPECT_EQ(o.stop_reason.token_id, 2);
   EXPECT_EQ(o.num_nans_in_logits, 0);
   EXPECT_FALSE(o.has_new_sampling_mask) << "position 15 is nil; the extras come after it";
+}
+
+// An engine far newer than every table: positions past the table's capacity (maps here)
+// are stepped over, and the output after it decodes as usual.
+TEST(EngineCoreOutputs, PositionsPastTheTablesCapacityAreSkipped) {
+  const WireGeneration& g = NewestWireGeneration();
+  constexpr uint8_t kPositions = 30;
+  static_assert(kPositions > kMaxOutputPositions);
+  std::string wide("\xdc\x00", 2);
+  wide += static_cast<char>(kPositions);
+  wide += std::string("\xa1") + "a" + "\x91\x07";  // request_id "a", new_token_ids [7]
+  for (size_t p = 2; p < kPositions; ++p) {
+    if (p >= g.output_count) {
+      wide += "\x81\xa1k\xa1v";  // {"k": "v"}, unknown to every table
+    } else if ((AcceptedTypes(g.output_field(p)) & kWireNil) != 0) {
+      wide += "\xc0";
+    } else {
+      wide += std::string("\x00", 1);  // an int field that is never None
+    }
+  }
+  // request_id "b", new_token_ids [8]: a short output, the rest defaults.
+  const std::string usual = std::string("\x92\xa1") + "b" + "\x91\x08";
+  std::string data("\x98\x00\x92", 3);  // engine 0, two outputs
+  data += wide + usual;
+  data += "\xc0\xcb\x3f\xf0";  // no stats, timestamp 1.0
+  data += std::string(6, '\0');
+  data += "\xc0\xc0\xc0\xc0";
+  const EngineCoreOutputs out = MustDecode(data);
+  ASSERT_EQ(out.outputs.size(), 2u);
+  EXPECT_EQ(out.outputs[0].request_id, "a");
+  EXPECT_EQ(out.outputs[0].wire_fields, kPositions);
+  EXPECT_THAT(out.outputs[0].new_token_ids, ElementsAre(7));
+  EXPECT_EQ(out.outputs[1].request_id, "b");
+  EXPECT_THAT(out.outputs[1].new_token_ids, ElementsAre(8));
+  EXPECT_EQ(out.timestamp, 1.0);
 }
 
 TEST(EngineCoreOutputs, ShortEnvelopeAndShortOutputTakeDefaults) {

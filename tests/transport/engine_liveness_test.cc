@@ -103,6 +103,31 @@ TEST_F(EngineLivenessTest, AHalfClosedEngineDiesAfterTheGrace) {
   EXPECT_TRUE(live_.OnTick(t0_ + EngineLiveness::kCloseGrace * 2).empty());
 }
 
+TEST_F(EngineLivenessTest, WhileOutputsAreQueuedTheGraceWaitsForThemUpToItsBound) {
+  // Engine 1's input closed while the loop is behind: its ENGINE_CORE_DEAD may be queued.
+  live_.OnOutputMessage(21, 21, 1);
+  EXPECT_FALSE(live_.OnInputDisconnected(11, t0_).has_value());
+  EXPECT_TRUE(live_.OnTick(t0_ + EngineLiveness::kCloseGrace, /*outputs_drained=*/false).empty());
+  // Its frame arrives from the backlog: the exact reason.
+  auto death = live_.OnEngineCoreDead(21, t0_ + EngineLiveness::kCloseGrace * 3);
+  ASSERT_TRUE(death.has_value());
+  EXPECT_EQ(death->engine_index, 1);
+  EXPECT_EQ(death->reason, "sent ENGINE_CORE_DEAD");
+
+  // Engine 2 vanishes while the loop stays behind: dead at the bound all the same.
+  live_.OnOutputMessage(22, 22, 2);
+  EXPECT_FALSE(live_.OnInputDisconnected(12, t0_).has_value());
+  EXPECT_TRUE(live_
+                  .OnTick(t0_ + EngineLiveness::kCloseGraceBehind - EngineLiveness::kCloseGrace,
+                          /*outputs_drained=*/false)
+                  .empty());
+  std::vector<EngineLiveness::Death> deaths =
+      live_.OnTick(t0_ + EngineLiveness::kCloseGraceBehind, /*outputs_drained=*/false);
+  ASSERT_EQ(deaths.size(), 1u);
+  EXPECT_EQ(deaths[0].engine_index, 2);
+  EXPECT_EQ(deaths[0].reason, "input connection closed");
+}
+
 TEST_F(EngineLivenessTest, DeadFrameAfterTheInputClosedGoesToTheEngineWithoutOutputs) {
   // Engine 2 never sent an output; its disconnect was seen before its ENGINE_CORE_DEAD.
   live_.OnOutputMessage(20, 20, 0);

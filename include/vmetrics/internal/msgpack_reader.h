@@ -124,7 +124,9 @@ class MsgpackReader {
   }
   Status ReadBool(bool* out);
   // Any int encoding whose value fits int64 (uint64 above INT64_MAX is LimitExceeded).
-  Status ReadInt(int64_t* out) {
+  // Always inlined: a decoder reading one int field per struct (num_nans_in_logits on every
+  // EngineCoreOutput) otherwise pays a call and a returned Status per read.
+  [[gnu::always_inline]] Status ReadInt(int64_t* out) {
     if (cur_ < end_) {
       const uint8_t c = static_cast<uint8_t>(*cur_);
       if (c <= 0x7f || c >= 0xe0) {  // positive / negative fixint
