@@ -61,7 +61,7 @@ struct DemoOptions {
 
 // Ok once stopped. kUnavailable when a socket cannot be bound or the HTTP port is taken (the
 // message suggests --port 0), or the stand-in engines cannot start.
-Status RunDemo(const DemoOptions& options);
+Status RunDemo(const DemoOptions& args);
 
 }  // namespace vmetrics::demo
 

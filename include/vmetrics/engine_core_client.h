@@ -311,7 +311,7 @@ class EngineCoreClient {
   //   TransportStatus s = client.WaitForEngines();
   //   EXPECT_EQ(s.code(), TransportCode::kTimeout);
   //   EXPECT_EQ(s.stage(), "HELLO");
-  TransportStatus WaitForEngines(std::function<void(const EngineEvent&)> on_progress = {});
+  TransportStatus WaitForEngines(const std::function<void(const EngineEvent&)>& on_progress = {});
 
   // Connect: Bind() then WaitForEngines().
   TransportStatus Connect();

@@ -153,7 +153,7 @@ Result<std::vector<std::string>> DecodeAbort(std::string_view body);
 // aborts and engine death find their requests.
 class EngineRouter {
  public:
-  explicit EngineRouter(std::vector<int64_t> engine_indexes);
+  explicit EngineRouter(const std::vector<int64_t>& engine_indexes);
 
   // The engine for a new request, or -1 when no engine is alive.
   int64_t Choose();

@@ -262,7 +262,7 @@ struct HttpServerOptions {
   // Per-connection memory for the request line and headers (libmicrohttpd's connection
   // memory pool). A request whose head does not fit is answered 431 (or 414 for a long URI)
   // and the connection closed. Must be >= 4096.
-  size_t max_request_bytes = 64 * 1024;
+  size_t max_request_bytes = size_t{64} * 1024;
 
   // Header lines a request may carry; more are answered 431. Small headers can stay under
   // max_request_bytes in large numbers, so they are counted on their own.

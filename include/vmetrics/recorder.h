@@ -157,7 +157,7 @@ class StatsRecorder {
 
   // Sets vllm:cache_config_info's children (one per engine, value 1.0). Only the first call
   // has an effect (Python registers it once, after the handshake).
-  void SetCacheConfig(std::vector<std::pair<std::string, std::string>> cache_config);
+  void SetCacheConfig(const std::vector<std::pair<std::string, std::string>>& cache_config);
 
   // vmetrics_engine_up{engine} = up ? 1 : 0 (requires options.track_engine_liveness).
   void SetEngineUp(int64_t engine_index, bool up);

@@ -205,7 +205,7 @@ class WireDecoder {
  private:
   struct Engine;
   Engine& EngineFor(int64_t engine_index);
-  void Report(Engine& e, bool changed);
+  void Report(Engine& e, bool changed) const;
   void Flush(Engine& e, const OnMessage& on_message, const OnFailure& on_failure);
   void DecodeNow(const WireGeneration& table, std::span<const std::string_view> frames,
                  const DecodeContext& ctx, const OnMessage& on_message,

@@ -2,6 +2,7 @@
 // vmetrics: vLLM EngineCore statistics as Prometheus metrics. See README.md.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 
 #include "commands.h"
 
@@ -9,7 +10,9 @@
 #define VMETRICS_VERSION "0.1.0"
 #endif
 
-int main(int argc, char** argv) {
+// A function-try-block: an exception that escapes a command (std::bad_alloc, a library's throw
+// we did not foresee) ends the process with a message and status 1 instead of std::terminate.
+int main(int argc, char** argv) try {
   CLI::App app{"vmetrics: vLLM EngineCore statistics as Prometheus metrics, byte for byte"};
   app.require_subcommand(1);
   app.set_version_flag("--version", VMETRICS_VERSION);
@@ -32,4 +35,10 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   return exit_code;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "vmetrics: fatal: %s\n", e.what());
+  return 1;
+} catch (...) {
+  std::fprintf(stderr, "vmetrics: fatal: an unknown exception\n");
+  return 1;
 }

@@ -2,6 +2,8 @@
 // Pieces both token APIs share; see api_common.h.
 #include "api_common.h"
 
+#include <utility>
+
 #include "vmetrics/internal/json_from_msgpack.h"
 
 namespace vmetrics::frontend {
@@ -19,6 +21,22 @@ MaybeError CheckCacheSalt(const std::optional<std::string>& salt) {
         "cache_salt");
   }
   return std::nullopt;
+}
+
+ParsedRequest Refuse(ApiError error) {
+  ParsedRequest p;
+  p.error = std::move(error);
+  return p;
+}
+
+ParsedRequest StartTokenRequest(const Json& doc, JsonFields& f, const ServingConfig& config,
+                                TokenApi api) {
+  if (doc.is_discarded()) return Refuse(BadRequest("request body is not valid JSON"));
+  if (!doc.is_object()) return Refuse(BadRequest("request body must be a JSON object"));
+  ParsedRequest parsed;
+  parsed.request.api = api;
+  if (MaybeError e = CheckModel(f, config, &parsed.request.lora)) return Refuse(*e);
+  return parsed;
 }
 
 MaybeError CheckModel(JsonFields& f, const ServingConfig& config, std::optional<LoraModule>* lora) {

@@ -17,6 +17,17 @@
 
 namespace vmetrics::frontend {
 
+// A refused request: `error` and nothing else.
+ParsedRequest Refuse(ApiError error);
+
+// The start both token APIs share, before each reads its own fields: `doc` (the body as
+// Json::parse reads it without exceptions) must be JSON and a JSON object (400 "request body
+// is not valid JSON" / "... must be a JSON object" otherwise), and its `model`, read through
+// `f` (which reads `doc`), must pass CheckModel. Returns the request begun (`api`, `lora`), or
+// the refusal.
+ParsedRequest StartTokenRequest(const Json& doc, JsonFields& f, const ServingConfig& config,
+                                TokenApi api);
+
 // vLLM's cache_salt check (validate_cache_salt, vllm/entrypoints/generate/base/protocol.py at
 // vllm-project/vllm 567b35aa): null, or a non-empty string of at most 128 characters without
 // '@', '/', '\\' or NUL.

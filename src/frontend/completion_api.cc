@@ -14,12 +14,6 @@
 namespace vmetrics::frontend {
 namespace {
 
-ParsedRequest Refuse(ApiError error) {
-  ParsedRequest p;
-  p.error = std::move(error);
-  return p;
-}
-
 constexpr const char* kNoTokenizer =
     "text prompts are not supported: tokenization is not part of vmetrics; send `prompt` as a "
     "list of token ids or a list of such lists";
@@ -44,13 +38,10 @@ std::string ReadTokenIds(const Json& list, std::vector<int64_t>* out) {
 
 ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig& config) {
   const Json doc = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Refuse(BadRequest("request body is not valid JSON"));
-  if (!doc.is_object()) return Refuse(BadRequest("request body must be a JSON object"));
   JsonFields f(doc, "");
-  ParsedRequest parsed;
+  ParsedRequest parsed = StartTokenRequest(doc, f, config, TokenApi::kCompletions);
+  if (!parsed.ok()) return parsed;
   TokenRequest& r = parsed.request;
-  r.api = TokenApi::kCompletions;
-  if (MaybeError e = CheckModel(f, config, &r.lora)) return Refuse(*e);
 
   // prompt: token ids, or a list of such lists.
   const Json* prompt = f.Get("prompt");

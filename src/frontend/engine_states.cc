@@ -14,7 +14,7 @@ constexpr const char* kStateNames[] = {"starting", "ready", "dead"};
 
 }  // namespace
 
-EngineStates::EngineStates(Registry* registry, std::vector<int> engine_indexes) {
+EngineStates::EngineStates(Registry* registry, const std::vector<int>& engine_indexes) {
   // vmetrics_engine_up is the declared family the recorder registers for other users
   // (metrics-reference); serve registers it here, before any recorder exists.
   const internal::FamilyDeclaration& up_decl = internal::Declaration(internal::FamilyId::kEngineUp);

@@ -40,7 +40,7 @@ class EngineStates {
   enum class State : uint8_t { kStarting, kReady, kDead };
 
   // `engine_indexes`: the expected engines, in order.
-  EngineStates(Registry* registry, std::vector<int> engine_indexes);
+  EngineStates(Registry* registry, const std::vector<int>& engine_indexes);
 
   // Engines outside the expected ones are ignored.
   void SetReady(int engine_index);
@@ -63,7 +63,7 @@ class EngineStates {
   };
   Engine* Find(int engine_index);
   const Engine* Find(int engine_index) const;
-  void Set(Engine* e, State state);  // REQUIRES: mu_ held
+  static void Set(Engine* e, State state);  // REQUIRES: mu_ held (e is one of ours)
 
   mutable std::mutex mu_;
   std::vector<Engine> engines_;

@@ -316,7 +316,7 @@ struct Frontend::Impl {
     }
   }
 
-  void OnFailed(const Status& s, const DecodeContext& ctx) {
+  void OnFailed(const Status& s, const DecodeContext& ctx) const {
     recorder->CountDecodeError();
     Problem p;
     p.message_number = ctx.message_number;
@@ -563,7 +563,8 @@ Status Frontend::Start() {
   }
   ro.engine_indexes = o.engine_indexes;
   ro.track_nans_in_logits = m.checked.compute_nans_in_logits;
-  ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type, std::string body) {
+  ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type,
+                                      const std::string& body) {
     const std::string_view frames[] = {body};
     return client->Send(engine, type, frames);
   };
@@ -631,7 +632,7 @@ bool Frontend::WaitForDeadEngines(std::span<const int> engine_indexes,
   std::unique_lock<std::mutex> lock(impl_->wait_mu);
   return impl_->wait_cv.wait_for(lock, timeout, [&] {
     for (int e : engine_indexes) {
-      if (impl_->dead.count(e) == 0) return false;
+      if (!impl_->dead.contains(e)) return false;
     }
     return true;
   });

@@ -12,25 +12,13 @@
 #include "sampling_rules.h"
 
 namespace vmetrics::frontend {
-namespace {
-
-ParsedRequest Refuse(ApiError error) {
-  ParsedRequest p;
-  p.error = std::move(error);
-  return p;
-}
-
-}  // namespace
 
 ParsedRequest ParseGenerateRequest(std::string_view body, const ServingConfig& config) {
   const Json doc = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Refuse(BadRequest("request body is not valid JSON"));
-  if (!doc.is_object()) return Refuse(BadRequest("request body must be a JSON object"));
   JsonFields f(doc, "");
-  ParsedRequest parsed;
+  ParsedRequest parsed = StartTokenRequest(doc, f, config, TokenApi::kGenerate);
+  if (!parsed.ok()) return parsed;
   TokenRequest& r = parsed.request;
-  r.api = TokenApi::kGenerate;
-  if (MaybeError e = CheckModel(f, config, &r.lora)) return Refuse(*e);
   if (MaybeError e = f.Str("request_id", &r.request_id)) return Refuse(*e);
 
   const Json* ids = f.Get("token_ids");

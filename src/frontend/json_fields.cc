@@ -132,7 +132,7 @@ MaybeError JsonFields::OptObject(std::string_view key, const Json** out) {
 
 MaybeError JsonFields::Unread() const {
   for (auto it = object_.begin(); it != object_.end(); ++it) {
-    if (read_.count(it.key()) == 0) {
+    if (!read_.contains(it.key())) {
       return BadRequest("Unknown parameter `" + Name(it.key()) +
                             "`: vmetrics does not know it, and it does not ignore parameters.",
                         Name(it.key()));

@@ -74,7 +74,6 @@ const char* GateText(Gate gate) {
     case Gate::kLora:
       return "`--enable-lora`, or engines that report LoRA support";
     case Gate::kEngineLiveness:
-      return "`vmetrics serve`";
     case Gate::kEngineWire:
       return "`vmetrics serve`";
     case Gate::kKvConsumer:
@@ -120,7 +119,10 @@ std::string ConnectorLabels(const Family& f, const ConnectorRow& row) {
     out += Code(l);
     if (l == row.record_key_label) out += " (payload key)";
     for (const auto& [field, fallback] : row.record_label_fields) {
-      if (l == field) out += " (record field `" + field + "`, default `" + fallback + "`)";
+      if (l == field) {
+        out.append(" (record field `").append(field).append("`, default `").append(fallback);
+        out += "`)";
+      }
     }
   }
   return out;
@@ -271,13 +273,13 @@ std::string MetricsReference() {
 
   std::vector<const Family*> own;
   for (const Family* f : registry.Families()) {
-    if (connector_family.count(f->name())) continue;
+    if (connector_family.contains(f->name())) continue;
     auto it = frontend.find(f->name());
     if (it != frontend.end()) {
       const FrontendFamily& row = *it->second;
       std::string buckets = Buckets(*f);
       if (row.buckets == BucketSet::kTokens125) {
-        buckets = "1-2-5 up to `--max-model-len`: " + buckets;
+        buckets.insert(0, "1-2-5 up to `--max-model-len`: ");
       }
       out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) + " | " +
              Labels(*f, &row) + " | " + buckets + " | " + Cell(f->spec().help) + " | " +

@@ -94,23 +94,24 @@ std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
   std::vector<HttpRoute> routes;
   routes.push_back(Route(
       "POST", "/v1/completions",
-      [service](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
+      [service](const HttpRequest& r, std::shared_ptr<HttpExchange> ex) {
         service->HandleCompletion(r, std::move(ex));
       },
       token_headers));
   routes.push_back(Route(
       "POST", "/inference/v1/generate",
-      [service](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
+      [service](const HttpRequest& r, std::shared_ptr<HttpExchange> ex) {
         service->HandleGenerate(r, std::move(ex));
       },
       token_headers));
-  routes.push_back(
-      Route("POST", "/abort_requests", [service](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
-        service->HandleAbortRequests(r, std::move(ex));
-      }));
+  routes.push_back(Route("POST", "/abort_requests",
+                         [service](const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
+                           service->HandleAbortRequests(r, ex);
+                         }));
   auto clock = context.wall_clock;
-  routes.push_back(
-      Route("GET", "/v1/models", [service, clock](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+  routes.push_back(Route(
+      "GET", "/v1/models",
+      [service, clock](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
         const double now =
             clock
                 ? clock()
@@ -119,16 +120,16 @@ std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
         ex->Reply(200, kJson, ModelsJson(service->config(), static_cast<int64_t>(now)));
       }));
   auto engines = context.engines;
-  routes.push_back(
-      Route("GET", "/version", [engines](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+  routes.push_back(Route(
+      "GET", "/version", [engines](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
         ex->Reply(200, kJson, VersionJson(engines ? engines() : std::vector<EngineVersion>{}));
       }));
   // /ping is /health: 200 or 503, with an empty body as vLLM sends (vmetrics' /health adds its
   // reason as text, and so does /ping).
   auto health = context.health;
   for (const char* method : {"GET", "POST"}) {
-    routes.push_back(
-        Route(method, "/ping", [health](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+    routes.push_back(Route(
+        method, "/ping", [health](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
           const HealthReport report = health ? health() : HealthReport{};
           ex->Reply(report.healthy ? 200 : 503,
                     report.body.empty() ? "" : "text/plain; charset=utf-8", report.body);

@@ -166,7 +166,7 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
     j.identity.created = static_cast<int64_t>(arrival);
     // vLLM answers with the adapter's name when the request named one.
     j.identity.model = r.lora ? r.lora->name : options_.config.served_model_name;
-    j.exchange = exchange;
+    j.exchange = std::move(exchange);  // the job owns it; j.exchange from here on
     const size_t n = static_cast<size_t>(r.sampling.n);
     j.prompts.resize(r.prompts.size());
     j.choices.resize(r.prompts.size() * n);
@@ -179,10 +179,10 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
     for (size_t k = 0; k < j.choices.size(); ++k) {
       const int64_t engine = rank ? (router_.IsAlive(*rank) ? *rank : -1) : router_.Choose();
       if (engine < 0) {
-        exchange->Reply(503, kJson,
-                        ErrorJson(MakeError(503, rank ? "engine " + std::to_string(*rank) +
-                                                            " (X-data-parallel-rank) is not alive"
-                                                      : "no engine is alive to serve it")));
+        j.exchange->Reply(503, kJson,
+                          ErrorJson(MakeError(503, rank ? "engine " + std::to_string(*rank) +
+                                                              " (X-data-parallel-rank) is not alive"
+                                                        : "no engine is alive to serve it")));
         return;
       }
       engines.push_back(engine);
@@ -242,8 +242,8 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
       }
     }
     key = j.key;
-    exchange->SetOnClientGone([this, key] { AbortJob(key); });
-    if (r.stream) exchange->StartStream(kEventStream);
+    j.exchange->SetOnClientGone([this, key] { AbortJob(key); });
+    if (r.stream) j.exchange->StartStream(kEventStream);
     jobs_.emplace(key, std::move(job));
   }
   // Outside the lock: a send never waits for the output thread, which may need the lock.
@@ -313,7 +313,7 @@ void RequestService::FlushLocked(Job& j, size_t index) {
   d.completion_tokens.reset();
 }
 
-void RequestService::FinishChoiceLocked(Job& j, size_t index, std::string reason) {
+void RequestService::FinishChoiceLocked(Job& j, size_t index, const std::string& reason) {
   if (j.done[index]) return;
   j.done[index] = true;
   choices_.erase(j.request_ids[index]);
@@ -394,7 +394,7 @@ void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
         if (DecodeLogprobRows(*o.new_prompt_logprobs_tensors, *r.sampling.prompt_logprobs,
                               &prompt_rows)) {
           for (PositionLogprobs& row : prompt_rows)
-            prompt.prompt_logprobs.push_back(std::move(row));
+            prompt.prompt_logprobs.emplace_back(std::move(row));
         }
       }
       if (o.prefill_stats && !prompt.cached_tokens) {
@@ -443,7 +443,7 @@ void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
         }
         continue;
       }
-      FinishChoiceLocked(j, choice->second.index, std::move(reason));
+      FinishChoiceLocked(j, choice->second.index, reason);
     }
     // finished_requests: the engine is done with these; any still live ended without an output
     // (an engine-side abort).
@@ -504,7 +504,7 @@ void RequestService::AbortJob(uint64_t key) {
 }
 
 void RequestService::HandleAbortRequests(const HttpRequest& request,
-                                         std::shared_ptr<HttpExchange> exchange) {
+                                         const std::shared_ptr<HttpExchange>& exchange) {
   const Json doc = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) {
     exchange->Reply(400, kJson, ErrorJson(BadRequest("JSON decode error: the body is not JSON")));
@@ -558,7 +558,7 @@ void RequestService::HandleAbortRequests(const HttpRequest& request,
   exchange->Reply(200, "", "");
 }
 
-void RequestService::SendAborts(std::vector<Abort> aborts) {
+void RequestService::SendAborts(std::vector<Abort> aborts) const {
   std::map<int, std::vector<std::string>> by_engine;
   for (Abort& a : aborts) by_engine[a.engine_index].push_back(std::move(a.request_id));
   for (auto& [engine, ids] : by_engine) {

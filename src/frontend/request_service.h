@@ -99,7 +99,8 @@ class RequestService {
   // listed ("generate-tokens-<id>", "cmpl-<id>-<prompt>") is aborted at its engine and answered
   // with finish reason "abort". 200 with an empty body; 400 for a body that is not JSON or has
   // no request_ids list (vLLM's wording).
-  void HandleAbortRequests(const HttpRequest& request, std::shared_ptr<HttpExchange> exchange);
+  void HandleAbortRequests(const HttpRequest& request,
+                           const std::shared_ptr<HttpExchange>& exchange);
 
   // OnOutputs
   //
@@ -144,11 +145,11 @@ class RequestService {
   std::vector<Abort> AbortJobLocked(Job& job, const std::string& reason);
   void AbortJob(uint64_t key);
   // Sends one ABORT per engine with its ids (outside the lock).
-  void SendAborts(std::vector<Abort> aborts);
+  void SendAborts(std::vector<Abort> aborts) const;
   // Writes the choice's pending stream delta (REQUIRES: mu_).
-  void FlushLocked(Job& job, size_t index);
+  static void FlushLocked(Job& job, size_t index);
   // Ends choice `index` of `job` (REQUIRES: mu_). `reason` "" = failed with the job's error.
-  void FinishChoiceLocked(Job& job, size_t index, std::string reason);
+  void FinishChoiceLocked(Job& job, size_t index, const std::string& reason);
   void CompleteLocked(Job& job);
   // Forgets request `id` without statistics (REQUIRES: mu_); returns the engine it was on.
   int64_t ForgetLocked(const std::string& id);

@@ -83,7 +83,7 @@ struct PromptState {
 };
 
 // What the engine sent for one choice (prompt p, sample i: index p * n + i).
-struct ChoiceState {
+struct ChoiceState {  // NOLINT(bugprone-exception-escape): a null json() never allocates
   std::vector<int64_t> token_ids;
   std::vector<std::optional<PositionLogprobs>> logprobs;  // per token, when asked for
   std::string finish_reason;                              // "" while running
@@ -100,7 +100,7 @@ struct ResponseIdentity {
 
 // One streamed piece of a choice: its new tokens and their logprobs, the finish reason on the
 // last, usage when stream_options asks for it on every chunk.
-struct ChoiceDelta {
+struct ChoiceDelta {  // NOLINT(bugprone-exception-escape): a null json() never allocates
   size_t index = 0;
   size_t prompt = 0;
   bool first = false;  // the choice's first chunk (echo and prompt_token_ids go there)

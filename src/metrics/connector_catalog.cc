@@ -296,11 +296,17 @@ Status CheckLabelNames(const std::vector<std::string>& names, const std::string&
   std::set<std::string_view> seen = {"model_name", "engine", "le"};
   for (const std::string& n : names) {
     if (!IsValidLabelName(n) || n.rfind("__", 0) == 0) {
-      return Status::InvalidArgument(where + "label name '" + n + "' is not a valid label name");
+      return Status::InvalidArgument(std::string(where)
+                                         .append("label name '")
+                                         .append(n)
+                                         .append("' is not a valid label name"));
     }
     if (!seen.insert(n).second) {
-      return Status::InvalidArgument(where + "label name '" + n +
-                                     "' is used twice or is reserved (model_name, engine, le)");
+      return Status::InvalidArgument(
+          std::string(where)
+              .append("label name '")
+              .append(n)
+              .append("' is used twice or is reserved (model_name, engine, le)"));
     }
   }
   return Status::Ok();

@@ -143,7 +143,7 @@ void ConnectorResolver::ResolveOne(const DecodeContext& ctx, IdentifiedPayload* 
   }
   if (row == nullptr) {
     id->outcome =
-        refused_.count(p.connector) != 0 ? kOutcomeInvalidDescriptor : kOutcomeUnknownConnector;
+        refused_.contains(p.connector) ? kOutcomeInvalidDescriptor : kOutcomeUnknownConnector;
     return;
   }
   if (id->row == nullptr) id->identified_by = IdentifiedBy::kDescriptor;

@@ -58,9 +58,9 @@ class ConnectorResolver {
   void Resolve(const KvConnectorStats& stats, const DecodeContext& ctx, IdentifiedPayloads* out);
 
  private:
-  void ResolveOne(const DecodeContext& ctx, IdentifiedPayload* p);
+  void ResolveOne(const DecodeContext& ctx, IdentifiedPayload* id);
   Status AdoptDescriptor(const ConnectorPayload& p, const DecodeContext& ctx,
-                         const ConnectorRow** row);
+                         const ConnectorRow** out);
   void CheckDescriptor(const ConnectorPayload& p, const ConnectorRow& row,
                        const DecodeContext& ctx);
   Status CheckRegistryConflicts(const ConnectorRow& row) const;

@@ -105,8 +105,7 @@ void DeclaredFamilies::RegisterRow(const FamilyDeclaration& d) {
   // The value a label takes for engine `e` (and eager value `v`, the last label's).
   const auto values_for = [&](const std::string& e, std::string_view v) {
     std::vector<std::string_view> values;
-    for (size_t i = 0; i < d.labels.size(); ++i) {
-      const std::string_view label = d.labels[i];
+    for (const std::string_view label : d.labels) {
       if (label == "model_name") {
         values.push_back(model_name_);
       } else if (label == "engine") {

@@ -140,7 +140,9 @@ Status ReadConstLabels(MsgpackReader& r, const std::string& field,
   for (uint32_t i = 0; i < n; ++i) {
     std::string name, value;
     if (Status s = ReadString(r, field + " key", &name); !s.ok()) return s;
-    if (Status s = ReadString(r, field + "." + name, &value); !s.ok()) return s;
+    if (Status s = ReadString(r, std::string(field).append(".").append(name), &value); !s.ok()) {
+      return s;
+    }
     out->emplace_back(std::move(name), std::move(value));
   }
   return Status::Ok();

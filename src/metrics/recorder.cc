@@ -76,6 +76,7 @@ int CacheHitSourceIndex(std::string_view source) {
 
 std::vector<std::string> EngineNames(const std::vector<int64_t>& indexes) {
   std::vector<std::string> names;
+  names.reserve(indexes.size());
   for (int64_t e : indexes) names.push_back(std::to_string(e));
   return names;
 }
@@ -198,7 +199,7 @@ struct StatsRecorder::Impl {
       spec.label_names.push_back(k);
       values.push_back(v);
     }
-    spec.label_names.push_back("engine");
+    spec.label_names.emplace_back("engine");
     std::unique_ptr<Family> labelled = registry->MakeFamily(std::move(spec));
     GaugeFamily family(labelled.get());
     values.push_back("");
@@ -534,8 +535,9 @@ void StatsRecorder::SetEngineWire(int64_t engine_index, std::string_view generat
   info.GetOrCreate(now)->Set(1);
 }
 
-void StatsRecorder::SetCacheConfig(std::vector<std::pair<std::string, std::string>> config) {
-  impl_->SetCacheConfig(config);
+void StatsRecorder::SetCacheConfig(
+    const std::vector<std::pair<std::string, std::string>>& cache_config) {
+  impl_->SetCacheConfig(cache_config);
 }
 
 void StatsRecorder::SetEngineUp(int64_t engine_index, bool up) {

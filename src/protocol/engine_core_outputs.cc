@@ -15,7 +15,6 @@ namespace {
 using internal::ConsumeNil;
 using protocol::MsgpackReader;
 using protocol::MsgpackType;
-using protocol::MsgpackTypeName;
 
 // Nested structures of an output are a handful of levels deep; a bound keeps hostile nesting
 // in tensors and logprob lists from recursing.
@@ -36,7 +35,9 @@ Status DecodeTensor(MsgpackReader& r, std::span<const std::string_view> frames, 
   if (Status s = t.ReadStr(&out->dtype); !s.ok()) return s;
   uint32_t rank;
   if (Status s = t.ReadArrayHeader(&rank); !s.ok()) return s;
-  if (rank > kMaxShapeRank) return Status::LimitExceeded("tensor rank above 64", t.offset());
+  if (rank > kMaxShapeRank) {
+    return Status::LimitExceeded("tensor rank above 64", static_cast<int64_t>(t.offset()));
+  }
   out->shape.clear();
   for (uint32_t i = 0; i < rank; ++i) {
     int64_t d;

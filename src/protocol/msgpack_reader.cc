@@ -281,7 +281,9 @@ Status MsgpackReader::ReadUint(uint64_t* out) {
   Header h;
   if (Status s = ReadHeader(&h); !s.ok()) return s;
   if (h.type != MsgpackType::kInt) return WrongType("int", h.type, offset());
-  if (h.negative) return Status::Malformed("expected a non-negative int", offset());
+  if (h.negative) {
+    return Status::Malformed("expected a non-negative int", static_cast<int64_t>(offset()));
+  }
   *out = h.u;
   cur_ = h.next;
   return Status::Ok();

@@ -37,7 +37,7 @@ void LoggingReporter::Report(const Problem& problem) {
       .append(problem.what);
   std::lock_guard<std::mutex> lock(mu_);
   ++count_;
-  if (seen_.size() >= kMaxDistinct && seen_.count(id) == 0) {
+  if (seen_.size() >= kMaxDistinct && !seen_.contains(id)) {
     if (!full_ && log_) {
       log_(std::to_string(kMaxDistinct) +
            " distinct problems logged; further new ones are counted, not logged");

@@ -17,7 +17,6 @@ using internal::ConsumeNil;
 using internal::TolerantField;
 using protocol::MsgpackReader;
 using protocol::MsgpackType;
-using protocol::MsgpackTypeName;
 
 Status ReadIntList(MsgpackReader& r, std::vector<int64_t>* out) {
   uint32_t n;
@@ -345,7 +344,10 @@ Status DecodeSchedulerStats(std::string_view data, size_t base_offset, const Dec
                             SchedulerStats* out) {
   MsgpackReader r(data, base_offset);
   if (Status s = internal::DecodeSchedulerStatsAt(r, ctx, out); !s.ok()) return s;
-  if (!r.at_end()) return Status::Malformed("trailing bytes after SchedulerStats", r.offset());
+  if (!r.at_end()) {
+    return Status::Malformed("trailing bytes after SchedulerStats",
+                             static_cast<int64_t>(r.offset()));
+  }
   return Status::Ok();
 }
 

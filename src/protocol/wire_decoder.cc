@@ -653,7 +653,7 @@ WireDecoder::Engine& WireDecoder::EngineFor(int64_t engine_index) {
   return *engines_[slot];
 }
 
-void WireDecoder::Report(Engine& e, bool changed) {
+void WireDecoder::Report(Engine& e, bool changed) const {
   for (std::string& note : e.recognizer.TakeNotes()) {
     if (options_.log) options_.log(note);
   }

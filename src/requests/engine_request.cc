@@ -232,7 +232,9 @@ Status ReadIntList(MsgpackReader& r, std::vector<int64_t>* out) {
   if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
   // Every element takes at least one byte: a count beyond what is left is a lie, and
   // reserving it would let a peer size our allocation.
-  if (n > r.remaining()) return Status::Malformed("list longer than the body", r.offset());
+  if (n > r.remaining()) {
+    return Status::Malformed("list longer than the body", static_cast<int64_t>(r.offset()));
+  }
   out->reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     int64_t v = 0;
@@ -258,7 +260,9 @@ Status ReadOptionalStrList(MsgpackReader& r, std::optional<std::vector<std::stri
   }
   uint32_t n = 0;
   if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
-  if (n > r.remaining()) return Status::Malformed("list longer than the body", r.offset());
+  if (n > r.remaining()) {
+    return Status::Malformed("list longer than the body", static_cast<int64_t>(r.offset()));
+  }
   out->emplace();
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view v;
@@ -276,7 +280,9 @@ Status ReadLogitBias(MsgpackReader& r,
   }
   uint32_t n = 0;
   if (Status s = r.ReadMapHeader(&n); !s.ok()) return s;
-  if (n > r.remaining()) return Status::Malformed("map longer than the body", r.offset());
+  if (n > r.remaining()) {
+    return Status::Malformed("map longer than the body", static_cast<int64_t>(r.offset()));
+  }
   out->emplace();
   for (uint32_t i = 0; i < n; ++i) {
     int64_t token = 0;
@@ -514,7 +520,9 @@ Result<std::vector<std::string>> DecodeAbort(std::string_view body) {
   MsgpackReader r(body);
   uint32_t n = 0;
   if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
-  if (n > r.remaining()) return Status::Malformed("ABORT lists more ids than bytes", r.offset());
+  if (n > r.remaining()) {
+    return Status::Malformed("ABORT lists more ids than bytes", static_cast<int64_t>(r.offset()));
+  }
   std::vector<std::string> ids;
   ids.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
@@ -525,7 +533,7 @@ Result<std::vector<std::string>> DecodeAbort(std::string_view body) {
   return ids;
 }
 
-EngineRouter::EngineRouter(std::vector<int64_t> engine_indexes) {
+EngineRouter::EngineRouter(const std::vector<int64_t>& engine_indexes) {
   for (int64_t e : engine_indexes) engines_.push_back(Engine{e});
 }
 

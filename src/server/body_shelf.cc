@@ -17,8 +17,8 @@ std::shared_ptr<const std::string> BodyShelf::Get(size_t kind,
     Kind& k = shared_->kinds[kind];
     for (;;) {
       if (k.held < max_per_kind_) break;
-      for (auto it = k.made.rbegin(); it != k.made.rend(); ++it) {
-        if (std::shared_ptr<const std::string> newest = it->lock()) return newest;
+      for (size_t i = k.made.size(); i-- > 0;) {  // newest first
+        if (std::shared_ptr<const std::string> newest = k.made[i].lock()) return newest;
       }
       // Every place is taken by a body still being made: wait for one.
       shared_->ready.wait(lock);

@@ -37,7 +37,7 @@ void ClientWatcher::Watch(const std::shared_ptr<HttpExchange>& exchange) {
   Wake();
 }
 
-void ClientWatcher::Wake() {
+void ClientWatcher::Wake() const {
   const uint64_t one = 1;
   // EAGAIN means the counter is already non-zero: the thread wakes anyway.
   if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);

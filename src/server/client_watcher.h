@@ -48,7 +48,7 @@ class ClientWatcher {
 
  private:
   void Run();
-  void Wake();
+  void Wake() const;
 
   int wake_fd_ = -1;  // eventfd: a new exchange, or stop
   std::mutex mu_;     // guards the two below

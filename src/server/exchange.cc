@@ -10,7 +10,6 @@
 #include <microhttpd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <utility>
 
@@ -115,7 +114,7 @@ ssize_t HttpExchange::ReadStream(char* buf, size_t max) {
   while (copied < max && !chunks_.empty()) {
     const std::string& front = chunks_.front();
     const size_t n = std::min(max - copied, front.size() - chunk_offset_);
-    std::memcpy(buf + copied, front.data() + chunk_offset_, n);
+    std::copy_n(front.data() + chunk_offset_, n, buf + copied);  // bytes, not a C string
     copied += n;
     chunk_offset_ += n;
     if (chunk_offset_ == front.size()) {

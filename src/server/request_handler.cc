@@ -138,7 +138,7 @@ void FreeBody(void* cls) { delete static_cast<std::string*>(cls); }
 void FreeSharedBody(void* cls) { delete static_cast<std::shared_ptr<const std::string>*>(cls); }
 
 // Block size libmicrohttpd asks the stream reader to fill at most.
-constexpr size_t kStreamBlockBytes = 16 * 1024;
+constexpr size_t kStreamBlockBytes = size_t{16} * 1024;
 
 ssize_t ReadStream(void* cls, uint64_t /*pos*/, char* buf, size_t max) {
   return (*static_cast<std::shared_ptr<HttpExchange>*>(cls))->ReadStream(buf, max);
@@ -388,7 +388,7 @@ MHD_Result QueueReply(MHD_Connection* connection, Reply reply,
     MHD_Response* response = MHD_create_response_from_buffer_with_free_callback_cls(
         (*held)->size(), const_cast<char*>((*held)->data()), &FreeSharedBody, held.get());
     if (response == nullptr) return MHD_NO;
-    held.release();  // owned by `response` from here on
+    (void)held.release();  // owned by `response` from here on
     return QueueResponse(connection, response, reply, extra_headers);
   }
   // The response takes the body string itself, freed by FreeBody once the response is
@@ -397,7 +397,7 @@ MHD_Result QueueReply(MHD_Connection* connection, Reply reply,
   MHD_Response* response = MHD_create_response_from_buffer_with_free_callback_cls(
       body->size(), body->data(), &FreeBody, body.get());
   if (response == nullptr) return MHD_NO;
-  body.release();  // owned by `response` from here on
+  (void)body.release();  // owned by `response` from here on
   return QueueResponse(connection, response, reply, extra_headers);
 }
 
@@ -410,7 +410,7 @@ MHD_Result QueueStream(MHD_Connection* connection, std::shared_ptr<HttpExchange>
   MHD_Response* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, kStreamBlockBytes,
                                                              &ReadStream, owned.get(), &FreeStream);
   if (response == nullptr) return MHD_NO;
-  owned.release();
+  (void)owned.release();  // owned by `response` from here on
   Reply reply;
   reply.content_type = content_type;
   reply.cache_control = "no-cache";

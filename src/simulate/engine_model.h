@@ -223,8 +223,9 @@ class EngineModel {
   bool IsLive(const std::string& id) const;
   // A served request's next token (never a stop candidate: those come only where it stops)
   // and its logprob rows.
-  int64_t NextServedToken(Served* s);
-  SimLogprobs LogprobRows(Served* s, const std::vector<int64_t>& tokens, int64_t k, bool prompt);
+  static int64_t NextServedToken(Served* s);
+  static SimLogprobs LogprobRows(Served* s, const std::vector<int64_t>& tokens, int64_t k,
+                                 bool prompt);
 
   double StepTime() const;
   void Arrive(double now);

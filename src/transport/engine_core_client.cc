@@ -26,7 +26,7 @@ TransportStatus EngineCoreClient::Bind() { return impl_->Bind(); }
 const BoundEndpoints& EngineCoreClient::endpoints() const { return impl_->endpoints; }
 
 TransportStatus EngineCoreClient::WaitForEngines(
-    std::function<void(const EngineEvent&)> on_progress) {
+    const std::function<void(const EngineEvent&)>& on_progress) {
   return impl_->WaitForEngines(on_progress);
 }
 

@@ -119,14 +119,14 @@ Doorbell::~Doorbell() {
   if (fd_ >= 0) close(fd_);
 }
 
-void Doorbell::Ring() noexcept {
+void Doorbell::Ring() const noexcept {
   if (fd_ < 0) return;
   const uint64_t one = 1;
   // EAGAIN only when the counter is near overflow, hence readable: nothing to do.
   [[maybe_unused]] const ssize_t n = write(fd_, &one, sizeof(one));
 }
 
-void Doorbell::Clear() noexcept {
+void Doorbell::Clear() const noexcept {
   if (fd_ < 0) return;
   uint64_t value = 0;
   [[maybe_unused]] const ssize_t n = read(fd_, &value, sizeof(value));

@@ -8,11 +8,7 @@
 #   3. check_spdx then passes, and a second add_spdx changes nothing.
 set -uo pipefail
 src=$1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/spdx-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-repo=$tmp/repo
+source "$(dirname "$0")/scratch.sh" spdx-test
 mkdir -p "$repo/src" "$repo/tools" "$repo/tests/golden" "$repo/docs" "$repo/deploy"
 cd "$repo" || exit 1
 printf 'int f();\n' >src/a.h

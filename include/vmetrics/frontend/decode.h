@@ -46,7 +46,7 @@ struct DecodeCaptureOptions {
 // Passes one JSON document per message, ending in '\n', to `out`, in order. Returns the number
 // of messages that did not decode (skipped and logged). Failure (kInvalidArgument) for bad
 // kv_transfer_config JSON, an unknown --engine-wire or an unreadable capture.
-Result<uint64_t> DecodeCapture(const DecodeCaptureOptions& options,
+Result<uint64_t> DecodeCapture(const DecodeCaptureOptions& args,
                                const std::function<void(std::string_view line)>& out);
 
 }  // namespace vmetrics::frontend

@@ -89,7 +89,7 @@ struct ReplayOutput {
 // unknown --engine-wire, an unreadable capture or sidecar, a sidecar line that is wrong. Messages
 // that do not decode are not failures: they are skipped, counted in vmetrics_decode_errors_total
 // and in failed_messages, and logged.
-Result<ReplayOutput> Replay(const ReplayOptions& options);
+Result<ReplayOutput> Replay(const ReplayOptions& args);
 
 }  // namespace vmetrics::frontend
 

@@ -104,8 +104,8 @@ class Doorbell {
   Doorbell& operator=(const Doorbell&) = delete;
 
   int fd() const { return fd_; }
-  void Ring() noexcept;
-  void Clear() noexcept;
+  void Ring() const noexcept;
+  void Clear() const noexcept;
 
  private:
   int fd_ = -1;
