@@ -21,7 +21,6 @@ Usage: hostile_serve_e2e.py VMETRICS_BINARY EXPOSITION_CHECK PROMTOOL SOURCE_DIR
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,17 +30,13 @@ import urllib.request
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as om_parser
 from prometheus_client.parser import text_string_to_metric_families as text_parser
 
+from e2e_support import free_port
+
 OPENMETRICS = "application/openmetrics-text; version=1.0.0"
 # promtool's lint lines vLLM's own names draw (tests/cli/promtool_check.sh).
 ACCEPTED_LINT = [re.compile(r"^[^ ]+ metric names should not contain ':'$"),
                  re.compile(r'^vllm:iteration_tokens_total non-counter metrics should not have '
                             r'"_total" suffix$')]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def scrape(port, accept=None):

@@ -32,7 +32,6 @@ import json
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -42,22 +41,13 @@ import urllib.error
 import urllib.request
 import uuid
 
+from e2e_support import fail, free_port
+
 MODEL = "pd-model"
 BLOCK_SIZE = 16  # the stand-in engine's
 KV_LAYERS = 32  # SimulatorOptions::kKvLayers
 KV_BYTES_PER_TOKEN = 32 * 8 * 128 * 2 * 2  # SimulatorOptions::kKvBytesPerToken
 NIXL_CONFIG = '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def fail(msg):
-    print("FAIL:", msg, flush=True)
-    sys.exit(1)
 
 
 def post(url, body, headers=None):

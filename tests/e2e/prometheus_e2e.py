@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,23 +30,14 @@ import time
 import urllib.parse
 import urllib.request
 
+from e2e_support import fail, free_port
+
 MULTI = json.dumps({
     "kv_connector": "MultiConnector",
     "kv_connector_extra_config": {"connectors": [
         {"kv_connector": "NixlConnector"},
         {"kv_connector": "MooncakeStoreConnector"},
         {"kv_connector": "MooncakeConnector"}]}}, separators=(",", ":"))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def fail(msg):
-    print("FAIL:", msg, flush=True)
-    sys.exit(1)
 
 
 def http_get(url, timeout=5):

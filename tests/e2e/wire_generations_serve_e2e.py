@@ -17,25 +17,15 @@ Usage: wire_generations_serve_e2e.py VMETRICS_BINARY SOURCE_DIR
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
+from e2e_support import fail, free_port
+
 CASES = ["g20250927-6f5c0931_stats_nixl_spec", "g20260712-370b678a_stats_nixl_spec"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def fail(msg):
-    print("FAIL:", msg, flush=True)
-    sys.exit(1)
 
 
 def metrics(port):
