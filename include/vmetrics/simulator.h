@@ -174,7 +174,7 @@ struct SimulatorOptions {
   // The KV layout the transfer sizes follow: a Llama-3-8B-like model in bf16 (32 layers,
   // 8 KV heads of 128, K and V).
   static constexpr int64_t kKvLayers = 32;
-  static constexpr int64_t kKvBytesPerToken = 32 * 8 * 128 * 2 * 2;
+  static constexpr int64_t kKvBytesPerToken = int64_t{32} * 8 * 128 * 2 * 2;
   // Generate the engine's own synthetic arrivals. Their ids are unknown to any frontend, which
   // skips their outputs; false (with serve_requests) = an engine busy only with what it is sent.
   bool synthetic_requests = true;

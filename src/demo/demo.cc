@@ -89,7 +89,7 @@ using Json = nlohmann::ordered_json;
 // no stream and no min_tokens; then the original request with the params the prefill answer
 // carried to the decode instance. Both legs carry the same request_id (the proxy's
 // X-Request-Id). Returns the decode answer's status and the params the prefill returned.
-struct Routed {
+struct Routed {  // NOLINT(bugprone-exception-escape): a null json() never allocates
   int status = 0;
   Json prefill_params;
 };

@@ -202,7 +202,7 @@ struct StatsRecorder::Impl {
     spec.label_names.emplace_back("engine");
     std::unique_ptr<Family> labelled = registry->MakeFamily(std::move(spec));
     GaugeFamily family(labelled.get());
-    values.push_back("");
+    values.emplace_back("");
     for (const std::string& e : declared.engines()) {
       values.back() = e;
       family.GetOrCreate(values)->Set(1.0);

@@ -239,7 +239,7 @@ class EngineModel {
   // The NIXL params a producer returns for a request that finished at max_tokens.
   std::string ProducerParams(const Request& r);
   // Applies kv_role to a served request from its ADD's kv_transfer_params (raw msgpack).
-  void ApplyKvRole(std::string_view params, Request* r);
+  void ApplyKvRole(std::string_view raw, Request* r);
   void AddStoreOperations(const std::vector<Request*>& scheduled, SimStoreStats* out);
   SimStoreRecord StoreRecord(int64_t keys, int64_t bytes_per_key, double median_s);
   void Account(const SimMessage& message);
