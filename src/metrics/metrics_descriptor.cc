@@ -14,6 +14,7 @@
 #include "row_checks.h"
 #include "vmetrics/engine_core_outputs.h"  // the reserved payload keys
 #include "vmetrics/internal/msgpack_reader.h"
+#include "vmetrics/internal/wire_text.h"
 
 namespace vmetrics {
 namespace {
@@ -30,45 +31,6 @@ Status WrongType(const std::string& field, const char* expected, MsgpackType got
   return FieldError(field, std::string("expected ") + expected + ", got " + MsgpackTypeName(got));
 }
 
-// True if `v` is well-formed UTF-8 as Python decodes it (no overlong forms, no surrogates,
-// nothing above U+10FFFF).
-bool IsUtf8(std::string_view v) {
-  size_t i = 0;
-  while (i < v.size()) {
-    const auto b = static_cast<unsigned char>(v[i]);
-    if (b < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t n;
-    uint32_t cp;
-    if (b >= 0xc2 && b <= 0xdf) {
-      n = 1;
-      cp = b & 0x1f;
-    } else if (b >= 0xe0 && b <= 0xef) {
-      n = 2;
-      cp = b & 0x0f;
-    } else if (b >= 0xf0 && b <= 0xf4) {
-      n = 3;
-      cp = b & 0x07;
-    } else {
-      return false;
-    }
-    if (i + n >= v.size()) return false;  // truncated sequence
-    for (size_t k = 1; k <= n; ++k) {
-      const auto c = static_cast<unsigned char>(v[i + k]);
-      if ((c & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (c & 0x3f);
-    }
-    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff)) {
-      return false;
-    }
-    i += n + 1;
-  }
-  return true;
-}
-
 // Reads a string at `r` into `out`, bounded by kMaxDescriptorStringBytes.
 Status ReadString(MsgpackReader& r, const std::string& field, std::string* out) {
   MsgpackType t;
@@ -81,7 +43,7 @@ Status ReadString(MsgpackReader& r, const std::string& field, std::string* out) 
   }
   // msgspec refuses a str that is not UTF-8, so a Python frontend never sees one; text that
   // is not UTF-8 would also end up in HELP lines and label values.
-  if (!IsUtf8(v)) return FieldError(field, "not valid UTF-8");
+  if (!internal::IsValidUtf8(v)) return FieldError(field, "not valid UTF-8");
   out->assign(v);
   return Status::Ok();
 }
