@@ -60,6 +60,20 @@ class VersionCursor {
     }
     return false;
   }
+  // [sep]word[sep][N], the shape of the pre-, post- and development-release parts; nothing is
+  // consumed when no word of `words` is there.
+  bool Labelled(std::initializer_list<std::string_view> words) {
+    const size_t at = i_;
+    Sep();
+    if (!Word(words)) {
+      i_ = at;
+      return false;
+    }
+    const size_t n = i_;
+    Sep();
+    if (!Digits()) i_ = n;
+    return true;
+  }
   size_t pos() const { return i_; }
   void Reset(size_t pos) { i_ = pos; }
   bool LocalSegment() {
@@ -137,44 +151,17 @@ bool IsPep440Version(std::string_view text) {
     break;
   }
   // Pre-release: [sep](a|b|c|rc|alpha|beta|pre|preview)[sep][N]
-  {
-    const size_t at = c.pos();
-    c.Sep();
-    if (c.Word({"preview", "alpha", "beta", "pre", "rc", "a", "b", "c"})) {
-      const size_t n = c.pos();
-      c.Sep();
-      if (!c.Digits()) c.Reset(n);
-    } else {
-      c.Reset(at);
-    }
-  }
+  c.Labelled({"preview", "alpha", "beta", "pre", "rc", "a", "b", "c"});
   // Post-release: -N | [sep](post|rev|r)[sep][N]
   {
     const size_t at = c.pos();
     if (!(c.Char('-') && c.Digits())) {
       c.Reset(at);
-      c.Sep();
-      if (c.Word({"post", "rev", "r"})) {
-        const size_t n = c.pos();
-        c.Sep();
-        if (!c.Digits()) c.Reset(n);
-      } else {
-        c.Reset(at);
-      }
+      c.Labelled({"post", "rev", "r"});
     }
   }
   // Development release: [sep]dev[sep][N]
-  {
-    const size_t at = c.pos();
-    c.Sep();
-    if (c.Word({"dev"})) {
-      const size_t n = c.pos();
-      c.Sep();
-      if (!c.Digits()) c.Reset(n);
-    } else {
-      c.Reset(at);
-    }
-  }
+  c.Labelled({"dev"});
   // Local version: +segment([-_.]segment)*
   if (c.Char('+')) {
     if (!c.LocalSegment()) return false;
