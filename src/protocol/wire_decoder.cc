@@ -584,6 +584,12 @@ bool WireRecognizer::ObserveMessage(std::string_view frame0, uint64_t message_nu
     rec_.candidates = left;
     if (narrowed || !rec_.recognised) changed = Settle(at);
     if (rec_.generation == nullptr && rec_.recognised && AllAgree(left)) changed = Settle(at);
+    if (rec_.generation != nullptr && (rec_.candidates & Only(*rec_.generation)) == 0) {
+      // The bytes ruled out the generation decided earlier and what is left decodes
+      // differently (Settle declined): decided again between what is left, as Decide does.
+      rec_.recognised = false;
+      changed = Decide(at + " contradicts " + std::string(rec_.generation->name));
+    }
   } else if (!matched_any_ && rec_.generation == nullptr) {
     // Fits nothing, and nothing fitted before: an engine newer (or other) than every table.
     if (!rec_.recognised) {

@@ -158,6 +158,32 @@ TEST(WireRecognizer, StructureDecidesAndSameLayoutCandidatesAreNotAmbiguous) {
       << DescribeRecognition(r);
 }
 
+// Bytes that rule out the generation an engine was recognised as win; when what they fit
+// decodes differently, the engine is decided again between those candidates, as ambiguous and
+// logged with the flag, never left on a generation outside them.
+TEST(WireRecognizer, BytesThatRuleOutTheRecognisedGenerationDecideAgainAsAmbiguous) {
+  WireRecognizer rec(0, nullptr);
+  // 11 positions, num_cached_tokens an int: g20250927 or g20251105.
+  EXPECT_TRUE(rec.ObserveMessage(Message(0, {Output(11, Bytes({0x05}))}, Bytes({0xc0})), 1));
+  EXPECT_EQ(rec.recognition().name(), "g20251105-65ac8d8d");
+  (void)rec.TakeNotes();
+  // 11 positions with nil at position 10: only the generations since g20260712, which do not
+  // all decode the same.
+  EXPECT_TRUE(rec.ObserveMessage(Message(0, {Output(11, Bytes({0xc0}))}, Bytes({0xc0})), 2));
+  const WireRecognition& r = rec.recognition();
+  ASSERT_TRUE(r.recognised);
+  EXPECT_TRUE(r.ambiguous);
+  EXPECT_EQ(WireCandidateNames(r.candidates),
+            "gnewest-20260924, g20260814-6adad087, g20260812-f4e9bb01, g20260712-370b678a");
+  EXPECT_EQ(r.name(), std::string(NewestWireGeneration().name));
+  bool named_flag = false;
+  for (const std::string& line : rec.TakeNotes()) {
+    named_flag |= line.find("ambiguous") != std::string::npos &&
+                  line.find("--engine-wire") != std::string::npos;
+  }
+  EXPECT_TRUE(named_flag);
+}
+
 // Outputs that fit generations which decode differently are held, not guessed at; at the end
 // of the stream the newest is taken and the ambiguity logged with the flag to use.
 TEST(WireDecoder, AmbiguousOutputsAreHeldThenDecidedAndLoggedNeverLost) {
