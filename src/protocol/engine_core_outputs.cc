@@ -199,6 +199,108 @@ void ResetOutput(EngineCoreOutput* out) {
   out->wire_fields = 0;
 }
 
+// The value at `r` as the table's `field`: nil where the field is Optional leaves it at its
+// default. Inlined into the position loop, so the ok path of the common fields (an int, a
+// nil) needs no Status in memory.
+[[gnu::always_inline]] inline Status DecodeField(OutputField field, MsgpackReader& r,
+                                                 std::span<const std::string_view> frames,
+                                                 EngineCoreOutput* out) {
+  switch (field) {
+    case OutputField::kNewLogprobs:
+    case OutputField::kNewPromptLogprobsTensors: {
+      auto& dst =
+          field == OutputField::kNewLogprobs ? out->new_logprobs : out->new_prompt_logprobs_tensors;
+      if (ConsumeNil(r)) return Status::Ok();
+      dst.emplace();
+      return DecodeLogprobs(r, frames, &*dst);
+    }
+    case OutputField::kPoolingOutput: {
+      if (ConsumeNil(r)) return Status::Ok();
+      out->has_pooling_output = true;
+      Tensor t;
+      if (!DecodeTensor(r, frames, &t).ok()) return r.Skip();
+      out->pooling_output = std::move(t);
+      return Status::Ok();
+    }
+    case OutputField::kFinishReason: {
+      if (ConsumeNil(r)) return Status::Ok();
+      int64_t reason;
+      if (Status s = r.ReadInt(&reason); !s.ok()) return s;
+      if (reason < 0 || reason > 4) {
+        return Malformed(r, "unknown FinishReason " + std::to_string(reason));
+      }
+      out->finish_reason = static_cast<FinishReason>(reason);
+      return Status::Ok();
+    }
+    case OutputField::kStopReason: {
+      if (ConsumeNil(r)) return Status::Ok();
+      MsgpackType t;
+      if (Status s = r.PeekType(&t); !s.ok()) return s;
+      if (t == MsgpackType::kStr) {
+        out->stop_reason.kind = StopReason::Kind::kString;
+        return r.ReadStr(&out->stop_reason.text);
+      }
+      out->stop_reason.kind = StopReason::Kind::kTokenId;
+      return r.ReadInt(&out->stop_reason.token_id);
+    }
+    case OutputField::kEvents:
+      if (ConsumeNil(r)) return Status::Ok();
+      out->events.emplace();
+      return DecodeEvents(r, &*out->events);
+    case OutputField::kKvTransferParams:
+      return ReadOptionalMap(r, &out->kv_transfer_params);
+    case OutputField::kEcTransferParams:
+      return ReadOptionalMap(r, &out->ec_transfer_params);
+    case OutputField::kTraceHeaders:
+      return ReadOptionalMap(r, &out->trace_headers);
+    case OutputField::kPrefillStats:
+      if (ConsumeNil(r)) return Status::Ok();
+      out->prefill_stats.emplace();
+      return DecodePrefillStats(r, &*out->prefill_stats);
+    case OutputField::kNumCachedTokens: {
+      Status s = r.ReadInt(&out->num_cached_tokens);
+      out->has_num_cached_tokens = s.ok();
+      return s;
+    }
+    case OutputField::kNumExternalComputedTokens:
+      return r.ReadInt(&out->num_external_computed_tokens);
+    case OutputField::kRoutedExperts:
+      out->has_routed_experts = !r.NextIsNil();
+      return r.Skip();
+    case OutputField::kNumNansInLogits:
+      return r.ReadInt(&out->num_nans_in_logits);
+    case OutputField::kMmCacheMissHashes: {
+      if (ConsumeNil(r)) return Status::Ok();
+      uint32_t count;
+      if (Status s = r.ReadArrayHeader(&count); !s.ok()) return s;
+      for (uint32_t i = 0; i < count; ++i) {
+        std::string_view h;
+        if (Status s = r.ReadStr(&h); !s.ok()) return s;
+        out->mm_cache_miss_hashes.push_back(h);
+      }
+      return Status::Ok();
+    }
+    case OutputField::kNewSamplingMask:
+      out->has_new_sampling_mask = !r.NextIsNil();
+      return r.Skip();
+    case OutputField::kRequestId:  // positions 0 and 1 are read before the table
+    case OutputField::kNewTokenIds:
+    case OutputField::kSpecDecodeMetrics:  // not a metrics input
+    case OutputField::kUnknown:            // newer trailing fields
+      break;
+  }
+  return r.Skip();
+}
+
+// A field that failed: a wrong type at a position is named by the table's field, which says
+// which generation's field the engine did not send. Out of line: only failures get here.
+[[gnu::noinline, gnu::cold]] Status FieldFailure(OutputField field, Status s) {
+  if (s.code() == StatusCode::kMalformed && s.detail() == StatusDetail::kNone) {
+    return Status::Malformed(std::string(OutputFieldName(field)) + ": " + s.message(), s.offset());
+  }
+  return s;
+}
+
 // One EngineCoreOutput, its positions read through the generation's table: the field at each
 // position decides what is read, so the same loop reads every generation.
 Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
@@ -219,136 +321,30 @@ Status DecodeOutput(MsgpackReader& r, std::span<const std::string_view> frames,
       out->new_token_ids.push_back(tok);
     }
   }
-  // The table in locals: stores through `out` may alias it (uint8_t), and reloading it per
-  // position costs.
-  const OutputField* const fields = wire.output.data();
-  const uint8_t* const nil_run_end = wire.nil_run_end.data();
-  // Positions past the table's capacity (a far newer engine) are skipped after the loop, so
-  // the loop indexes the table without a bounds check.
-  const uint32_t in_table = std::min<uint32_t>(n, kMaxOutputPositions);
-  for (uint32_t pos = 2; pos < in_table; ++pos) {
+  // Budget (callgrind instructions, bench/README.md "What the wire-generation table costs"): a
+  // W2 output (one token id, then 11 nils, num_nans_in_logits and 2 nils; 256 to a message)
+  // costs 362 instructions of DecodeEngineCoreOutputs, this loop two passes of ~40 each; the
+  // same decoder with the positions written into the code, 353. A change here keeps W2 within
+  // 3% of that.
+  for (uint32_t pos = 2; pos < n; ++pos) {
     // Most positions of most outputs are nil, and nil leaves every field at its default except
     // the int fields that never are None (num_nans_in_logits, num_cached_tokens): consume the
     // run of nils up to the next of those (the table's nil_run_end), and move on. Past the
-    // table's last int field, and past its last position, the run goes to the end.
-    pos += r.SkipNils(std::min<uint32_t>(in_table, nil_run_end[pos]) - pos);
-    if (pos == in_table) break;
+    // table's last int field, and past its last position, the run goes to the end. `pos` is
+    // at most kMaxOutputPositions here, the last index of nil_run_end.
+    pos += r.SkipNils(std::min<uint32_t>(n, wire.nil_run_end[pos]) - pos);
+    if (pos == n) break;
+    if (pos >= kMaxOutputPositions) [[unlikely]] {
+      // Past the table's capacity (a far newer engine): values nobody reads.
+      for (; pos < n; ++pos) {
+        if (Status s = r.Skip(); !s.ok()) return s;
+      }
+      break;
+    }
     // Positions past the table's are kUnknown in it (MakeWireGeneration), up to its capacity.
-    const OutputField field = fields[pos];
-    Status s;
-    switch (field) {
-      case OutputField::kNewLogprobs:
-      case OutputField::kNewPromptLogprobsTensors: {
-        auto& dst = field == OutputField::kNewLogprobs ? out->new_logprobs
-                                                       : out->new_prompt_logprobs_tensors;
-        if (!ConsumeNil(r)) {
-          dst.emplace();
-          s = DecodeLogprobs(r, frames, &*dst);
-        }
-        break;
-      }
-      case OutputField::kPoolingOutput:
-        if (!ConsumeNil(r)) {
-          out->has_pooling_output = true;
-          Tensor t;
-          if (DecodeTensor(r, frames, &t).ok()) {
-            out->pooling_output = std::move(t);
-          } else {
-            s = r.Skip();
-          }
-        }
-        break;
-      case OutputField::kFinishReason:
-        if (!ConsumeNil(r)) {
-          int64_t reason;
-          s = r.ReadInt(&reason);
-          if (s.ok() && (reason < 0 || reason > 4)) {
-            s = Malformed(r, "unknown FinishReason " + std::to_string(reason));
-          }
-          if (s.ok()) out->finish_reason = static_cast<FinishReason>(reason);
-        }
-        break;
-      case OutputField::kStopReason:
-        if (!ConsumeNil(r)) {
-          MsgpackType t;
-          s = r.PeekType(&t);
-          if (s.ok() && t == MsgpackType::kStr) {
-            out->stop_reason.kind = StopReason::Kind::kString;
-            s = r.ReadStr(&out->stop_reason.text);
-          } else if (s.ok()) {
-            out->stop_reason.kind = StopReason::Kind::kTokenId;
-            s = r.ReadInt(&out->stop_reason.token_id);
-          }
-        }
-        break;
-      case OutputField::kEvents:
-        if (!ConsumeNil(r)) {
-          out->events.emplace();
-          s = DecodeEvents(r, &*out->events);
-        }
-        break;
-      case OutputField::kKvTransferParams:
-        s = ReadOptionalMap(r, &out->kv_transfer_params);
-        break;
-      case OutputField::kEcTransferParams:
-        s = ReadOptionalMap(r, &out->ec_transfer_params);
-        break;
-      case OutputField::kTraceHeaders:
-        s = ReadOptionalMap(r, &out->trace_headers);
-        break;
-      case OutputField::kPrefillStats:
-        if (!ConsumeNil(r)) {
-          out->prefill_stats.emplace();
-          s = DecodePrefillStats(r, &*out->prefill_stats);
-        }
-        break;
-      case OutputField::kNumCachedTokens:
-        s = r.ReadInt(&out->num_cached_tokens);
-        out->has_num_cached_tokens = s.ok();
-        break;
-      case OutputField::kNumExternalComputedTokens:
-        s = r.ReadInt(&out->num_external_computed_tokens);
-        break;
-      case OutputField::kRoutedExperts:
-        out->has_routed_experts = !r.NextIsNil();
-        s = r.Skip();
-        break;
-      case OutputField::kNumNansInLogits:
-        s = r.ReadInt(&out->num_nans_in_logits);
-        break;
-      case OutputField::kMmCacheMissHashes:
-        if (!ConsumeNil(r)) {
-          uint32_t count;
-          s = r.ReadArrayHeader(&count);
-          for (uint32_t i = 0; s.ok() && i < count; ++i) {
-            std::string_view h;
-            s = r.ReadStr(&h);
-            if (s.ok()) out->mm_cache_miss_hashes.push_back(h);
-          }
-        }
-        break;
-      case OutputField::kNewSamplingMask:
-        out->has_new_sampling_mask = !r.NextIsNil();
-        s = r.Skip();
-        break;
-      case OutputField::kRequestId:  // positions 0 and 1 are read above
-      case OutputField::kNewTokenIds:
-      case OutputField::kSpecDecodeMetrics:  // not a metrics input
-      case OutputField::kUnknown:            // newer trailing fields
-        s = r.Skip();
-        break;
+    if (Status s = DecodeField(wire.output[pos], r, frames, out); !s.ok()) [[unlikely]] {
+      return FieldFailure(wire.output[pos], std::move(s));
     }
-    if (!s.ok()) {
-      if (s.code() == StatusCode::kMalformed && s.detail() == StatusDetail::kNone) {
-        // Name the field: a wrong type at a position says which generation's field it was.
-        return Status::Malformed(std::string(OutputFieldName(field)) + ": " + s.message(),
-                                 s.offset());
-      }
-      return s;
-    }
-  }
-  for (uint32_t pos = in_table; pos < n; ++pos) {
-    if (Status s = r.Skip(); !s.ok()) return s;
   }
   return Status::Ok();
 }
@@ -440,12 +436,12 @@ namespace {
 // shape (not a pickle ext, not a missing aux frame, which fail the message in Python's decoder
 // too) and the value can be stepped over. Returns the status the message fails with, or Ok
 // with `r` after the part.
-Status SalvagePart(const Status& failure, const MsgpackReader& start, MsgpackReader& r,
+Status SalvagePart(const Status& failure, const char* start, MsgpackReader& r,
                    const DecodeContext& ctx, DecodePart part, uint32_t* skipped) {
   if (failure.code() == StatusCode::kUnsupported || failure.detail() == StatusDetail::kAuxFrame) {
     return failure;
   }
-  r = start;
+  r.Rewind(start);
   if (Status skip = r.Skip(); !skip.ok()) return skip;
   ++*skipped;
   // Logged once per kind of problem (the reporter keys on the part and the text, not on the
@@ -491,7 +487,8 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
   }
   out->wire_fields = n;
   for (uint32_t pos = 0; pos < n; ++pos) {
-    const MsgpackReader start = r;
+    // A part that fails is stepped over from where it began (`start`, taken by the parts that
+    // can be salvaged).
     Status s;
     switch (pos) {
       case 0:
@@ -499,6 +496,7 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
         break;
       case 1: {
         if (ConsumeNil(r)) break;
+        const char* const start = r.position();
         uint32_t count;
         if (s = r.ReadArrayHeader(&count); !s.ok()) {
           s = SalvagePart(s, start, r, ctx, DecodePart::kOutput, &out->skipped.outputs);
@@ -506,23 +504,27 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
         }
         // Grown one decoded output at a time: a count is only a claim until the outputs are
         // there, and an EngineCoreOutput is far larger than the byte that claims it.
-        for (uint32_t i = 0; s.ok() && i < count; ++i) {
-          // The element the previous message left at this index is decoded into again
-          // (ResetOutput keeps its token-id capacity); new ones are appended.
-          if (used == out->outputs.size()) out->outputs.emplace_back();
-          const MsgpackReader entry = r;
-          s = DecodeOutput(r, frames, wire, &out->outputs[used]);
-          if (s.ok()) {
+        // The elements the previous message left are decoded into again (ResetOutput keeps
+        // their token-id capacity); new ones are appended. `have` is the vector's size.
+        size_t have = out->outputs.size();
+        for (uint32_t i = 0; i < count; ++i) {
+          if (used == have) {
+            out->outputs.emplace_back();
+            ++have;
+          }
+          const char* const entry = r.position();
+          if (Status e = DecodeOutput(r, frames, wire, &out->outputs[used]); e.ok()) [[likely]] {
             ++used;
-          } else {
-            // This entry only: the other outputs and the statistics still count.
-            s = SalvagePart(s, entry, r, ctx, DecodePart::kOutput, &out->skipped.outputs);
+          } else if (s = SalvagePart(e, entry, r, ctx, DecodePart::kOutput, &out->skipped.outputs);
+                     !s.ok()) {
+            break;  // this entry could not be skipped; otherwise only it is lost
           }
         }
         break;
       }
       case 2:
         if (!ConsumeNil(r)) {
+          const char* const start = r.position();
           out->scheduler_stats.emplace();
           s = internal::DecodeSchedulerStatsAt(r, ctx, &*out->scheduler_stats);
           if (!s.ok()) {
@@ -537,6 +539,7 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
         break;
       case 4:
         if (!ConsumeNil(r)) {
+          const char* const start = r.position();
           out->utility_output.emplace();
           s = DecodeUtility(r, &*out->utility_output);
           if (!s.ok()) {
@@ -548,6 +551,7 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
         break;
       case 5:
         if (!ConsumeNil(r)) {
+          const char* const start = r.position();
           uint32_t count;
           s = r.ReadArrayHeader(&count);
           if (s.ok()) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <deque>
@@ -393,6 +394,30 @@ TEST(MsgpackReader, SkipNilsConsumesOnlyTheRunOfNilsAhead) {
     EXPECT_EQ(r.SkipNils(c.max), c.skipped) << c.hex;
     EXPECT_EQ(r.offset(), c.skipped) << c.hex;
   }
+}
+
+// Runs of nils are read a word at a time: a run of any length, ending at any byte of a word,
+// cut by `max` anywhere, or by the end of the input (the last seven bytes are read one at a
+// time), consumes exactly the nils ahead, up to `max`.
+TEST(MsgpackReader, SkipNilsCountsEveryRunLengthAndCut) {
+  for (size_t size = 0; size <= 26; ++size) {
+    for (size_t first_value = 0; first_value <= size; ++first_value) {
+      // `first_value` nils, then (when it fits) a fixint, then more nils that must not count.
+      std::string bytes(size, '\xc0');
+      if (first_value < size) bytes[first_value] = '\x01';
+      for (uint32_t max = 0; max <= 28; ++max) {
+        MsgpackReader r(bytes);
+        const size_t want = std::min<size_t>(first_value, max);
+        EXPECT_EQ(r.SkipNils(max), want) << size << " " << first_value << " " << max;
+        EXPECT_EQ(r.offset(), want) << size << " " << first_value << " " << max;
+      }
+    }
+  }
+  // A value whose first byte is not 0xc0 but whose word has nils after it stops the run at once.
+  const std::string bytes = "\x01\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xc0\xc0";
+  MsgpackReader r(bytes);
+  EXPECT_EQ(r.SkipNils(9), 0u);
+  EXPECT_EQ(r.offset(), 0u);
 }
 
 TEST(MsgpackReader, NextIsNumberIsTrueForIntsAndFloatsOnly) {

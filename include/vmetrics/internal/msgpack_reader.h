@@ -30,6 +30,7 @@
 #ifndef VMETRICS_INTERNAL_MSGPACK_READER_H_
 #define VMETRICS_INTERNAL_MSGPACK_READER_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -63,6 +64,9 @@ class MsgpackReader {
   size_t remaining() const { return static_cast<size_t>(end_ - cur_); }
   bool at_end() const { return cur_ >= end_; }
   const char* position() const { return cur_; }
+  // Back to a position() this reader returned earlier (a decoder stepping over a value it
+  // could not read); one pointer to keep instead of a copy of the reader.
+  void Rewind(const char* position) { cur_ = position; }
 
   // The type of the next value; kMalformed at the end of input or on the unused byte 0xc1.
   Status PeekType(MsgpackType* type) const {
@@ -111,16 +115,34 @@ class MsgpackReader {
     return ReadNilSlow();
   }
   // Consumes the nils that come next, at most `max` of them, and returns how many (0 when the
-  // next value is not nil). One pass with the cursor in a register: a struct's unset positions
-  // come in runs (most of an EngineCoreOutput's fields, every step).
+  // next value is not nil). A struct's unset positions come in runs (most of an
+  // EngineCoreOutput's fields, every step), so the run is read eight bytes at a time: the first
+  // byte that is not 0xc0 ends it. Words may reach past `max` (the count is cut to it), never
+  // past the input; its last seven bytes are read one at a time.
   uint32_t SkipNils(uint32_t max) {
-    const char* p = cur_;
-    const size_t left = static_cast<size_t>(end_ - p);
-    const char* const stop = p + (left < max ? left : max);
-    while (p < stop && static_cast<uint8_t>(*p) == 0xc0) ++p;
-    const auto skipped = static_cast<uint32_t>(p - cur_);
-    cur_ = p;
-    return skipped;
+    const auto left = static_cast<size_t>(end_ - cur_);
+    const size_t limit = left < max ? left : max;
+    size_t i = 0;
+    if (left >= 8) {
+      const size_t last_word = left - 8;
+      for (;;) {
+        uint64_t word;
+        std::memcpy(&word, cur_ + i, sizeof(word));
+        const uint64_t not_nil = word ^ 0xc0c0c0c0c0c0c0c0ULL;  // zero bytes: nils
+        if (not_nil != 0) {
+          // The zero bytes before the first non-zero one, in memory order.
+          i += static_cast<size_t>(std::endian::native == std::endian::little
+                                       ? std::countr_zero(not_nil)
+                                       : std::countl_zero(not_nil)) /
+               8;
+          return Consume(i < limit ? i : limit);
+        }
+        i += 8;
+        if (i >= limit || i > last_word) break;
+      }
+    }
+    while (i < limit && static_cast<uint8_t>(cur_[i]) == 0xc0) ++i;
+    return Consume(i < limit ? i : limit);
   }
   Status ReadBool(bool* out);
   // Any int encoding whose value fits int64 (uint64 above INT64_MAX is LimitExceeded).
@@ -239,6 +261,11 @@ class MsgpackReader {
   Status ReadRaw(std::string_view* raw);
 
  private:
+  // Steps over `n` bytes (at most remaining()); returns n as a count of values (SkipNils).
+  uint32_t Consume(size_t n) {
+    cur_ += n;
+    return static_cast<uint32_t>(n);
+  }
   // Reads the header of the next value. For str/bin/ext `length` is the payload length and
   // `payload` points at it; for array/map `length` is the element/pair count.
   struct Header {
