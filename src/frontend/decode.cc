@@ -88,7 +88,9 @@ Json KvJson(const KvConnectorStats&, const DecodeContext& ctx, const Resolutions
         std::string key = m.name;
         // Const labels (Offloading's transfer_type) and an info map's names, as name=value, so
         // that the metrics sharing a family and the info labels stay apart.
-        for (const auto& [name, value] : m.const_labels) key.append("|").append(name + "=" + value);
+        for (const auto& [name, value] : m.const_labels) {
+          key.append("|").append(name).append("=").append(value);
+        }
         for (size_t i = 0; i < s.extra_label_values.size(); ++i) {
           key.append("|");
           if (i < s.extra_label_names.size()) key.append(s.extra_label_names[i]).append("=");

@@ -102,7 +102,7 @@ class ConnectorRecorder {
   // A kSetInfo sample: declares the family's label names from the first one, then sets the
   // child of the aligned values to 1 (under mu_).
   void RecordInfo(PayloadRecording& rec, const ConnectorSample& s);
-  void ReportInfoProblem(const PayloadRecording& rec, const MetricDef& m, std::string what);
+  static void ReportInfoProblem(const PayloadRecording& rec, const MetricDef& m, std::string what);
   // At most this many label names from an info map (a hostile map cannot make the family's
   // label set unbounded; the values are bounded by the cardinality guard).
   static constexpr size_t kMaxInfoLabels = 32;

@@ -331,6 +331,7 @@ TEST(OffloadingConfigInfo, HostileMapsAreCountedAndSkippedNeverFatal) {
 TEST(OffloadingConfigInfo, AtMostThirtyTwoLabelNamesAreDeclared) {
   Rig rig(1, kOffloading);
   std::vector<std::pair<std::string, std::string>> many;
+  many.reserve(40);
   for (int i = 0; i < 40; ++i) many.emplace_back("k" + std::to_string(i), Int(i));
   rig.Record(Message(0, Payload({}, InfoMap(many))));
   const std::string text = rig.Text();
