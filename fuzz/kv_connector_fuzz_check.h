@@ -81,9 +81,18 @@ inline std::string CheckSamples(const KvConnectorStats& kv, const DecodeContext&
       if (!why.empty()) return;
       if (s.metric_index >= row.metrics.size()) {
         why = "a sample names no metric of its row";
+      } else if (row.metrics[s.metric_index].sample_kind == SampleKind::kSetInfo) {
+        // An info map's labels are its own: one name per value, the value 1.
+        if (s.extra_label_names.size() != s.extra_label_values.size()) {
+          why = "an info sample's label names and values differ in number";
+        } else if (s.values.size() != 1 || s.values[0] != 1.0) {
+          why = "an info sample is not the single value 1";
+        }
       } else if (s.extra_label_values.size() !=
                  (row.record_shaped() ? extra : row.metrics[s.metric_index].labelnames.size())) {
         why = "a sample carries the wrong number of extra label values";
+      } else if (!s.extra_label_names.empty()) {
+        why = "a sample that is not an info map carries label names";
       } else if (s.label_set != 0) {
         const std::vector<std::string> labels(s.extra_label_values.begin(),
                                               s.extra_label_values.end());

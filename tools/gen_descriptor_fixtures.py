@@ -23,7 +23,9 @@ This script
 
 The recorder below is written from the reference notes and docs/recording.md, never from src/.
 Built-in connectors appear here in descriptor form only: the three that send descriptors in
-Python (HiSparse, HF3FS, Offloading) are registered from the very descriptors they send. The
+Python (HiSparse, HF3FS, Offloading) are registered from the very descriptors they send, with
+Offloading's families that no descriptor can say (its deprecated transfer_type families and its
+config-info gauge) taken from tools/gen_goldens.py's OffloadingFamilies. The
 families of the Python frontend (scheduler, MFU, cache config, vmetrics accounting) are the
 tables of tools/gen_goldens.py, imported, so the two generators cannot disagree about them.
 
@@ -779,6 +781,10 @@ class Peer:
         self.eager = {}             # (id(row), metric index, engine) -> child
         self.refused = {}           # class name -> raw descriptor doc that was refused
         self.accounting = None
+        # The built-in Offloading row's families beyond its descriptor (deprecated transfer_type
+        # families before, the config-info gauge after), modelled by tools/gen_goldens.py.
+        self.offloading_spec = frontend.offloading_spec_name(kv)
+        self.offloading = None
         for class_name, (doc, children) in BUILTIN.items():
             _, metrics = parse_descriptor(doc)
             self.rows[class_name] = Row(class_name, metrics, True, children)
@@ -837,11 +843,20 @@ class Peer:
         if id(row) in self.registered:
             return
         self.registered.add(id(row))
+        offloading = row.builtin and row.class_name == frontend.OFFLOADING
+        if offloading:
+            self.offloading = frontend.OffloadingFamilies(
+                lambda family, labelnames: self.make(self.out.vllm, family.name, family.kind,
+                                                     family.help, labelnames, family.buckets),
+                self.model, self.engines, self.offloading_spec, self.skip, register_flat=False)
         for m in row.metrics:
             if m.name not in self.families:
                 labels = ["model_name", "engine"] + m.labelnames + list(m.const_labels)
                 self.families[m.name] = self.make(self.out.vllm, m.name, m.kind, m.help, labels,
                                                   m.buckets)
+        if offloading:
+            self.names |= sample_names(frontend.OFFLOAD_CONFIG_INFO.name, "gauge")
+            self.offloading.register_info(self.out.vllm)
         if row.children != EAGER:
             return
         for index, m in enumerate(row.metrics):
@@ -955,8 +970,14 @@ class Peer:
 
     # ---- walking a payload with its row ------------------------------------------------------
 
+    def skip(self, reason):
+        raise NotImplementedError(f"a skipped value ({reason}) is gen_goldens.py's business")
+
     def walk(self, engine, row, payload):
         """Single-segment paths in payload key order, then nested paths in metric order."""
+        if row.builtin and row.class_name == frontend.OFFLOADING and \
+                payload.get("info") is not None:
+            self.offloading.record_info(engine, payload["info"])
         for key in payload:
             if key in RESERVED_KEYS:
                 continue
@@ -1010,6 +1031,8 @@ class Peer:
         if child is None:
             child = self.families[m.name].labels(self.model, engine, *labels,
                                                  *m.const_labels.values())
+        if row.builtin and row.class_name == frontend.OFFLOADING and not labels:
+            self.offloading.mirror(engine, m.name, values)
         for v in values:
             if m.kind == "histogram":
                 child.observe(float(v) * m.scale)

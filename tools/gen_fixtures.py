@@ -408,6 +408,30 @@ OFFLOADING = {
     },
     "info": None,
 }
+# The same with its config facts (`info`, OffloadingManager.config_info() as the CPU manager
+# fills it) and both directions, and three hostile variants of `info`: a value of a type str()
+# does not print as a fact, a key that is not a string, an `info` that is not a map.
+OFFLOADING_INFO = {
+    "types": {
+        "vllm:kv_offload_load_bytes": "counter",
+        "vllm:kv_offload_load_time": "counter",
+        "vllm:kv_offload_load_size": "histogram",
+        "vllm:kv_offload_store_bytes": "counter",
+    },
+    "data": {
+        "vllm:kv_offload_load_bytes": {(): 2097152},
+        "vllm:kv_offload_load_time": {(): 0.001},
+        "vllm:kv_offload_load_size": {(): [2097152]},
+        "vllm:kv_offload_store_bytes": {(): 1048576},
+    },
+    "info": {"cpu_num_chunks": 4096, "cpu_blocks_per_chunk": 1,
+             "cpu_kv_bytes_per_chunk": 2097152, "cpu_capacity_tokens_at_max_len": "None"},
+}
+OFFLOADING_HOSTILE_INFO = [
+    dict(OFFLOADING_INFO, info={"cpu_num_chunks": [1, 2], "cpu_blocks_per_chunk": 1}),
+    dict(OFFLOADING_INFO, info={7: "seven", "cpu_num_chunks": 4096}),
+    dict(OFFLOADING_INFO, info=3),
+]
 HF3FS = {
     "save_duration": [0.02, 0.03],
     "load_duration": [0.01],
@@ -734,6 +758,14 @@ def define_fixtures():
            "bare OffloadingConnector typed payload {types, data, info=None}; data values are "
            "maps keyed by the empty tuple (an empty msgpack array as a map key)",
            stats_with_kv(OFFLOADING))
+    single("kv_offloading_info",
+           "bare OffloadingConnector typed payload with both directions and its `info` map "
+           "(CPU manager config facts: ints and the string None)",
+           stats_with_kv(OFFLOADING_INFO))
+    single("kv_offloading_hostile_info",
+           "three OffloadingConnector payloads whose `info` is hostile: a list value, an int "
+           "key, an int instead of a map (each skipped whole; the data still records)",
+           *[stats_with_kv(p) for p in OFFLOADING_HOSTILE_INFO])
     single("kv_hf3fs", "bare HF3FSKVConnector payload (scalar failure counts)",
            stats_with_kv(HF3FS))
     single("kv_hisparse", "bare HiSparseConnector payload", stats_with_kv(HISPARSE))

@@ -35,6 +35,7 @@ from unittest import mock
 import msgpack
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import generate_latest as generate_text
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
@@ -410,6 +411,182 @@ def row_for_class(class_name):
         if class_name in row.class_names:
             return row
     return None
+
+
+# ------------------------------------------------------------------------------------------------
+# OffloadingConnector (OffloadPromMetrics, vllm/distributed/kv_transfer/kv_connector/v1/
+# offloading/metrics.py; an undated upstream copy). Its payload is typed: {"types": name ->
+# "counter"|"gauge"|"histogram", "data": name -> {label-value tuple -> number or list},
+# "info": label name -> value, or None}. Registration, in OffloadPromMetrics.__init__'s order:
+#   1. the deprecated transfer_type families (OFFLOAD_DEPRECATED), children for every engine at
+#      once, engine outer and transfer_type (CPU_to_GPU, GPU_to_CPU) inner;
+#   2. the flat families (OFFLOAD_FLAT), children on first value;
+#   3. vllm:kv_offload_config_info, whose label names (after model_name, engine) upstream come
+#      from the offloading spec; vmetrics takes them from the first `info` map (its order), so it
+#      is registered now and renders HELP and TYPE only until that map arrives.
+# Recording: every `data` value under the unlabelled tuple () feeds its flat family; while the
+# spec (kv_connector_extra_config.spec_name, default CPUOffloadingSpec) is CPUOffloadingSpec or
+# its subclass TieringOffloadingSpec, each such load value also feeds the deprecated family's
+# CPU_to_GPU child and each store value its GPU_to_CPU child (OFFLOAD_MIRROR). `info`: the
+# config-info child of the values aligned to the declared names (missing -> "", others
+# dropped) is set to 1; a value that is not str/int/float/bool/None skips the map (wrong_type).
+# ------------------------------------------------------------------------------------------------
+OFFLOADING = "OffloadingConnector"
+OFFLOAD_SIZE_BUCKETS = [1e6, 5e6, 10e6, 20e6, 40e6, 60e6, 80e6, 100e6, 150e6, 200e6]
+OFFLOAD_FLAT = [
+    Family("vllm:kv_offload_load_bytes", COUNTER, "Total bytes loaded from offload storage to GPU."),
+    Family("vllm:kv_offload_load_time", COUNTER,
+           "Total load time from offload storage to GPU, in seconds."),
+    Family("vllm:kv_offload_load_size", HISTOGRAM,
+           "Histogram of KV offload load operation size, in bytes.", OFFLOAD_SIZE_BUCKETS),
+    Family("vllm:kv_offload_store_bytes", COUNTER,
+           "Total bytes stored from GPU to offload storage."),
+    Family("vllm:kv_offload_store_time", COUNTER,
+           "Total store time from GPU to offload storage, in seconds."),
+    Family("vllm:kv_offload_store_size", HISTOGRAM,
+           "Histogram of KV offload store operation size, in bytes.", OFFLOAD_SIZE_BUCKETS),
+    Family("vllm:kv_offload_lookup_sync_delay_seconds", HISTOGRAM,
+           "Histogram of the time spent in a single offload lookup call, in seconds.",
+           [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1]),
+    Family("vllm:kv_offload_lookup_async_delay_seconds", HISTOGRAM,
+           "Histogram of time between a request's offload lookup first deferring and the "
+           "following lookup resolving, or request finish, in seconds.",
+           [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10]),
+    Family("vllm:kv_offload_allocation_failure", COUNTER,
+           "Number of KV offload store allocation attempts that failed."),
+]
+OFFLOAD_DEPRECATED = [
+    Family("vllm:kv_offload_total_bytes", COUNTER, "Number of bytes offloaded by KV connector"),
+    Family("vllm:kv_offload_total_time", COUNTER,
+           "Total time measured by all KV offloading operations"),
+    Family("vllm:kv_offload_size", HISTOGRAM, "Histogram of KV offload transfer size, in bytes.",
+           OFFLOAD_SIZE_BUCKETS),
+]
+TRANSFER_TYPES = ("CPU_to_GPU", "GPU_to_CPU")
+OFFLOAD_MIRROR = {
+    "vllm:kv_offload_load_bytes": ("vllm:kv_offload_total_bytes", "CPU_to_GPU"),
+    "vllm:kv_offload_load_time": ("vllm:kv_offload_total_time", "CPU_to_GPU"),
+    "vllm:kv_offload_load_size": ("vllm:kv_offload_size", "CPU_to_GPU"),
+    "vllm:kv_offload_store_bytes": ("vllm:kv_offload_total_bytes", "GPU_to_CPU"),
+    "vllm:kv_offload_store_time": ("vllm:kv_offload_total_time", "GPU_to_CPU"),
+    "vllm:kv_offload_store_size": ("vllm:kv_offload_size", "GPU_to_CPU"),
+}
+OFFLOAD_CONFIG_INFO = Family(
+    "vllm:kv_offload_config_info", GAUGE,
+    "Static configuration of the KV offload managers of this engine instance. The configured "
+    "offloading spec declares the label names, and each manager fills the values, so a series "
+    "appears from the first scheduler step of its engine. Each engine reports its own "
+    "configuration, not the instance total.")
+# OffloadingSpecFactory's default spec, and the built-in specs that are CPUOffloadingSpec or a
+# subclass of it (vllm/v1/kv_offload/factory.py, undated upstream copy).
+DEFAULT_OFFLOADING_SPEC = "CPUOffloadingSpec"
+CPU_OFFLOADING_SPECS = ("CPUOffloadingSpec", "TieringOffloadingSpec")
+
+
+def offloading_spec_name(kv_transfer_config):
+    """spec_name of the configured OffloadingConnector (top level or the first MultiConnector
+    child of that class), or the default; a non-string value counts as absent."""
+    config = kv_transfer_config or {}
+    if config.get("kv_connector") == MULTI_CONNECTOR:
+        children = (config.get("kv_connector_extra_config") or {}).get("connectors", [])
+        config = next((c for c in children if c.get("kv_connector") == OFFLOADING), {})
+    spec = (config.get("kv_connector_extra_config") or {}).get("spec_name")
+    return spec if isinstance(spec, str) else DEFAULT_OFFLOADING_SPEC
+
+
+class DeclaredLater:
+    """A gauge that holds its place in the registry before its label names are known (vmetrics'
+    Registry::ReplaceFamily): HELP and TYPE only, as prometheus_client renders a labelled gauge
+    without children, until `metric` is set."""
+
+    def __init__(self, family, registry):
+        self.family = family
+        self.metric = None
+        registry.register(self)
+
+    def collect(self):
+        if self.metric is None:
+            return [GaugeMetricFamily(self.family.name, self.family.help)]
+        return self.metric.collect()
+
+
+def python_str(value):
+    """str() of a label value as Python prints it."""
+    return str(value)
+
+
+class OffloadingFamilies:
+    """The Offloading row's families for one recorder (also tools/gen_descriptor_fixtures.py's,
+    which registers the flat families from the connector's descriptor in between: hence
+    `register_flat` and the separate `register_info`). `make(family, labelnames)` registers a
+    metric in the vLLM registry, `skip(reason)` counts a skipped value."""
+
+    def __init__(self, make, model_name, engines, spec_name, skip, register_flat=True):
+        self.model_name = model_name
+        self.skip = skip
+        self.cpu_spec = spec_name in CPU_OFFLOADING_SPECS
+        self.metrics = {}
+        for family in OFFLOAD_DEPRECATED:
+            self.metrics[family.name] = make(family, ["model_name", "engine", "transfer_type"])
+        self.deprecated = {}
+        for engine in engines:
+            for transfer_type in TRANSFER_TYPES:
+                for family in OFFLOAD_DEPRECATED:
+                    self.deprecated[(family.name, str(engine), transfer_type)] = \
+                        self.metrics[family.name].labels(model_name, str(engine), transfer_type)
+        if register_flat:
+            for family in OFFLOAD_FLAT:
+                self.metrics[family.name] = make(family, ["model_name", "engine"])
+        self.info = None
+        self.info_labels = None
+
+    def register_info(self, registry):
+        self.info = DeclaredLater(OFFLOAD_CONFIG_INFO, registry)
+
+    def mirror(self, engine, flat_name, values):
+        """The deprecated child that also takes an unlabelled flat value, fed with `values`."""
+        if not self.cpu_spec or flat_name not in OFFLOAD_MIRROR:
+            return
+        name, transfer_type = OFFLOAD_MIRROR[flat_name]
+        child = self.deprecated[(name, str(engine), transfer_type)]
+        for v in values:
+            if name == "vllm:kv_offload_size":
+                child.observe(v)
+            else:
+                child.inc(v)
+
+    def record(self, engine, payload):
+        engine = str(engine)
+        info = payload.get("info")
+        if info is not None:
+            self.record_info(engine, info)
+        data = payload.get("data") or {}
+        for family in OFFLOAD_FLAT:
+            if family.name not in data:
+                continue
+            for labels, value in data[family.name].items():
+                assert labels == (), "only unlabelled offloading values are modelled"
+                values = value if isinstance(value, list) else [value]
+                child = self.metrics[family.name].labels(self.model_name, engine)
+                for v in values:
+                    if family.kind == HISTOGRAM:
+                        child.observe(v)
+                    else:
+                        child.inc(v)
+                self.mirror(engine, family.name, values)
+
+    def record_info(self, engine, info):
+        if not isinstance(info, dict) or not all(
+                isinstance(k, str) and (v is None or isinstance(v, (str, int, float, bool)))
+                for k, v in info.items()):
+            self.skip("wrong_type")
+            return
+        if self.info_labels is None:
+            self.info_labels = list(info)
+            self.info.metric = Gauge(OFFLOAD_CONFIG_INFO.name, OFFLOAD_CONFIG_INFO.help,
+                                     ["model_name", "engine"] + self.info_labels, registry=None)
+        values = [python_str(info[k]) if k in info else "" for k in self.info_labels]
+        self.info.metric.labels(self.model_name, engine, *values).set(1)
 
 
 # ================================================================================================
@@ -801,6 +978,69 @@ def scenario_newest_keys():
     ]
 
 
+def offloading_payload(data, info=None):
+    """An OffloadingConnectorStats payload: its types, the unlabelled values, and `info`."""
+    types = {name: ("histogram" if isinstance(value, list) else "counter")
+             for name, value in data.items()}
+    return {"types": types, "data": {name: {(): value} for name, value in data.items()},
+            "info": info}
+
+
+CPU_OFFLOAD_INFO = {"cpu_num_chunks": 4096, "cpu_blocks_per_chunk": 1,
+                    "cpu_kv_bytes_per_chunk": 2097152, "cpu_capacity_tokens_at_max_len": "None"}
+
+
+def scenario_offloading_cpu_spec():
+    """Offloading with the default (CPU) spec, two engines: the deprecated transfer_type families
+    mirror the unlabelled load (CPU_to_GPU) and store (GPU_to_CPU) values; engine 0's first
+    `info` declares the config-info labels, engine 1's lacks one (empty) and has one more
+    (dropped); a later `info` whose value is a list is skipped (wrong_type); None leaves it."""
+    engine1_info = dict(CPU_OFFLOAD_INFO, cpu_extra_fact=True)
+    del engine1_info["cpu_capacity_tokens_at_max_len"]
+    return [
+        connector_message(0, 120.0, offloading_payload({
+            "vllm:kv_offload_store_bytes": 8388608, "vllm:kv_offload_store_time": 0.004,
+            "vllm:kv_offload_store_size": [4194304, 4194304],
+            "vllm:kv_offload_lookup_sync_delay_seconds": [0.00002, 0.0003]}, CPU_OFFLOAD_INFO)),
+        connector_message(1, 120.5, offloading_payload({
+            "vllm:kv_offload_load_bytes": 2097152, "vllm:kv_offload_load_time": 0.001,
+            "vllm:kv_offload_load_size": [2097152], "vllm:kv_offload_allocation_failure": 1},
+            engine1_info)),
+        connector_message(0, 121.0, offloading_payload({
+            "vllm:kv_offload_load_bytes": 16777216, "vllm:kv_offload_load_time": 0.0125,
+            "vllm:kv_offload_load_size": [16777216],
+            "vllm:kv_offload_store_bytes": 1048576, "vllm:kv_offload_store_time": 0.0005,
+            "vllm:kv_offload_store_size": [1048576],
+            "vllm:kv_offload_lookup_async_delay_seconds": [0.002]})),
+        connector_message(1, 121.5, offloading_payload({
+            "vllm:kv_offload_store_bytes": 1048576, "vllm:kv_offload_store_time": 0.00025,
+            "vllm:kv_offload_store_size": [1048576]}, {"cpu_num_chunks": [1, 2]})),
+    ]
+
+
+def scenario_offloading_other_spec():
+    """A MultiConnector whose OffloadingConnector names an out-of-tree spec: the deprecated
+    families are registered with their zero children but not fed; the flat ones are."""
+    return [
+        connector_message(0, 130.0, {
+            "NixlConnector": nixl_payload([0.02], [0.001], [65536], [12], [0], [0], [0]),
+            "OffloadingConnector": offloading_payload({
+                "vllm:kv_offload_load_bytes": 4194304, "vllm:kv_offload_load_time": 0.002,
+                "vllm:kv_offload_load_size": [4194304], "vllm:kv_offload_store_bytes": 2097152,
+                "vllm:kv_offload_store_size": [2097152]},
+                {"acme_tier": "nvme", "acme_capacity_bytes": 1099511627776,
+                 "acme_ratio": 0.5})}),
+    ]
+
+
+OFFLOADING_CPU_CONFIG = ('{"kv_connector":"OffloadingConnector","kv_role":"kv_both",'
+                         '"kv_connector_extra_config":{"cpu_bytes_to_use":8589934592}}')
+OFFLOADING_OTHER_CONFIG = (
+    '{"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":['
+    '{"kv_connector":"NixlConnector"},{"kv_connector":"OffloadingConnector",'
+    '"kv_connector_extra_config":{"spec_name":"AcmeOffloadingSpec",'
+    '"spec_module_path":"acme.offload"}}]}}')
+
 SCENARIOS = [
     Scenario("default_single", ["--served-model-name", LLAMA], scenario_default_single()),
     Scenario("scheduler_full",
@@ -849,6 +1089,12 @@ SCENARIOS = [
              ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_producer"}',
               "--data-parallel-size", "2"],
              scenario_newest_keys()),
+    Scenario("offloading_cpu_spec",
+             ["--served-model-name", LLAMA, "--kv-transfer-config", OFFLOADING_CPU_CONFIG,
+              "--data-parallel-size", "2"],
+             scenario_offloading_cpu_spec(), ("openmetrics",)),
+    Scenario("offloading_other_spec", ["--kv-transfer-config", OFFLOADING_OTHER_CONFIG],
+             scenario_offloading_other_spec()),
 ]
 
 # ================================================================================================
@@ -1010,8 +1256,15 @@ def decode_scheduler_stats(obj):
 def read_messages(path):
     """Every msgpack object of a file of concatenated messages (frame 0 of each ZMQ message)."""
     with open(path, "rb") as f:
-        unpacker = msgpack.Unpacker(f, raw=False, strict_map_key=False, use_list=True)
+        # Label-value tuples are map keys in typed connector payloads (msgspec encodes a tuple as
+        # an array): they come back as tuples, as msgspec decodes them.
+        unpacker = msgpack.Unpacker(f, raw=False, strict_map_key=False, use_list=True,
+                                    object_pairs_hook=tuple_keyed_dict)
         return list(unpacker)
+
+
+def tuple_keyed_dict(pairs):
+    return {tuple(k) if isinstance(k, list) else k: v for k, v in pairs}
 
 
 # ================================================================================================
@@ -1047,6 +1300,8 @@ class Recorder:
         self.num_spec_tokens = int(spec.get("num_speculative_tokens") or 0)
         self.connector_top, self.connector_children = configured_connector_classes(
             config.kv_transfer_config)
+        self.offloading_spec = offloading_spec_name(config.kv_transfer_config)
+        self.offloading = None      # OffloadingFamilies once registered
         # KVTransferConfig.is_kv_consumer (vllm/config/kv_transfer.py at vllm-project/vllm
         # 9dc49464): a connector and the role kv_consumer or kv_both.
         self.gates = {
@@ -1119,6 +1374,14 @@ class Recorder:
                 labelnames = ["model_name", "engine"] + list(row.record_labels)
                 self.make_metric(field.family, labelnames, self.exposition.vllm)
 
+    def register_offloading(self):
+        if self.offloading is None:
+            self.offloading = OffloadingFamilies(
+                lambda family, labelnames: self.make_metric(family, labelnames,
+                                                            self.exposition.vllm),
+                self.model_name, self.engines, self.offloading_spec, self.skip)
+            self.offloading.register_info(self.exposition.vllm)
+
     def register_startup_families(self):
         if self.num_spec_tokens > 0:                                    # 1
             self.register_spec_decode_families()
@@ -1126,6 +1389,8 @@ class Recorder:
             row = row_for_class(class_name)
             if row is not None:
                 self.register_connector_row(row)
+            elif class_name == OFFLOADING:
+                self.register_offloading()
         for family in MFU_FAMILIES + SCHEDULER_FAMILIES:               # 3, 4
             if family.gate is None or self.gates[family.gate]:
                 self.register_engine_family(family)
@@ -1290,6 +1555,11 @@ class Recorder:
         self.metrics[KV_PAYLOADS.name].labels(class_name, outcome).inc()
 
     def record_payload(self, engine, class_name, payload):
+        if class_name == OFFLOADING and isinstance(payload, dict):
+            self.register_offloading()  # no-op if configured; step 7 (first sight) otherwise
+            self.offloading.record(engine, payload)
+            self.count_payload(class_name, "recorded")
+            return
         row = row_for_class(class_name)
         if row is None:
             self.count_payload(class_name, "unknown_connector")

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,9 +53,33 @@ enum class SampleKind : uint8_t {
   kObserveEachF64,       // histogram.observe(element * scale) for each list element
   kObserveEachU64AsF64,  // same, for integer lists
   kIncByOne,             // counter += 1 per record (record-shaped payloads only; not on the wire)
+  // gauge = 1 on the child whose extra labels are the entries of the map at samples_path
+  // (Offloading's `info`: label name -> value). The first such map declares the label names,
+  // in its order; later maps are aligned to them (a missing name gets "", another name is
+  // dropped and reported). Built-in rows only: a descriptor cannot name it.
+  kSetInfo,
 };
 const char* SampleKindName(SampleKind kind);
 bool ParseSampleKind(std::string_view name, SampleKind* kind);
+
+// A metric fed only under some configuration: when kv_connector_extra_config[`key`] of the
+// payload's connector (ConnectorConfig::ExtraConfigString; `default_value` when the connector
+// is not configured or the key is absent) is one of `values`. vLLM decides such things from the
+// same configuration (e.g. Offloading's deprecated families follow the offloading spec named by
+// `spec_name`).
+struct ExtraConfigGate {
+  std::string key;
+  std::string default_value;
+  std::vector<std::string> values;
+
+  bool Open(std::optional<std::string_view> configured) const {
+    const std::string_view v = configured.value_or(default_value);
+    for (const std::string& allowed : values) {
+      if (allowed == v) return true;
+    }
+    return false;
+  }
+};
 
 // One metric definition: a family plus the payload path that feeds it.
 struct MetricDef {
@@ -71,6 +96,20 @@ struct MetricDef {
   // (Python's MetricMetadata.labelnames). Empty: only the unlabelled entry is read. Children of
   // such a metric appear on first record. Not allowed on record-shaped rows.
   std::vector<std::string> labelnames;
+  // Children (one per engine, with the const labels) at registration, even in a row whose
+  // children otherwise appear on first record (Python's eager `.labels()` calls in a class
+  // whose other families are lazy). Not for metrics with labelnames.
+  bool eager = false;
+  // Unset: always fed. Set: fed only while the gate is open (the family is registered either
+  // way, as Python registers it).
+  std::optional<ExtraConfigGate> fed_when;
+
+  // Whether a `_metrics_descriptor` can say this metric (the descriptor protocol has no eager
+  // override, no gate and no kSetInfo): descriptor comparisons and DescribeRowAsDescriptorJson
+  // consider only these.
+  bool descriptor_expressible() const {
+    return !eager && !fed_when && sample_kind != SampleKind::kSetInfo;
+  }
 };
 
 // When a row's children appear. Python creates NIXL-like children for every engine at
@@ -99,6 +138,9 @@ struct ConnectorRow {
   std::vector<std::pair<std::string, std::string>> record_label_fields;
   std::vector<MetricDef> metrics;
   bool builtin = true;  // false: registered at run time from a `_metrics_descriptor`
+  // The upstream sources the row follows (repository path and commit, or how certain the copy
+  // is), for the metrics reference. Empty for descriptor rows.
+  std::string upstream;
 
   bool record_shaped() const { return !record_key_label.empty(); }
   // Names of the extra labels this row's families carry after model_name and engine.

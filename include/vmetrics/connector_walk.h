@@ -22,6 +22,12 @@
 //     is read, the tuple giving the sample's extra label values; other entries are reported and
 //     skipped.
 //
+// A kSetInfo metric's value is a map of label name -> value: one sample of 1 with the names in
+// extra_label_names and Python's str() of the values (str, int, bool, nil, float) in
+// extra_label_values; a non-string name or a value of another type skips the map (reported).
+// A metric with MetricDef::fed_when produces nothing while its gate is closed under the
+// configuration of the payload's connector (ctx.connectors; its default when not configured).
+//
 // Thread safety: reentrant; the payload bytes must stay alive during the call.
 //
 // Example:
@@ -55,6 +61,9 @@ struct ConnectorSample {
   // same extra_label_values (the samples of one record), so a recorder may resolve the children
   // once per record. 0: no such promise.
   uint32_t label_set = 0;
+  // kSetInfo samples only: the names of extra_label_values, as the payload's map has them
+  // (the recorder aligns them to the names its first such map declared). Empty otherwise.
+  std::span<const std::string_view> extra_label_names;
 };
 
 using ConnectorSampleFn = std::function<void(const ConnectorSample&)>;

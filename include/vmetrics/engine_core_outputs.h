@@ -297,8 +297,28 @@ struct ConnectorConfig {
   std::vector<std::string> children;  // MultiConnector children
   std::string kv_role;                // kv_producer, kv_consumer, kv_both; "" = not given
 
+  // The string values of each configured connector's `kv_connector_extra_config` (the
+  // top-level connector's, and each MultiConnector child's under its class name; the first
+  // entry of a class name wins), in config order. Row metrics gated on the configuration
+  // (MetricDef::fed_when) read them; values of other JSON types are not kept.
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
+      extra_config;
+
   bool configured() const { return !connector.empty(); }
   bool is_multi() const { return connector == "MultiConnector"; }
+  // The string value of `key` in the kv_connector_extra_config of the configured connector
+  // `class_name`, or nullopt (not configured, no such key, or not a string).
+  std::optional<std::string_view> ExtraConfigString(std::string_view class_name,
+                                                    std::string_view key) const {
+    for (const auto& [name, entries] : extra_config) {
+      if (name != class_name) continue;
+      for (const auto& [k, v] : entries) {
+        if (k == key) return std::string_view(v);
+      }
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
   // KVTransferConfig.is_kv_consumer (vllm/config/kv_transfer.py at vllm-project/vllm
   // 9dc49464): a connector is configured and its role is kv_consumer or kv_both.
   bool is_kv_consumer() const {

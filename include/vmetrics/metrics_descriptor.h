@@ -85,8 +85,9 @@ std::string_view PeekDescriptorConnectorId(std::string_view raw);
 // SameMetrics
 //
 // True if `a` and `b` declare the same metrics in the same order (every MetricDef field
-// equal). Otherwise false, and `*difference` (if not null) says where: "metric 2
-// (vllm:x): documentation 'A.' vs 'B.'".
+// equal), leaving out the metrics a descriptor cannot say (MetricDef::descriptor_expressible:
+// a built-in row's gated, eager or info metrics). Otherwise false, and `*difference` (if not null)
+// says where: "metric 2 (vllm:x): documentation 'A.' vs 'B.'".
 bool SameMetrics(const ConnectorRow& a, const ConnectorRow& b, std::string* difference);
 
 // DescribeRowAsDescriptorJson
@@ -100,6 +101,7 @@ bool SameMetrics(const ConnectorRow& a, const ConnectorRow& b, std::string* diff
 //    "metrics":[{"name","type","documentation","buckets" (histograms),"samples_path",
 //                "sample_kind","scale" (if not 1),"const_labels" (if any),
 //                "labelnames" (if any)}]}
+// Metrics a descriptor cannot say (MetricDef::descriptor_expressible) are left out.
 // `documentation` is the HELP as registered, as a Python connector sends it; `name` too, except
 // that a counter registered as `x_total` is written `x_total_total` (parsing strips one).
 // Feeding the document (msgpack-encoded) back to ParseMetricsDescriptor gives a row with the

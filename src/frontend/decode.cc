@@ -84,8 +84,18 @@ Json KvJson(const KvConnectorStats&, const DecodeContext& ctx, const Resolutions
       // What recording would do with it: samples per family.
       Json samples = Json::object();
       ForEachConnectorSample(p, *id.row, ctx, [&](const ConnectorSample& s) {
-        std::string key = id.row->metrics[s.metric_index].name;
-        for (std::string_view v : s.extra_label_values) key.append("|").append(v);
+        const MetricDef& m = id.row->metrics[s.metric_index];
+        std::string key = m.name;
+        // Const labels (Offloading's transfer_type) and an info map's names, as name=value, so
+        // that the metrics sharing a family and the info labels stay apart.
+        for (const auto& [name, value] : m.const_labels) {
+          key.append("|").append(name).append("=").append(value);
+        }
+        for (size_t i = 0; i < s.extra_label_values.size(); ++i) {
+          key.append("|");
+          if (i < s.extra_label_names.size()) key.append(s.extra_label_names[i]).append("=");
+          key.append(s.extra_label_values[i]);
+        }
         for (const double v : s.values) samples[key].push_back(v);
       });
       pj["samples"] = samples;

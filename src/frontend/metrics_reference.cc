@@ -112,11 +112,14 @@ std::string Labels(const Family& f, const FrontendFamily* row) {
   return out;
 }
 
-std::string ConnectorLabels(const Family& f, const ConnectorRow& row) {
+std::string ConnectorLabels(const Family& f, const ConnectorRow& row, const MetricDef& m) {
   std::string out;
   for (const std::string& l : f.spec().label_names) {
     if (!out.empty()) out += ", ";
     out += Code(l);
+    for (const auto& [name, value] : m.const_labels) {
+      if (l == name) out += " (" + Code(value) + " for " + Code(m.samples_path) + ")";
+    }
     if (l == row.record_key_label) out += " (payload key)";
     for (const auto& [field, fallback] : row.record_label_fields) {
       if (l == field) {
@@ -124,6 +127,9 @@ std::string ConnectorLabels(const Family& f, const ConnectorRow& row) {
         out += "`)";
       }
     }
+  }
+  if (m.sample_kind == SampleKind::kSetInfo) {
+    out += ", then the names of the first " + Code(m.samples_path) + " map, in its order";
   }
   return out;
 }
@@ -151,9 +157,21 @@ std::string SampleSource(const MetricDef& m, const ConnectorRow& row) {
     case SampleKind::kIncByOne:
       how = "+1";
       break;
+    case SampleKind::kSetInfo:
+      how = "set to 1, labelled with the entries of " + path +
+            " (values in the order the first map declared; missing `\"\"`, others dropped)";
+      break;
   }
   if (m.scale != 1.0) how += " × " + FormatGoFloat(m.scale);
   if (row.record_shaped()) how = "per record: " + how;
+  if (m.eager) how = "children for every engine at registration; " + how;
+  if (m.fed_when) {
+    std::string values;
+    for (const std::string& v : m.fed_when->values)
+      values += (values.empty() ? "" : ", ") + Code(v);
+    how += "; only while `kv_connector_extra_config." + m.fed_when->key + "` (default " +
+           Code(m.fed_when->default_value) + ") is one of " + values;
+  }
   return how + " (" + Code(SampleKindName(m.sample_kind)) + ")";
 }
 
@@ -320,12 +338,13 @@ std::string MetricsReference() {
       out += "- Registers no families (its Python metrics class observes nothing).\n";
       continue;
     }
-    out += "- Children: " + ChildrenText(*row) + "\n\n";
-    out += kTableHead;
+    out += "- Children: " + ChildrenText(*row) + "\n";
+    if (!row->upstream.empty()) out += "- Upstream: " + row->upstream + "\n";
+    out += "\n" + std::string(kTableHead);
     for (const MetricDef& m : row->metrics) {
       const Family* f = registry.Find(m.name);
       if (f == nullptr) continue;  // cannot happen: every row was configured above
-      TableRow(&out, *f, ConnectorLabels(*f, *row), SampleSource(m, *row));
+      TableRow(&out, *f, ConnectorLabels(*f, *row, m), SampleSource(m, *row));
     }
   }
 

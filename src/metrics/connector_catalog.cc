@@ -177,15 +177,69 @@ std::vector<ConnectorRow> BuiltInRows() {
   }
   {  // OffloadingConnector: OffloadPromMetrics (offloading/metrics.py), typed payload.
     // Counters and histograms read `data.<family name>`, whose value maps label tuples to a
-    // number or a list; the unlabelled entry is the empty tuple. Deprecated transfer_type
-    // families and the spec-defined CPU/tiering families are not rows yet.
+    // number or a list; the unlabelled entry is the empty tuple. The spec-defined CPU/tiering
+    // families are not rows yet.
     ConnectorRow r;
     r.id = "OffloadingConnector";
     r.class_names = {"OffloadingConnector"};
     r.shape_rule = ShapeRule::kTypedPayload;
     r.children = ChildCreation::kOnFirstRecord;
+    r.upstream =
+        "vllm-project/vllm `vllm/distributed/kv_transfer/kv_connector/v1/offloading/metrics.py` "
+        "(undated copy: deprecated transfer_type families, `vllm:kv_offload_config_info`, the "
+        "CPUOffloadingSpec gate) and `vllm/v1/kv_offload/factory.py` (undated copy: `spec_name` "
+        "defaults to CPUOffloadingSpec; CPUOffloadingSpec and TieringOffloadingSpec, a "
+        "subclass, are the built-in specs); the transfer_type families first appeared at "
+        "d1db1e8c";
     auto data = [](const std::string& name) { return "data." + name; };
+    // The deprecated transfer_type families: registered always (they are not behind
+    // --show-hidden-metrics-for-version upstream), children for both directions of every
+    // engine at registration, and fed only when the offloading spec is CPUOffloadingSpec or a
+    // subclass (`spec_name`; vLLM's default when absent), from the unlabelled load (CPU_to_GPU)
+    // and store (GPU_to_CPU) values that feed the flat families below. One metric per
+    // direction: the two share the family.
+    ExtraConfigGate cpu_spec;
+    cpu_spec.key = "spec_name";
+    cpu_spec.default_value = "CPUOffloadingSpec";
+    cpu_spec.values = {"CPUOffloadingSpec", "TieringOffloadingSpec"};
+    auto deprecated = [&](MetricDef m, const char* transfer_type) {
+      m.const_labels = {{"transfer_type", transfer_type}};
+      m.eager = true;
+      m.fed_when = cpu_spec;
+      return m;
+    };
+    const char* const kTotalBytesHelp = "Number of bytes offloaded by KV connector";
+    const char* const kTotalTimeHelp = "Total time measured by all KV offloading operations";
+    const char* const kSizeHelp = "Histogram of KV offload transfer size, in bytes.";
+    MetricDef info;
+    info.name = "vllm:kv_offload_config_info";
+    info.type = MetricType::kGauge;
+    info.documentation =
+        "Static configuration of the KV offload managers of this engine instance. The "
+        "configured offloading spec declares the label names, and each manager fills the "
+        "values, so a series appears from the first scheduler step of its engine. Each engine "
+        "reports its own configuration, not the instance total.";
+    info.samples_path = "info";
+    info.sample_kind = SampleKind::kSetInfo;
     r.metrics = {
+        deprecated(Counter("vllm:kv_offload_total_bytes", kTotalBytesHelp,
+                           data("vllm:kv_offload_load_bytes"), SampleKind::kIncByU64),
+                   "CPU_to_GPU"),
+        deprecated(Counter("vllm:kv_offload_total_bytes", kTotalBytesHelp,
+                           data("vllm:kv_offload_store_bytes"), SampleKind::kIncByU64),
+                   "GPU_to_CPU"),
+        deprecated(Counter("vllm:kv_offload_total_time", kTotalTimeHelp,
+                           data("vllm:kv_offload_load_time"), SampleKind::kIncByF64),
+                   "CPU_to_GPU"),
+        deprecated(Counter("vllm:kv_offload_total_time", kTotalTimeHelp,
+                           data("vllm:kv_offload_store_time"), SampleKind::kIncByF64),
+                   "GPU_to_CPU"),
+        deprecated(Histogram("vllm:kv_offload_size", kSizeHelp, kOffloadSizeBuckets,
+                             data("vllm:kv_offload_load_size")),
+                   "CPU_to_GPU"),
+        deprecated(Histogram("vllm:kv_offload_size", kSizeHelp, kOffloadSizeBuckets,
+                             data("vllm:kv_offload_store_size")),
+                   "GPU_to_CPU"),
         Counter("vllm:kv_offload_load_bytes", "Total bytes loaded from offload storage to GPU.",
                 data("vllm:kv_offload_load_bytes"), SampleKind::kIncByU64),
         Counter("vllm:kv_offload_load_time",
@@ -212,6 +266,7 @@ std::vector<ConnectorRow> BuiltInRows() {
         Counter("vllm:kv_offload_allocation_failure",
                 "Number of KV offload store allocation attempts that failed.",
                 data("vllm:kv_offload_allocation_failure"), SampleKind::kIncByU64),
+        info,
     };
     rows.push_back(std::move(r));
   }
@@ -275,6 +330,7 @@ bool KindFitsType(SampleKind kind, MetricType type) {
       return type == MetricType::kCounter;
     case SampleKind::kSetU64:
     case SampleKind::kSetF64:
+    case SampleKind::kSetInfo:
       return type == MetricType::kGauge;
     case SampleKind::kObserveEachF64:
     case SampleKind::kObserveEachU64AsF64:
@@ -364,6 +420,17 @@ Status CheckMetric(const ConnectorRow& row, const MetricDef& m, std::string_view
   if (!m.labelnames.empty() && row.record_shaped()) {
     return Status::InvalidArgument(where + "labelnames on a record-shaped row");
   }
+  if (m.eager && (!m.labelnames.empty() || row.record_shaped())) {
+    return Status::InvalidArgument(where + "eager children need fixed labels");
+  }
+  if (m.fed_when && (m.fed_when->key.empty() || m.fed_when->values.empty())) {
+    return Status::InvalidArgument(where + "fed_when needs a key and its values");
+  }
+  if (m.sample_kind == SampleKind::kSetInfo &&
+      (row.record_shaped() || !m.labelnames.empty() || !m.const_labels.empty() || m.eager)) {
+    // Its label names are declared by the payload; nothing else may add labels.
+    return Status::InvalidArgument(where + "set_info takes its labels from the payload only");
+  }
   return CheckLabelNames(LabelNamesOf(row, m), where);
 }
 
@@ -397,6 +464,7 @@ constexpr std::pair<SampleKind, const char*> kSampleKindNames[] = {
     {SampleKind::kObserveEachF64, "observe_each_f64"},
     {SampleKind::kObserveEachU64AsF64, "observe_each_u64_as_f64"},
     {SampleKind::kIncByOne, "inc_by_one"},
+    {SampleKind::kSetInfo, "set_info"},
 };
 }  // namespace
 

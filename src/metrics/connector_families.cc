@@ -46,16 +46,47 @@ ConnectorRecorder::RowState& ConnectorRecorder::StateFor(const ConnectorRow& row
     // sure they describe the same family).
     state.families.push_back(&registry_->AddFamily(std::move(spec)));
   }
-  if (row.children == ChildCreation::kEagerPerEngine && !row.record_shaped()) {
-    // Python's create_metric_per_engine: family by family, every engine. A metric with
-    // labelnames gets its children from the payload's label tuples instead.
-    state.eager.assign(engines_.size(), std::vector<Child*>(row.metrics.size(), nullptr));
-    for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
-      if (!row.metrics[mi].labelnames.empty()) continue;
+  // Which metrics get their children now: every metric of an eager row (a metric with
+  // labelnames or an info metric gets them from the payload instead), and the metrics marked
+  // eager in any row.
+  const size_t n = row.metrics.size();
+  std::vector<bool> eager(n, false);
+  bool any_eager = false;
+  for (size_t mi = 0; mi < n; ++mi) {
+    const MetricDef& m = row.metrics[mi];
+    eager[mi] =
+        m.eager || (row.children == ChildCreation::kEagerPerEngine && !row.record_shaped() &&
+                    m.labelnames.empty() && m.sample_kind != SampleKind::kSetInfo);
+    any_eager = any_eager || eager[mi];
+  }
+  if (any_eager) {
+    // Python's create_metric_per_engine: metric by metric, every engine (so a descriptor's
+    // metrics that share a family get their children metric by metric). Metrics marked eager
+    // that share a family (Offloading's transfer_type directions) are created engine by engine
+    // within it instead, as OffloadPromMetrics.__init__'s nested loop (engine outer) does.
+    state.eager.assign(engines_.size(), std::vector<Child*>(n, nullptr));
+    auto create = [&](size_t e, size_t mi) {
+      std::vector<std::string> values = {model_name_, engines_[e]};
+      for (const auto& [unused, v] : row.metrics[mi].const_labels) values.push_back(v);
+      state.eager[e][mi] = state.families[mi]->GetOrCreate(values);
+    };
+    auto same_marked_family = [&](size_t a, size_t b) {
+      return row.metrics[a].eager && row.metrics[b].eager &&
+             row.metrics[a].name == row.metrics[b].name;
+    };
+    for (size_t mi = 0; mi < n; ++mi) {
+      if (!eager[mi]) continue;
+      if (!row.metrics[mi].eager) {
+        for (size_t e = 0; e < engines_.size(); ++e) create(e, mi);
+        continue;
+      }
+      bool family_done = false;
+      for (size_t j = 0; j < mi && !family_done; ++j) family_done = same_marked_family(j, mi);
+      if (family_done) continue;
       for (size_t e = 0; e < engines_.size(); ++e) {
-        std::vector<std::string> values = {model_name_, engines_[e]};
-        for (const auto& [unused, v] : row.metrics[mi].const_labels) values.push_back(v);
-        state.eager[e][mi] = state.families[mi]->GetOrCreate(values);
+        for (size_t mj = mi; mj < n; ++mj) {
+          if (same_marked_family(mi, mj)) create(e, mj);
+        }
       }
     }
   }
@@ -159,7 +190,83 @@ void ConnectorRecorder::Record(const KvConnectorStats& stats, size_t engine_slot
   }
 }
 
+void ConnectorRecorder::ReportInfoProblem(const PayloadRecording& rec, const MetricDef& m,
+                                          std::string what) {
+  if (rec.ctx.reporter == nullptr) return;
+  Problem problem;
+  problem.message_number = rec.ctx.message_number;
+  problem.connector = rec.payload.connector;
+  problem.key = m.samples_path;
+  problem.what = std::move(what);
+  rec.ctx.reporter->Report(problem);
+}
+
+void ConnectorRecorder::RecordInfo(PayloadRecording& rec, const ConnectorSample& s) {
+  RowState& state = rec.state;
+  const MetricDef& m = rec.row.metrics[s.metric_index];
+  auto [it, first] = state.info_labels.try_emplace(s.metric_index);
+  std::vector<std::string>& declared = it->second;
+  if (first) {
+    // The first map declares the label names, in its order (Python declares them from the
+    // offloading spec, and the manager's map carries the same names in the same order).
+    // Names that cannot be label names are dropped; the family keeps its place in the render
+    // order (ReplaceFamily), its children appear from this map on.
+    for (const std::string_view name : s.extra_label_names) {
+      const bool usable = IsValidLabelName(name) && !name.starts_with("__") &&
+                          name != "model_name" && name != "engine" && name != "le" &&
+                          std::ranges::find(declared, name) == declared.end() &&
+                          declared.size() < kMaxInfoLabels;
+      if (usable) {
+        declared.emplace_back(name);
+      } else {
+        ReportInfoProblem(rec, m,
+                          "label '" + std::string(name) +
+                              "' cannot be a label name (invalid, reserved, repeated or past " +
+                              std::to_string(kMaxInfoLabels) + "); dropped");
+      }
+    }
+    if (!declared.empty()) {
+      FamilySpec spec = state.families[s.metric_index]->spec();
+      spec.label_names.insert(spec.label_names.end(), declared.begin(), declared.end());
+      state.families[s.metric_index] = &registry_->ReplaceFamily(
+          *state.families[s.metric_index], registry_->MakeFamily(std::move(spec)));
+    }
+  }
+  // Aligned to the declared names: a declared name the map lacks is "", a name it has beside
+  // them is dropped (Python's _observe_info), each reported.
+  std::vector<std::string_view> aligned(declared.size());
+  std::vector<bool> filled(declared.size(), false);
+  for (size_t i = 0; i < s.extra_label_names.size(); ++i) {
+    auto at = std::ranges::find(declared, s.extra_label_names[i]);
+    if (at == declared.end()) {
+      if (!first) {
+        ReportInfoProblem(rec, m,
+                          "label '" + std::string(s.extra_label_names[i]) +
+                              "' was not declared by the first map; dropped");
+      }
+      continue;
+    }
+    const auto k = static_cast<size_t>(at - declared.begin());
+    aligned[k] = s.extra_label_values[i];  // the last of repeated names, as a Python dict keeps
+    filled[k] = true;
+  }
+  for (size_t k = 0; k < declared.size(); ++k) {
+    if (!filled[k]) ReportInfoProblem(rec, m, "label '" + declared[k] + "' missing; set to \"\"");
+  }
+  Child* child =
+      LazyChildren(rec.row, state, rec.engine_slot, aligned, s.metric_index)[s.metric_index];
+  if (child == nullptr) {
+    guard_->CountDropped(*state.families[s.metric_index], refused_why_);
+    return;
+  }
+  static_cast<Gauge*>(child)->Set(1);
+}
+
 void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSample& s) {
+  if (rec.row.metrics[s.metric_index].sample_kind == SampleKind::kSetInfo) {
+    RecordInfo(rec, s);
+    return;
+  }
   RowState& state = rec.state;
   Child* child = nullptr;
   if (!state.eager.empty() && s.extra_label_values.empty()) {

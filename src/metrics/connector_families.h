@@ -79,6 +79,8 @@ class ConnectorRecorder {
     std::vector<std::vector<Child*>> eager;  // [engine slot][metric index]; null = lazy
     // Lazily created children: key = engine slot + extra label values.
     std::unordered_map<std::string, std::vector<Child*>> lazy;
+    // kSetInfo metrics: the label names their first map declared, by metric index.
+    std::map<size_t, std::vector<std::string>> info_labels;
   };
   RowState& StateFor(const ConnectorRow& row);
   // One payload being recorded: what each of its samples needs.
@@ -97,6 +99,13 @@ class ConnectorRecorder {
   };
   // Applies one sample to its child (under mu_).
   void RecordSample(PayloadRecording& rec, const ConnectorSample& s);
+  // A kSetInfo sample: declares the family's label names from the first one, then sets the
+  // child of the aligned values to 1 (under mu_).
+  void RecordInfo(PayloadRecording& rec, const ConnectorSample& s);
+  static void ReportInfoProblem(const PayloadRecording& rec, const MetricDef& m, std::string what);
+  // At most this many label names from an info map (a hostile map cannot make the family's
+  // label set unbounded; the values are bounded by the cardinality guard).
+  static constexpr size_t kMaxInfoLabels = 32;
   void Account(std::string_view connector, const char* outcome);
   // The children for (engine slot, extra label values); an entry is null where the guard
   // refused a new child (then the result is not remembered, and is valid until the next call).

@@ -12,6 +12,8 @@
 #include "vmetrics/connector_walk.h"
 
 #include <array>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -156,9 +158,13 @@ struct Walk {
   uint32_t label_set = 0;            // ConnectorSample::label_set of the samples being made
   bool nested_metric_paths = false;  // some metric's samples_path has several segments
   bool nested_label_fields = false;  // some record label field has several segments
+  // A metric reading a value that an earlier metric of the row has read (and reported on)
+  // already: its problems are not reported again.
+  bool muted = false;
 
   void Report(int64_t offset, std::string_view key, std::string what,
               ProblemKind kind = ProblemKind::kOther) const {
+    if (muted) return;
     ctx.Report(offset, connector, key, std::move(what), kind);
   }
 };
@@ -304,12 +310,135 @@ size_t ApplyTyped(MsgpackReader r, uint32_t entries, const Walk& w, size_t mi) {
   return produced;
 }
 
+// Python's str() of a float (repr's shortest round-trip digits, scientific below 1e-4 and from
+// 1e16 on), for a label value; the exposition's formatter is not reachable from here.
+std::string PyFloatStr(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char sci[32];
+  const std::to_chars_result r =
+      std::to_chars(sci, sci + sizeof(sci), v, std::chars_format::scientific);
+  const std::string_view text(sci, static_cast<size_t>(r.ptr - sci));
+  const size_t e = text.find('e');
+  std::string mantissa(text.substr(0, e));
+  const int exp = std::stoi(std::string(text.substr(e + 1)));
+  const bool negative = mantissa[0] == '-';
+  if (negative) mantissa.erase(0, 1);
+  std::string digits;
+  for (char c : mantissa) {
+    if (c != '.') digits += c;
+  }
+  std::string out = negative ? "-" : "";
+  if (exp < -4 || exp >= 16) {
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    out += exp < 0 ? "e-" : "e+";
+    const std::string magnitude = std::to_string(exp < 0 ? -exp : exp);
+    return out + (magnitude.size() < 2 ? "0" : "") + magnitude;
+  }
+  if (exp < 0) return out + "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+  const auto point = static_cast<size_t>(exp) + 1;
+  if (digits.size() <= point) return out + digits + std::string(point - digits.size(), '0') + ".0";
+  return out + digits.substr(0, point) + "." + digits.substr(point);
+}
+
+// A kSetInfo map at `r`: one sample with the value 1 whose labels are the map's entries (names
+// in ConnectorSample::extra_label_names). Values become Python's str() of them (str as is, int
+// in decimal, bool True/False, nil None, float as repr); a key that is not a string, or a value
+// of another type, skips the whole map (reported), since a partial map would be taken for
+// missing facts.
+size_t ApplyInfo(MsgpackReader& r, const Walk& w, size_t mi) {
+  const MetricDef& m = w.row.metrics[mi];
+  MsgpackType t;
+  uint32_t entries = 0;
+  MsgpackReader map = r;
+  if (!map.PeekType(&t).ok() || t != MsgpackType::kMap || !map.ReadMapHeader(&entries).ok()) {
+    w.Report(static_cast<int64_t>(r.offset()), m.samples_path,
+             std::string("expected a map of label values, got ") +
+                 (map.PeekType(&t).ok() ? MsgpackTypeName(t) : "nothing") + "; skipped",
+             ProblemKind::kWrongType);
+    return 0;
+  }
+  std::vector<std::string> names, values;
+  for (uint32_t i = 0; i < entries; ++i) {
+    const int64_t at = static_cast<int64_t>(map.offset());
+    std::string_view key, sv;
+    int64_t iv;
+    uint64_t uv;
+    double dv;
+    bool bv;
+    if (!map.ReadStr(&key).ok()) {
+      w.Report(at, m.samples_path, "a label name that is not a string; map skipped",
+               ProblemKind::kWrongType);
+      return 0;
+    }
+    if (!map.PeekType(&t).ok()) return 0;
+    Status read = Status::Ok();
+    std::string value;
+    switch (t) {
+      case MsgpackType::kStr:
+        read = map.ReadStr(&sv);
+        value = sv;
+        break;
+      case MsgpackType::kInt:
+        if (MsgpackReader probe = map; probe.ReadInt(&iv).ok()) {
+          map = probe;
+          value = std::to_string(iv);
+        } else {
+          read = map.ReadUint(&uv);
+          value = std::to_string(uv);
+        }
+        break;
+      case MsgpackType::kBool:
+        read = map.ReadBool(&bv);
+        value = bv ? "True" : "False";
+        break;
+      case MsgpackType::kNil:
+        read = map.ReadNil();
+        value = "None";
+        break;
+      case MsgpackType::kFloat:
+        read = map.ReadDouble(&dv);
+        value = PyFloatStr(dv);
+        break;
+      default:
+        w.Report(at, m.samples_path,
+                 "label '" + std::string(key) + "' has a value of type " + MsgpackTypeName(t) +
+                     "; map skipped",
+                 ProblemKind::kWrongType);
+        return 0;
+    }
+    if (!read.ok()) return 0;
+    names.emplace_back(key);
+    values.push_back(std::move(value));
+  }
+  r = map;
+  const std::vector<std::string_view> name_views(names.begin(), names.end());
+  const std::vector<std::string_view> value_views(values.begin(), values.end());
+  const double one[] = {1.0};
+  ConnectorSample sample{mi, one, value_views, 0};
+  sample.extra_label_names = name_views;
+  w.fn(sample);
+  return 1;
+}
+
+// Whether metric `m` is fed for this payload: its gate (if any) is open under the configuration
+// of the payload's connector.
+bool Fed(const MetricDef& m, const Walk& w) {
+  if (!m.fed_when) return true;
+  return m.fed_when->Open(w.ctx.connectors != nullptr
+                              ? w.ctx.connectors->ExtraConfigString(w.connector, m.fed_when->key)
+                              : std::nullopt);
+}
+
 // Applies metric `mi` to the value at `r`. A plain value that was applied leaves `r` after it;
 // otherwise (nil, typed maps, skipped fields) `r` is unchanged and the caller skips the value.
 size_t ApplyMetric(MsgpackReader& r, const Walk& w, size_t mi,
                    std::span<const std::string_view> labels) {
   const MetricDef& m = w.row.metrics[mi];
   if (r.NextIsNil()) return 0;
+  if (!Fed(m, w)) return 0;
+  if (m.sample_kind == SampleKind::kSetInfo) return ApplyInfo(r, w, mi);
   if (double v; m.labelnames.empty() && r.NextIsNumber() && r.ReadDouble(&v).ok()) {
     // A plain number (a record's fields, the failure counts): what ApplyValue would do with
     // it, without looking for a list or a typed map first.
@@ -365,9 +494,22 @@ size_t ApplyNestedPaths(const MsgpackReader& map, const Walk& w,
   if (!w.nested_metric_paths) return 0;
   size_t produced = 0;
   for (size_t mi = 0; mi < w.row.metrics.size(); ++mi) {
-    if (w.row.metrics[mi].samples_path.find('.') == std::string::npos) continue;
+    const MetricDef& m = w.row.metrics[mi];
+    if (m.samples_path.find('.') == std::string::npos) continue;
     MsgpackReader d = map;
-    if (Descend(d, w.row.metrics[mi].samples_path)) produced += ApplyMetric(d, w, mi, labels);
+    if (!Descend(d, m.samples_path)) continue;
+    // Offloading's deprecated families read the values of the flat ones: one report per value.
+    bool read_before = false;
+    for (size_t j = 0; j < mi && !read_before; ++j) {
+      read_before = w.row.metrics[j].samples_path == m.samples_path && Fed(w.row.metrics[j], w);
+    }
+    if (read_before) {
+      Walk quiet = w;
+      quiet.muted = true;
+      produced += ApplyMetric(d, quiet, mi, labels);
+    } else {
+      produced += ApplyMetric(d, w, mi, labels);
+    }
   }
   return produced;
 }

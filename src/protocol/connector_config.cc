@@ -7,6 +7,26 @@
 #include "vmetrics/engine_core_outputs.h"
 
 namespace vmetrics {
+namespace {
+
+// Keeps the string values of `config`'s kv_connector_extra_config for `connector` (the first
+// configuration of a class name wins, as a payload names its connector by class name only).
+void KeepExtraConfig(const nlohmann::json& config, const std::string& connector,
+                     ConnectorConfig* out) {
+  for (const auto& [name, unused] : out->extra_config) {
+    if (name == connector) return;
+  }
+  std::vector<std::pair<std::string, std::string>> entries;
+  auto extra = config.find("kv_connector_extra_config");
+  if (extra != config.end() && extra->is_object()) {
+    for (auto it = extra->begin(); it != extra->end(); ++it) {
+      if (it->is_string()) entries.emplace_back(it.key(), it->get<std::string>());
+    }
+  }
+  out->extra_config.emplace_back(connector, std::move(entries));
+}
+
+}  // namespace
 
 Result<ConnectorConfig> ConnectorConfig::FromKvTransferConfigJson(std::string_view json) {
   nlohmann::json doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
@@ -22,7 +42,10 @@ Result<ConnectorConfig> ConnectorConfig::FromKvTransferConfigJson(std::string_vi
     if (!role->is_string()) return Status::InvalidArgument("kv_role must be a string");
     config.kv_role = role->get<std::string>();
   }
-  if (!config.is_multi()) return config;
+  if (!config.is_multi()) {
+    KeepExtraConfig(doc, config.connector, &config);
+    return config;
+  }
   auto extra = doc.find("kv_connector_extra_config");
   if (extra == doc.end() || !extra->is_object()) return config;
   auto children = extra->find("connectors");
@@ -37,6 +60,7 @@ Result<ConnectorConfig> ConnectorConfig::FromKvTransferConfigJson(std::string_vi
           "each kv_connector_extra_config.connectors entry needs a string kv_connector");
     }
     config.children.push_back(child["kv_connector"].get<std::string>());
+    KeepExtraConfig(child, config.children.back(), &config);
   }
   return config;
 }
