@@ -4,6 +4,7 @@
 // num_cache_creation_tokens, sleep_state, sleep_state_only). All are Python dataclasses, so msgspec
 // sends maps keyed by field name with every field present; a decoder keyed by name is immune to
 // field order and to fields added later.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -306,10 +307,9 @@ Status DecodeEcConnectorStats(MsgpackReader& r, const DecodeContext& ctx, EcConn
       auto it = index.find(name);
       return it == index.end() ? std::nullopt : std::optional(it->second);
     }
-    for (auto it = types.rbegin(); it != types.rend(); ++it) {
-      if (it->first == name) return it->second;
-    }
-    return std::nullopt;
+    const auto last = std::find_if(types.rbegin(), types.rend(),
+                                   [&](const auto& entry) { return entry.first == name; });
+    return last == types.rend() ? std::nullopt : std::optional(last->second);
   };
   MsgpackReader& d = *data;
   uint32_t n;
