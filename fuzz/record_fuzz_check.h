@@ -7,7 +7,8 @@
 //
 // The input is one EngineCoreOutputs message, split into frames as decode_fuzz does
 // (decode_fuzz_check.h). It goes the way a message goes in `vmetrics serve`: decoded with the
-// recorder's context (no connector configured, then a MultiConnector), its SchedulerStats given
+// recorder's context (no connector configured, then a MultiConnector and the ECCPUConnector EC
+// connector, so ec_connector_stats are recorded too), its SchedulerStats given
 // the tracker's LoRA adapters and recorded, its outputs turned into an IterationStats by a
 // RequestTracker that knows every request id in the message (requests with a LoRA adapter, NaN
 // checking on) and recorded — twice, so the second message meets every child already made.
@@ -44,7 +45,10 @@ inline std::string CheckRecordInvariants(std::string_view data) {
     o.max_loras = 2;
     o.num_speculative_tokens = 2;
     o.max_label_values_per_family = 8;
-    if (config != nullptr) o.connectors = *config;
+    if (config != nullptr) {
+      o.connectors = *config;
+      o.ec_connector.connector = "ECCPUConnector";
+    }
     StatsRecorder recorder(&registry, o);
     RequestTracker::Options tracker_options;
     tracker_options.track_nans_in_logits = true;

@@ -13,6 +13,10 @@ Outputs:
   fuzz/corpus/descriptor/seed-<fixture>  the descriptor fixtures, valid and invalid
       (tests/fixtures/descriptor_v1/descriptor_*, invalid_*), and every `_metrics_descriptor`
       value found in those kv_connector_stats values (input of fuzz/descriptor_fuzz.cc);
+  fuzz/corpus/record/seed-ec_cpu-<n>  each message of the ec_cpu golden scenario
+      (tests/golden/inputs/ec_cpu.msgpack, tools/gen_goldens.py): ECCPUConnector payloads in
+      ec_connector_stats, well-formed and hostile (input of fuzz/record_fuzz.cc, which records
+      with that EC connector configured); only these seeds are rewritten in that corpus;
   fuzz/corpus/wire_recognition/seed-<case>[-<n>]  every capture of
       tests/fixtures/wire_generations/ as a whole stream, and each of its messages alone, in
       the fuzzer's input layout (each message prefixed by its length, 2 bytes little endian;
@@ -32,6 +36,8 @@ KV_CORPUS = os.path.join(ROOT, "fuzz", "corpus", "kv_connector")
 DESCRIPTOR_CORPUS = os.path.join(ROOT, "fuzz", "corpus", "descriptor")
 WIRE_CORPUS = os.path.join(ROOT, "fuzz", "corpus", "wire_recognition")
 WIRE_FIXTURES = os.path.join(FIXTURES, "wire_generations")
+RECORD_CORPUS = os.path.join(ROOT, "fuzz", "corpus", "record")
+EC_SCENARIO = os.path.join(ROOT, "tests", "golden", "inputs", "ec_cpu.msgpack")
 
 
 def kv_connector_stats_values(data):
@@ -110,11 +116,37 @@ def wire_seeds():
     return len(written)
 
 
+def ec_record_seeds():
+    """The ec_cpu scenario's messages, one seed each (an 8-position envelope starts 0x98, even:
+    the fuzzer takes it as one frame). The rest of the record corpus is not ours."""
+    for old in os.listdir(RECORD_CORPUS):
+        if old.startswith("seed-ec_cpu-"):
+            os.remove(os.path.join(RECORD_CORPUS, old))
+    with open(EC_SCENARIO, "rb") as f:
+        unpacker = msgpack.Unpacker(f, raw=True, strict_map_key=False)
+        offsets = []
+        while True:
+            start = unpacker.tell()
+            try:
+                unpacker.unpack()
+            except msgpack.OutOfData:
+                break
+            offsets.append((start, unpacker.tell()))
+    with open(EC_SCENARIO, "rb") as f:
+        data = f.read()
+    written = set()
+    for i, (start, end) in enumerate(offsets):
+        assert data[start] == 0x98
+        write(RECORD_CORPUS, "ec_cpu-%d" % (i + 1), data[start:end], written)
+    return len(written)
+
+
 def main():
     reset(KV_CORPUS)
     reset(DESCRIPTOR_CORPUS)
     reset(WIRE_CORPUS)
     wire = wire_seeds()
+    record = ec_record_seeds()
     kv_written, descriptor_written = set(), set()
     sources = sorted(glob.glob(os.path.join(FIXTURES, "*.msgpack")))
     sources += sorted(glob.glob(os.path.join(FIXTURES, "descriptor_v1", "scenario_*.msgpack")))
@@ -140,8 +172,8 @@ def main():
                 data = f.read()
             write(DESCRIPTOR_CORPUS, os.path.basename(path)[: -len(".msgpack")], data,
                   descriptor_written)
-    print("gen_fuzz_seeds: %d kv_connector seeds, %d descriptor seeds, %d wire_recognition seeds"
-          % (len(kv_written), len(descriptor_written), wire))
+    print("gen_fuzz_seeds: %d kv_connector seeds, %d descriptor seeds, %d wire_recognition "
+          "seeds, %d record seeds" % (len(kv_written), len(descriptor_written), wire, record))
 
 
 if __name__ == "__main__":

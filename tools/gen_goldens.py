@@ -112,6 +112,17 @@ SPEC_DECODE_FAMILIES = [
            "Accepted tokens per draft position."),
 ]
 
+# Step 1 for a diffusion model (--diffusion-model, vLLM's model_config.is_diffusion): these three
+# instead of SPEC_DECODE_FAMILIES, with or without a speculative config; no per-position family.
+# SpecDecodingProm in vllm/v1/spec_decode/metrics.py (vllm-project/vllm 6adad087).
+DIFFUSION_FAMILIES = [
+    Family("vllm:diffusion_num_denoising_steps", COUNTER, "Number of denoising steps."),
+    Family("vllm:diffusion_num_canvas_positions", COUNTER,
+           "Number of canvas positions evaluated."),
+    Family("vllm:diffusion_num_committed_tokens", COUNTER,
+           "Number of committed (finalized) tokens."),
+]
+
 # Step 3. Python declares these with `_total`; prometheus_client strips it from the family name.
 MFU_FAMILIES = [
     Family("vllm:estimated_flops_per_gpu_total", COUNTER,
@@ -403,6 +414,33 @@ HF3FS = ConnectorRow(
     ])
 
 CONNECTOR_ROWS = [MOONCAKE_P2P, NIXL, MOONCAKE_STORE, HF3FS]
+
+# ------------------------------------------------------------------------------------------------
+# EC (encoder cache) connectors: the families the --ec-transfer-config `ec_connector` class's
+# build_prom_metrics registers (framework: vllm-project/vllm #54960), eager per engine, after the
+# KV connectors' families. ECCPUConnector: ECCPUConnectorProm in
+# vllm/distributed/ec_transfer/ec_connector/cpu/metrics.py (vllm-project/vllm PR #57333):
+# _COUNTER_METRICS then _HISTOGRAM_METRICS, in dict order.
+# ------------------------------------------------------------------------------------------------
+EC_CPU_TRANSFER_SIZE_BUCKETS = [0.5e6, 1e6, 2e6, 5e6, 10e6, 20e6, 50e6, 100e6, 250e6]
+EC_CONNECTOR_FAMILIES = {
+    "ECCPUConnector": [
+        Family("vllm:ec_cpu_save_bytes", COUNTER,
+               "Total bytes copied from GPU to the CPU mmap region (encoder cache save)."),
+        Family("vllm:ec_cpu_save_time_seconds", COUNTER,
+               "Total time spent copying GPU to CPU for encoder cache saves, in seconds."),
+        Family("vllm:ec_cpu_load_bytes", COUNTER,
+               "Total bytes copied from the CPU mmap region to GPU (encoder cache load)."),
+        Family("vllm:ec_cpu_load_time_seconds", COUNTER,
+               "Total time spent copying CPU to GPU for encoder cache loads, in seconds."),
+        Family("vllm:ec_cpu_save_size_bytes", HISTOGRAM,
+               "Histogram of per-batch GPU->CPU encoder cache save size, in bytes.",
+               EC_CPU_TRANSFER_SIZE_BUCKETS),
+        Family("vllm:ec_cpu_load_size_bytes", HISTOGRAM,
+               "Histogram of per-batch CPU->GPU encoder cache load size, in bytes.",
+               EC_CPU_TRANSFER_SIZE_BUCKETS),
+    ],
+}
 MULTI_CONNECTOR = "MultiConnector"
 
 
@@ -1041,6 +1079,87 @@ OFFLOADING_OTHER_CONFIG = (
     '"kv_connector_extra_config":{"spec_name":"AcmeOffloadingSpec",'
     '"spec_module_path":"acme.offload"}}]}}')
 
+NEWEST_SCHEDULER_STATS_KEYS = (
+    "num_running_reqs", "num_waiting_reqs", "num_skipped_waiting_reqs",
+    "num_kv_fetch_reqs_by_stage", "step_counter", "current_wave", "kv_cache_usage",
+    "iteration_details", "prefix_cache_stats", "connector_prefix_cache_stats",
+    "kv_cache_eviction_events", "spec_decoding_stats", "kv_connector_stats",
+    "ec_connector_stats", "waiting_lora_adapters", "running_lora_adapters", "cudagraph_stats",
+    "perf_stats",
+)
+
+
+def newest_stats_message(engine_index, timestamp, **fields):
+    """A stats-only message in the newest layout (tools/gen_wire_newest.py): SchedulerStats with
+    its 18 keys in declaration order, PrefixCacheStats with hits_by_source."""
+    stats = scheduler_stats(num_kv_fetch_reqs_by_stage={}, ec_connector_stats=None)
+    stats["prefix_cache_stats"] = dict(stats["prefix_cache_stats"], hits_by_source={})
+    stats.update(fields)
+    stats = {key: stats[key] for key in NEWEST_SCHEDULER_STATS_KEYS}
+    return engine_core_outputs(engine_index, stats=stats, timestamp=timestamp)
+
+
+def ec_cpu_payload(counters=None, histograms=None):
+    """ECCPUConnectorStats.data: types first, then data, each in first-recorded order."""
+    counters, histograms = counters or {}, histograms or {}
+    types = {name: COUNTER for name in counters}
+    types.update({name: HISTOGRAM for name in histograms})
+    return {"types": types, "data": dict(counters, **histograms)}
+
+
+def scenario_ec_cpu():
+    """ECCPUConnector payloads in ec_connector_stats, two engines beside a NIXL KV connector:
+    saves, loads, samples on and past the bucket bounds; then hostile payloads whose bad parts are
+    counted and skipped while the rest records."""
+    save, load = "vllm:ec_cpu_save_", "vllm:ec_cpu_load_"
+    return [
+        newest_stats_message(0, 130.0, ec_connector_stats=ec_cpu_payload(
+            {save + "bytes": 4700000, save + "time_seconds": 0.0125},
+            {save + "size_bytes": [4700000]})),
+        newest_stats_message(1, 130.5, ec_connector_stats=ec_cpu_payload(
+            {load + "bytes": 17600000, load + "time_seconds": 0.031},
+            {load + "size_bytes": [8800000, 8800000]})),
+        newest_stats_message(0, 131.0, ec_connector_stats=ec_cpu_payload(
+            {save + "bytes": 301400000, save + "time_seconds": 0.5,
+             load + "bytes": 1000000, load + "time_seconds": 0.001},
+            {save + "size_bytes": [1000000.0, 400000, 300000000],
+             load + "size_bytes": [1000000]})),
+        newest_stats_message(1, 131.5, num_running_reqs=1),
+        newest_stats_message(0, 132.0, ec_connector_stats={
+            "types": {save + "bytes": COUNTER, load + "bytes": HISTOGRAM,
+                      save + "size_bytes": HISTOGRAM, load + "time_seconds": "gauge",
+                      "vllm:ec_cpu_evictions": COUNTER, save + "time_seconds": COUNTER,
+                      load + "size_bytes": HISTOGRAM, 7: COUNTER},
+            "data": {save + "bytes": "many",             # not a number
+                     load + "bytes": [5],                # a counter family typed histogram
+                     save + "size_bytes": [2000000, "x", None, 2000000],
+                     load + "time_seconds": 0.5,         # unknown type
+                     "vllm:ec_cpu_evictions": 3,         # not a family of the connector
+                     save + "time_seconds": -0.25,       # negative increment
+                     load + "size_bytes": 64,            # histogram samples not a list
+                     "vllm:ec_cpu_untyped": 1}}),        # no type
+        newest_stats_message(1, 132.5, ec_connector_stats=[1, 2]),
+        newest_stats_message(1, 133.0, ec_connector_stats={"types": "counter",
+                                                           "data": {save + "bytes": 1}}),
+        newest_stats_message(1, 133.5, ec_connector_stats={"types": {}, "data": None}),
+    ]
+
+
+def scenario_diffusion():
+    """A diffusion LLM's spec-decode stats: denoising steps, canvas positions evaluated and
+    committed tokens, on two engines; per-position counts are sent and not exported."""
+    return [
+        stats_message(0, 120.0, num_running_reqs=2,
+                      spec_decoding_stats=spec_decoding_stats(32, 4, 128, 37, [4, 4, 3],
+                                                              [4, 4, 4])),
+        stats_message(1, 120.5, num_running_reqs=1,
+                      spec_decoding_stats=spec_decoding_stats(32, 2, 64, 64, [2, 2], [2, 2])),
+        stats_message(0, 121.0, num_running_reqs=1),
+        stats_message(0, 121.5,
+                      spec_decoding_stats=spec_decoding_stats(32, 1, 32, 5, [1], [1])),
+    ]
+
+
 SCENARIOS = [
     Scenario("default_single", ["--served-model-name", LLAMA], scenario_default_single()),
     Scenario("scheduler_full",
@@ -1085,6 +1204,18 @@ SCENARIOS = [
               '"request_tokens":[10,100],"request_num_preemptions":[1,3]}',
               "--show-hidden-metrics-for-version", "0.31"],
              scenario_default_single(), ("openmetrics",)),
+    # A diffusion model: the vllm:diffusion_* counters, and no spec-decode family although a
+    # speculative config is given.
+    Scenario("diffusion",
+             ["--diffusion-model", "--speculative-config", '{"num_speculative_tokens":3}',
+              "--data-parallel-size", "2"],
+             scenario_diffusion(), ("openmetrics",)),
+    # An EC connector (--ec-transfer-config): its families after the KV connector's.
+    Scenario("ec_cpu",
+             ["--served-model-name", LLAMA, "--kv-transfer-config", NIXL_CONFIG,
+              "--ec-transfer-config", '{"ec_connector":"ECCPUConnector","ec_role":"ec_both"}',
+              "--data-parallel-size", "2"],
+             scenario_ec_cpu(), ("openmetrics",)),
     Scenario("newest_kv_producer",
              ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_producer"}',
               "--data-parallel-size", "2"],
@@ -1107,8 +1238,10 @@ def parse_replay_args(args):
     parser.add_argument("--served-model-name", default=DEFAULT_MODEL_NAME)
     parser.add_argument("--data-parallel-size", type=int, default=1)
     parser.add_argument("--kv-transfer-config", type=json.loads, default=None)
+    parser.add_argument("--ec-transfer-config", type=json.loads, default=None)
     parser.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN)
     parser.add_argument("--speculative-config", type=json.loads, default=None)
+    parser.add_argument("--diffusion-model", action="store_true")
     parser.add_argument("--kv-cache-metrics", action="store_true")
     parser.add_argument("--custom-histogram-buckets", type=json.loads, default=None)
     parser.add_argument("--show-hidden-metrics-for-version", default=None)
@@ -1208,6 +1341,7 @@ def decode_scheduler_stats(obj):
         "connector_prefix_cache_stats": None,
         "spec_decoding_stats": None,
         "kv_connector_stats": obj.get("kv_connector_stats"),
+        "ec_connector_stats": obj.get("ec_connector_stats"),
         "perf_stats": None,
         "kv_cache_eviction_events": [],
     }
@@ -1298,10 +1432,13 @@ class Recorder:
         self.max_loras = config.max_loras if config.enable_lora else None
         spec = config.speculative_config or {}
         self.num_spec_tokens = int(spec.get("num_speculative_tokens") or 0)
+        self.diffusion = config.diffusion_model
         self.connector_top, self.connector_children = configured_connector_classes(
             config.kv_transfer_config)
         self.offloading_spec = offloading_spec_name(config.kv_transfer_config)
         self.offloading = None      # OffloadingFamilies once registered
+        ec_connector = (config.ec_transfer_config or {}).get("ec_connector")
+        self.ec_families = EC_CONNECTOR_FAMILIES.get(ec_connector, [])
         # KVTransferConfig.is_kv_consumer (vllm/config/kv_transfer.py at vllm-project/vllm
         # 9dc49464): a connector and the role kv_consumer or kv_both.
         self.gates = {
@@ -1383,7 +1520,10 @@ class Recorder:
             self.offloading.register_info(self.exposition.vllm)
 
     def register_startup_families(self):
-        if self.num_spec_tokens > 0:                                    # 1
+        if self.diffusion:                                              # 1
+            for family in DIFFUSION_FAMILIES:
+                self.register_engine_family(family)
+        elif self.num_spec_tokens > 0:
             self.register_spec_decode_families()
         for class_name in self.connector_children:                     # 2
             row = row_for_class(class_name)
@@ -1391,6 +1531,8 @@ class Recorder:
                 self.register_connector_row(row)
             elif class_name == OFFLOADING:
                 self.register_offloading()
+        for family in self.ec_families:                                # 2b
+            self.register_engine_family(family)
         for family in MFU_FAMILIES + SCHEDULER_FAMILIES:               # 3, 4
             if family.gate is None or self.gates[family.gate]:
                 self.register_engine_family(family)
@@ -1444,6 +1586,7 @@ class Recorder:
         self.record_external_prefix_cache(engine, stats)   # 3
         self.record_spec_decoding(engine, stats)           # 4
         self.record_kv_connector_stats(engine, stats)      # 5
+        self.record_ec_connector_stats(engine, stats)      # 5b
         self.record_perf_stats(engine, stats)              # 6
         self.record_kv_cache_residency(engine, stats)      # 7
         self.record_lora_info(stats)                       # 8
@@ -1482,6 +1625,13 @@ class Recorder:
 
     def record_spec_decoding(self, engine, stats):
         spec = stats["spec_decoding_stats"]
+        if spec is not None and self.diffusion:
+            # drafts, draft tokens, accepted tokens -> denoising steps, canvas positions,
+            # committed tokens
+            for family, key in zip(DIFFUSION_FAMILIES,
+                                   ("num_drafts", "num_draft_tokens", "num_accepted_tokens")):
+                self.child(family.name, engine).inc(spec[key])
+            return
         if spec is None or self.num_spec_tokens <= 0:
             return
         self.child("vllm:spec_decode_num_drafts", engine).inc(spec["num_drafts"])
@@ -1525,6 +1675,81 @@ class Recorder:
                 event["idle_seconds"])
             for gap in event["reuse_gaps_seconds"]:
                 self.child("vllm:kv_block_reuse_gap_seconds", engine).observe(gap)
+
+    # ---- step 5b: ec_connector_stats (docs/recording.md "ec_connector_stats") ------------------
+
+    def record_ec_connector_stats(self, engine, stats):
+        """{types: name -> "counter" | "histogram", data: name -> number | list}. Only with a
+        configured EC connector that has families. What does not fit is skipped and counted as
+        wrong_type: a payload, `types` or `data` that is not a map, a `types` entry that is not
+        str -> str, a `data` entry with a non-str key, no type, an unknown type, a value of the
+        wrong shape (a histogram's non-number samples one by one), a name the connector does not
+        register or whose family has the other type."""
+        payload = stats["ec_connector_stats"]
+        if payload is None or not self.ec_families:
+            return
+        if not isinstance(payload, dict):
+            self.skip("wrong_type")
+            return
+        # A missing key is an empty map; nil is a value of the wrong type.
+        types, data = payload.get("types", {}), payload.get("data", {})
+        usable = True
+        for part in (types, data):
+            if not isinstance(part, dict):
+                self.skip("wrong_type")
+                usable = False
+        if not usable:
+            return
+        known_types = {}
+        for name, kind in types.items():
+            if isinstance(name, str) and isinstance(kind, str):
+                known_types[name] = kind
+            else:
+                self.skip("wrong_type")
+        families = {family.name: family for family in self.ec_families}
+        for name, value in data.items():
+            if not isinstance(name, str):
+                self.skip("wrong_type")
+                continue
+            kind = known_types.get(name)
+            if kind == COUNTER:
+                if not is_number(value):
+                    self.skip("wrong_type")
+                    continue
+                samples = None
+            elif kind == HISTOGRAM:
+                if not isinstance(value, list):
+                    self.skip("wrong_type")
+                    continue
+                samples = []
+                for sample in value:
+                    if is_number(sample):
+                        samples.append(sample)
+                    else:
+                        self.skip("wrong_type")
+            else:
+                self.skip("wrong_type")
+                continue
+            family = families.get(name)
+            if family is None or family.kind != kind:
+                self.skip("wrong_type")
+                continue
+            child = self.child(name, engine)
+            if samples is None:
+                if value != value:
+                    self.skip("nan_increment")
+                elif value < 0:
+                    self.skip("negative_increment")
+                else:
+                    child.inc(value)
+                continue
+            for sample in samples:
+                if sample != sample:
+                    self.skip("nan_observation")
+                elif sample in (float("inf"), float("-inf")):
+                    self.skip("infinite_observation")
+                else:
+                    child.observe(sample)
 
     # ---- step 5: kv_connector_stats (docs/recording.md "kv_connector_stats") ------------------
 
@@ -1720,6 +1945,13 @@ NEWEST_BASE = "g20260814-6adad087"
 WIRE_CREATED_TIMESTAMP = 1767225600.0   # the wire goldens' pinned `_created`
 # (family, the family it is registered after)
 NEWEST_FAMILY_ANCHORS = [
+    # The EC connector's families follow the KV connector's (NIXL here), in the row's order.
+    ("vllm:ec_cpu_save_bytes", "vllm:nixl_num_kv_expired_reqs"),
+    ("vllm:ec_cpu_save_time_seconds", "vllm:ec_cpu_save_bytes"),
+    ("vllm:ec_cpu_load_bytes", "vllm:ec_cpu_save_time_seconds"),
+    ("vllm:ec_cpu_load_time_seconds", "vllm:ec_cpu_load_bytes"),
+    ("vllm:ec_cpu_save_size_bytes", "vllm:ec_cpu_load_time_seconds"),
+    ("vllm:ec_cpu_load_size_bytes", "vllm:ec_cpu_save_size_bytes"),
     ("vllm:num_requests_kv_fetch_by_stage", "vllm:num_requests_waiting_by_reason"),
     ("vllm:prompt_tokens_cached_by_source", "vllm:prompt_tokens_cached"),
     ("vllm:request_num_preemptions", "vllm:request_decode_time_seconds"),
@@ -1763,6 +1995,8 @@ def replay_newest_case(case):
             "--max-model-len", str(config["max_model_len"])]
     if config["kv_transfer_config"] is not None:
         args += ["--kv-transfer-config", json.dumps(config["kv_transfer_config"])]
+    if config.get("ec_transfer_config") is not None:
+        args += ["--ec-transfer-config", json.dumps(config["ec_transfer_config"])]
     recorder = Recorder(args)
     sidecar = []
     if case["requests"]:

@@ -30,7 +30,13 @@ golden of the newest frontend differs from the 6adad087 golden by the newest fam
     hits;
   * num_failed_handshakes entries in the NIXL payloads (HANDSHAKE_PLAN);
   * spec_decode_metrics on two final outputs (SPEC_DECODE_METRICS_PLAN);
-  * ec_connector_stats nil (no EC connector is configured).
+  * ec_connector_stats nil (no EC connector is configured), except in stats_ec.
+
+stats_ec is the stats_nixl_spec capture with the same additions plus an EC connector
+(ECCPUConnector, --ec-transfer-config) whose ECCPUConnectorStats payloads ride some steps'
+ec_connector_stats (EC_PLAN): {"types": name -> "counter" | "histogram", "data": name ->
+number | list} (vllm/distributed/ec_transfer/ec_connector/cpu/metrics.py, vllm-project/vllm PR
+#57333; the field itself is #54960's).
 
 Outputs, in tests/fixtures/wire_generations/: GEN_<kind>.msgpack (frame 0 of every message,
 back to back), GEN_outputs.requests.jsonl (the 6adad087 sidecar, unchanged), and this
@@ -121,6 +127,28 @@ KV_FETCH_PLAN = {
     "stats_multi": {0: {"waiting_to_start": 0, "in_progress": 0, "completed_waiting": 0}},
     "outputs": {0: {"waiting_to_start": 0, "in_progress": 0, "completed_waiting": 0}},
 }
+# The newest captures that are not the newest form of a 6adad087 capture of the same kind: kind ->
+# the kind whose capture (and whose plans above) they start from.
+DERIVED_KINDS = {"stats_ec": "stats_nixl_spec"}
+
+# ECCPUConnectorStats.data per message (stats_ec): counters (name -> increment) and histograms
+# (name -> samples), typed as increase_counter / observe_histogram type them.
+EC_SAVE, EC_LOAD = "vllm:ec_cpu_save_", "vllm:ec_cpu_load_"
+EC_PLAN = {
+    "stats_ec": {
+        0: ({EC_SAVE + "bytes": 9400000, EC_SAVE + "time_seconds": 0.021},
+            {EC_SAVE + "size_bytes": [4700000, 4700000]}),
+        1: ({EC_LOAD + "bytes": 8800000, EC_LOAD + "time_seconds": 0.0095},
+            {EC_LOAD + "size_bytes": [8800000]}),
+        3: ({EC_SAVE + "bytes": 42000000, EC_SAVE + "time_seconds": 0.07,
+             EC_LOAD + "bytes": 500000, EC_LOAD + "time_seconds": 0.0004},
+            {EC_SAVE + "size_bytes": [42000000], EC_LOAD + "size_bytes": [500000]}),
+        6: ({EC_LOAD + "bytes": 260000000, EC_LOAD + "time_seconds": 0.25},
+            {EC_LOAD + "size_bytes": [260000000]}),
+    },
+}
+EC_TRANSFER_CONFIG = {"ec_connector": "ECCPUConnector", "ec_role": "ec_both"}
+
 # Per message with connector_prefix_cache_stats; each sums to that message's hits. The first
 # is out of CacheHitSource order (dict order is the engine's insertion order); the second is
 # what the engine reports when a connector's split did not add up.
@@ -156,6 +184,10 @@ DESCRIPTIONS = {
         "MooncakeStoreConnector] with flat children: the g20260814-6adad087 stats_multi "
         "capture re-laid in the newest layout, plus failed NIXL handshakes and one explicit "
         "all-zero num_kv_fetch_reqs_by_stage."),
+    "stats_ec": (
+        "SchedulerStats only, 2 engines, 7 steps: the newest stats_nixl_spec capture with an EC "
+        "connector (ECCPUConnector) configured, whose save/load payloads ride four steps' "
+        "ec_connector_stats."),
     "outputs": (
         "Request outputs, 2 engines: the g20260814-6adad087 outputs capture (same requests, "
         "sidecar and messages) with 17-position outputs; spec_decode_metrics on two final "
@@ -204,12 +236,22 @@ def relay_kv_connector_stats(old, handshakes):
     return flat
 
 
+def ec_payload(counters, histograms):
+    types = {name: "counter" for name in counters}
+    types.update({name: "histogram" for name in histograms})
+    return {"types": types, "data": dict(counters, **histograms)}
+
+
 def relay_scheduler_stats(old, kind, index):
     if old is None:
         return None
     assert tuple(old) == BASE_SCHEDULER_STATS_FIELDS, tuple(old)
     values = dict(old)
     values.update(NEW_SCHEDULER_STATS_DEFAULTS)
+    ec = EC_PLAN.get(kind, {}).get(index)
+    if ec is not None:
+        values["ec_connector_stats"] = ec_payload(*ec)
+    kind = DERIVED_KINDS.get(kind, kind)
     fetch = KV_FETCH_PLAN.get(kind, {}).get(index, {})
     assert set(fetch) <= set(KV_FETCH_STAGES)
     assert sum(fetch.values()) <= old["num_skipped_waiting_reqs"]
@@ -225,7 +267,8 @@ def relay_scheduler_stats(old, kind, index):
 def relay_output(old, kind, index):
     assert len(old) == len(BASE_OUTPUT_FIELDS)
     values = dict(zip(BASE_OUTPUT_FIELDS, old))
-    plan = SPEC_DECODE_METRICS_PLAN.get(kind, {}).get((index, values["request_id"]))
+    plan = SPEC_DECODE_METRICS_PLAN.get(DERIVED_KINDS.get(kind, kind), {}).get(
+        (index, values["request_id"]))
     values["spec_decode_metrics"] = None
     if plan is not None:
         assert values["finish_reason"] is not None, "spec_decode_metrics rides a final output"
@@ -297,8 +340,8 @@ def main():
             for c in manifest["cases"] if c["generation"] == GENERATION}
 
     new_cases = []
-    for kind in ("stats_nixl_spec", "stats_multi", "outputs"):
-        base = base_cases["%s_%s" % (BASE, kind)]
+    for kind in ("stats_nixl_spec", "stats_multi", "outputs", "stats_ec"):
+        base = base_cases["%s_%s" % (BASE, DERIVED_KINDS.get(kind, kind))]
         name = "%s_%s" % (GENERATION, kind)
         frames = []
         for index, frame in enumerate(split_frames(base)):
@@ -322,7 +365,8 @@ def main():
             "derived_from": base["case"],
             "kind": base["kind"],
             "description": DESCRIPTIONS[kind],
-            "configuration": base["configuration"],
+            "configuration": (dict(base["configuration"], ec_transfer_config=EC_TRANSFER_CONFIG)
+                              if kind in EC_PLAN else base["configuration"]),
             "multi_connector_shape": "flat" if base["multi_connector_shape"] else None,
             "msgpack": name + ".msgpack",
             "sha256": hashlib.sha256(data).hexdigest(),

@@ -216,6 +216,21 @@ struct KvConnectorStats {
   std::string_view raw;  // the whole kv_connector_stats value
 };
 
+// SchedulerStats.ec_connector_stats: the configured EC (encoder cache) connector's payload, as
+// ECConnectorStats.data of the ECCPUConnector kind sends it: {"types": name -> "counter" |
+// "histogram", "data": name -> number | list of numbers}. One entry per `data` name whose type
+// and value agree; an entry with no type, an unknown type or a value of the wrong shape is
+// reported (wrong_type) and left out, as is a histogram sample that is not a number.
+struct EcConnectorValue {
+  std::string_view name;        // the family name, e.g. vllm:ec_cpu_save_bytes
+  bool histogram = false;       // types[name] == "histogram" (else "counter")
+  double increment = 0;         // a counter's
+  std::vector<double> samples;  // a histogram's observations, in order
+};
+struct EcConnectorStats {
+  std::vector<EcConnectorValue> values;  // in `data` order
+};
+
 // SchedulerStats (dataclass, map keyed by field name). Unknown keys are ignored, missing keys
 // take these defaults, and a value of the wrong type skips that field (reported).
 struct SchedulerStats {
@@ -234,6 +249,7 @@ struct SchedulerStats {
   std::vector<KvCacheEvictionEvent> kv_cache_eviction_events;
   std::optional<SpecDecodingStats> spec_decoding_stats;
   std::optional<KvConnectorStats> kv_connector_stats;
+  std::optional<EcConnectorStats> ec_connector_stats;  // newest engines with an EC connector
   std::vector<std::pair<std::string_view, int64_t>> waiting_lora_adapters;
   std::vector<std::pair<std::string_view, int64_t>> running_lora_adapters;
   std::optional<CudagraphStats> cudagraph_stats;
@@ -326,6 +342,19 @@ struct ConnectorConfig {
   }
   // Parses vLLM's --kv-transfer-config JSON. Throws nothing; a bad document is an error.
   static Result<ConnectorConfig> FromKvTransferConfigJson(std::string_view json);
+};
+
+// The EC (encoder cache) connector this frontend was configured with: vLLM's
+// --ec-transfer-config (ECTransferConfig as JSON) `ec_connector` and `ec_role`.
+struct EcConnectorConfig {
+  std::string connector;  // "" = none configured
+  std::string ec_role;    // ec_producer, ec_consumer, ec_both; "" = not given
+
+  bool configured() const { return !connector.empty(); }
+  // Parses --ec-transfer-config: a JSON object; `ec_connector` a string or null, `ec_role`
+  // null or one of ec_producer, ec_consumer, ec_both, `ec_connector_extra_config` an object;
+  // other ECTransferConfig keys are not read. Every error names the flag.
+  static Result<EcConnectorConfig> FromEcTransferConfigJson(std::string_view json);
 };
 
 struct DecodeContext {

@@ -152,9 +152,19 @@ struct FrontendOptions {
   // name, if any.
   std::string kv_transfer_config;
 
+  // --ec-transfer-config: vLLM's ECTransferConfig as JSON ({"ec_connector":"ECCPUConnector",
+  // "ec_role":"ec_both"}), validated at startup. The EC connector's families are registered
+  // after the KV connectors' and fed from SchedulerStats.ec_connector_stats. "" = none.
+  std::string ec_transfer_config;
+
   // --speculative-config: vLLM's speculative config as JSON; num_speculative_tokens > 0
   // registers the spec-decode families.
   std::string speculative_config;
+
+  // --diffusion-model: the served model is a diffusion LLM (vLLM's ModelConfig.is_diffusion,
+  // which vLLM reads from the model's HF config: canvas_length set). Its spec-decode stats are
+  // exported as the vllm:diffusion_* counters instead of the spec-decode families.
+  bool diffusion_model = false;
 
   // --kv-cache-metrics: registers the KV block residency histograms (vllm:kv_block_*).
   bool kv_cache_metrics = false;

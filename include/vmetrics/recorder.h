@@ -55,9 +55,17 @@ struct RecorderOptions {
   std::string served_model_name = "model";    // `model_name` label
   std::vector<int64_t> engine_indexes = {0};  // data-parallel ranks served (eager children)
   ConnectorConfig connectors;                 // --kv-transfer-config (or the ready response)
-  int64_t max_model_len = 8192;               // 1-2-5 token buckets
-  int64_t num_speculative_tokens = 0;         // > 0 registers the spec-decode families
-  bool kv_cache_metrics = false;              // registers the kv_block_* residency histograms
+  // --ec-transfer-config: the EC connector whose families (internal/ec_connector_rows.h) are
+  // registered after the KV connectors' and fed from ec_connector_stats.
+  EcConnectorConfig ec_connector;
+  int64_t max_model_len = 8192;        // 1-2-5 token buckets
+  int64_t num_speculative_tokens = 0;  // > 0 registers the spec-decode families
+  // The model is a diffusion LLM (vLLM's ModelConfig.is_diffusion: its HF config has a
+  // canvas_length, which a frontend without the model cannot see: --diffusion-model). Registers
+  // the vllm:diffusion_* counters instead of the spec-decode families, fed from
+  // spec_decoding_stats.
+  bool diffusion_model = false;
+  bool kv_cache_metrics = false;  // registers the kv_block_* residency histograms
   // vLLM's envs.VLLM_COMPUTE_NANS_IN_LOGITS (the frontend reads it from its own environment:
   // frontend/environment.h): registers vllm:corrupted_requests. The request tracker counts the
   // corrupted requests only with the same switch (RequestTracker::Options).

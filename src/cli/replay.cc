@@ -55,11 +55,16 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 65535));
   cmd->add_option("--kv-transfer-config", o.kv_transfer_config,
                   "vLLM's KVTransferConfig JSON (configured connector)");
+  cmd->add_option("--ec-transfer-config", o.ec_transfer_config,
+                  "vLLM's ECTransferConfig JSON (the EC connector whose families are recorded)");
   cmd->add_option("--max-model-len", o.max_model_len, "Max model length (1-2-5 token buckets)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option(
       "--speculative-config", o.speculative_config,
       "vLLM's speculative config JSON (num_speculative_tokens adds spec-decode families)");
+  cmd->add_flag("--diffusion-model", o.diffusion_model,
+                "The model is a diffusion LLM (vLLM: its HF config has canvas_length): the "
+                "vllm:diffusion_* counters replace the spec-decode families");
   cmd->add_flag("--kv-cache-metrics", o.kv_cache_metrics,
                 "Register the KV block residency histograms");
   cmd->add_option("--custom-histogram-buckets", o.custom_histogram_buckets,

@@ -29,6 +29,8 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--served-model-name", a->served_model_name, "model_name label (default: model)");
   cmd->add_option("--kv-transfer-config", a->kv_transfer_config,
                   "vLLM's KVTransferConfig JSON; default: the engines' kv_connector");
+  cmd->add_option("--ec-transfer-config", a->ec_transfer_config,
+                  "vLLM's ECTransferConfig JSON (the EC connector whose families are recorded)");
   cmd->add_option("--data-parallel-size", a->data_parallel_size,
                   "Engines to wait for in frontend mode")
       ->check(CLI::Range(1, 65535));
@@ -59,6 +61,9 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
       ->capture_default_str();
   cmd->add_option("--speculative-config", a->speculative_config,
                   "vLLM's speculative config JSON (num_speculative_tokens)");
+  cmd->add_flag("--diffusion-model", a->diffusion_model,
+                "The model is a diffusion LLM (vLLM: its HF config has canvas_length): the "
+                "vllm:diffusion_* counters replace the spec-decode families");
   cmd->add_flag("--kv-cache-metrics", a->kv_cache_metrics,
                 "Register KV block residency histograms");
   cmd->add_option("--custom-histogram-buckets", a->custom_histogram_buckets,

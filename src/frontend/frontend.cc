@@ -75,6 +75,7 @@ std::string PyRepr(const nlohmann::json& v) {
 // What Bind reads from the options' JSON and files, for Start.
 struct CheckedOptions {
   std::optional<ConnectorConfig> connectors;                   // --kv-transfer-config, when given
+  EcConnectorConfig ec_connector;                              // --ec-transfer-config
   bool compute_nans_in_logits = false;                         // VLLM_COMPUTE_NANS_IN_LOGITS
   CustomHistogramBuckets custom_histogram_buckets;             // --custom-histogram-buckets
   std::optional<std::string> show_hidden_metrics_for_version;  // validated
@@ -112,6 +113,12 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
     Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(o->kv_transfer_config);
     if (!c.ok()) return c.status();
     checked.connectors = std::move(*c);
+  }
+  if (!o->ec_transfer_config.empty()) {
+    Result<EcConnectorConfig> ec =
+        EcConnectorConfig::FromEcTransferConfigJson(o->ec_transfer_config);
+    if (!ec.ok()) return ec.status();
+    checked.ec_connector = std::move(*ec);
   }
   if (!o->speculative_config.empty()) {
     auto doc = nlohmann::json::parse(o->speculative_config, nullptr, false);
@@ -415,6 +422,8 @@ struct Frontend::Impl {
     o.show_hidden_metrics =
         frontend::ShowHiddenMetrics(checked.show_hidden_metrics_for_version, running_version);
     o.num_speculative_tokens = checked.num_speculative_tokens;
+    o.diffusion_model = a.diffusion_model;
+    o.ec_connector = checked.ec_connector;
     // vllm:cache_config_info: what the ready responses tell (block_size, num_gpu_blocks summed
     // over engines, kv_cache_size_tokens, kv_cache_max_concurrency), plus --cache-config-info.
     auto put = [&o](const std::string& k, const std::string& v) {

@@ -18,6 +18,7 @@
 #include "vmetrics/connector_catalog.h"
 #include "vmetrics/exposition.h"
 #include "vmetrics/internal/declared_families.h"
+#include "vmetrics/internal/ec_connector_rows.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/registry.h"
 
@@ -68,7 +69,10 @@ const char* GateText(Gate gate) {
     case Gate::kAlways:
       return "always";
     case Gate::kSpecDecode:
-      return "`--speculative-config` with `num_speculative_tokens` > 0";
+      return "`--speculative-config` with `num_speculative_tokens` > 0, without "
+             "`--diffusion-model`";
+    case Gate::kDiffusion:
+      return "`--diffusion-model` (instead of the spec-decode families)";
     case Gate::kKvCacheMetrics:
       return "`--kv-cache-metrics`";
     case Gate::kLora:
@@ -239,6 +243,19 @@ std::string MetricsReference() {
   // recorder's, found again).
   EngineStates serve_states(&registry, {0});
   RegisterBuildInfo(&registry);
+  // The diffusion counters replace the spec-decode families, so they never register beside
+  // them: a second recorder, for a diffusion model, supplies them.
+  RecorderOptions diffusion_options;
+  diffusion_options.diffusion_model = true;
+  diffusion_options.log = options.log;
+  Registry diffusion_registry(&clock);
+  StatsRecorder diffusion_recorder(&diffusion_registry, diffusion_options);
+  std::vector<const Family*> diffusion_families;
+  for (const Family* f : diffusion_registry.Families()) {
+    for (const FrontendFamily& d : internal::kDeclaredFamilies) {
+      if (d.gate == Gate::kDiffusion && d.name == f->name()) diffusion_families.push_back(f);
+    }
+  }
 
   // The per-engine `vllm:` families; LoRA, cache config and vmetrics' own are described apart.
   std::map<std::string_view, const FrontendFamily*> frontend;
@@ -250,6 +267,10 @@ std::string MetricsReference() {
   std::map<std::string_view, const ConnectorRow*> connector_family;
   for (const auto& row : catalog.rows()) {
     for (const MetricDef& m : row->metrics) connector_family[m.name] = row.get();
+  }
+  std::map<std::string_view, const internal::EcConnectorRow*> ec_family;
+  for (const internal::EcConnectorRow& row : internal::kEcConnectorRows) {
+    for (const internal::EcMetric& m : row.metrics) ec_family[m.name] = &row;
   }
 
   std::string out;
@@ -289,19 +310,28 @@ std::string MetricsReference() {
       "| Name | Type | Labels | Buckets (`le`) | HELP | Registered | Source |\n"
       "|---|---|---|---|---|---|---|\n";
 
+  const auto frontend_row = [&out](const Family& f, const FrontendFamily& row) {
+    std::string buckets = Buckets(f);
+    if (row.buckets == BucketSet::kTokens125) {
+      buckets.insert(0, "1-2-5 up to `--max-model-len`: ");
+    }
+    out += "| " + Code(ExposedName(f)) + " | " + MetricTypeName(f.type()) + " | " +
+           Labels(f, &row) + " | " + buckets + " | " + Cell(f.spec().help) + " | " +
+           GateText(row.gate) + " | " + FrontendSource(row) + " |\n";
+  };
   std::vector<const Family*> own;
+  bool diffusion_listed = false;
   for (const Family* f : registry.Families()) {
-    if (connector_family.contains(f->name())) continue;
+    if (connector_family.contains(f->name()) || ec_family.contains(f->name())) continue;
     auto it = frontend.find(f->name());
+    // The diffusion counters register where the spec-decode families do: before the first
+    // family registered after the connectors'.
+    if (!diffusion_listed && (it == frontend.end() || !it->second->before_connector_rows)) {
+      for (const Family* d : diffusion_families) frontend_row(*d, *frontend.at(d->name()));
+      diffusion_listed = true;
+    }
     if (it != frontend.end()) {
-      const FrontendFamily& row = *it->second;
-      std::string buckets = Buckets(*f);
-      if (row.buckets == BucketSet::kTokens125) {
-        buckets.insert(0, "1-2-5 up to `--max-model-len`: ");
-      }
-      out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) + " | " +
-             Labels(*f, &row) + " | " + buckets + " | " + Cell(f->spec().help) + " | " +
-             GateText(row.gate) + " | " + FrontendSource(row) + " |\n";
+      frontend_row(*f, *it->second);
     } else if (f->name() == lora.name) {
       out += "| " + Code(ExposedName(*f)) + " | " + MetricTypeName(f->type()) +
              " | `max_lora`, `waiting_lora_adapters`, `running_lora_adapters` (no `model_name`, "
@@ -345,6 +375,37 @@ std::string MetricsReference() {
       const Family* f = registry.Find(m.name);
       if (f == nullptr) continue;  // cannot happen: every row was configured above
       TableRow(&out, *f, ConnectorLabels(*f, *row, m), SampleSource(m, *row));
+    }
+  }
+
+  out +=
+      "\n"
+      "## EC-connector families\n"
+      "\n"
+      "One section per EC (encoder cache) connector vmetrics knows\n"
+      "(`include/vmetrics/internal/ec_connector_rows.h`). A connector's families are registered\n"
+      "when `--ec-transfer-config` names it (`ec_connector`), after the KV-connector families\n"
+      "and before `vllm:estimated_flops_per_gpu`, with one child per engine from the start;\n"
+      "they are fed from `SchedulerStats.ec_connector_stats` (`{types, data}`): a counter adds\n"
+      "`data[name]`, a histogram observes each element of it. The framework is upstream's\n"
+      "(vllm-project/vllm #54960, merged; `ECConnectorProm` in\n"
+      "`vllm/distributed/ec_transfer/ec_connector/metrics.py` at 54ce10e5); the families below\n"
+      "are the connector's own.\n";
+  for (const internal::EcConnectorRow& row : internal::kEcConnectorRows) {
+    RecorderOptions ec_options;
+    ec_options.ec_connector.connector = std::string(row.class_name);
+    ec_options.log = options.log;
+    Registry ec_registry(&clock);
+    StatsRecorder ec_recorder(&ec_registry, ec_options);
+    out += "\n### " + std::string(row.class_name) + "\n\n";
+    out += "- Read from: " + std::string(row.source) + "\n\n";
+    out += kTableHead;
+    for (const internal::EcMetric& m : row.metrics) {
+      const Family* f = ec_registry.Find(m.name);
+      if (f == nullptr) continue;  // cannot happen: the row's connector is configured
+      const std::string key = Code("data[\"" + std::string(m.name) + "\"]");
+      TableRow(&out, *f, "`model_name`, `engine`",
+               m.type == MetricType::kHistogram ? "observe each element of " + key : "add " + key);
     }
   }
 

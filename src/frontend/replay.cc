@@ -55,6 +55,12 @@ Result<ReplayOutput> Replay(const ReplayOptions& args) {
     if (!c.ok()) return c.status();
     options.connectors = *c;
   }
+  if (!args.ec_transfer_config.empty()) {
+    Result<EcConnectorConfig> ec =
+        EcConnectorConfig::FromEcTransferConfigJson(args.ec_transfer_config);
+    if (!ec.ok()) return ec.status();
+    options.ec_connector = std::move(*ec);
+  }
   if (!args.speculative_config.empty()) {
     auto doc = nlohmann::json::parse(args.speculative_config, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) {
@@ -64,6 +70,7 @@ Result<ReplayOutput> Replay(const ReplayOptions& args) {
     if (k != doc.end() && k->is_number_integer())
       options.num_speculative_tokens = k->get<int64_t>();
   }
+  options.diffusion_model = args.diffusion_model;
   auto log = [&args](std::string_view line) {
     if (args.log) args.log(line);
   };

@@ -46,6 +46,8 @@ bool OpenGates::Open(Gate gate) const {
       return true;
     case Gate::kSpecDecode:
       return spec_decode;
+    case Gate::kDiffusion:
+      return diffusion;
     case Gate::kKvCacheMetrics:
       return kv_cache_metrics;
     case Gate::kLora:

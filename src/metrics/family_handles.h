@@ -103,6 +103,7 @@ class EngineHandles {
 // Which gates are open (declared_families.h, Gate).
 struct OpenGates {
   bool spec_decode = false;
+  bool diffusion = false;
   bool kv_cache_metrics = false;
   bool lora = false;
   bool engine_liveness = false;

@@ -20,6 +20,7 @@
 #include "cardinality_guard.h"
 #include "connector_families.h"
 #include "family_handles.h"
+#include "vmetrics/internal/ec_connector_rows.h"
 #include "vmetrics/internal/wire_text.h"
 
 namespace vmetrics {
@@ -83,7 +84,10 @@ std::vector<std::string> EngineNames(const std::vector<int64_t>& indexes) {
 
 internal::OpenGates GatesOf(const RecorderOptions& o) {
   internal::OpenGates gates;
-  gates.spec_decode = o.num_speculative_tokens > 0;
+  // SpecDecodingProm: a diffusion model gets the diffusion counters, whatever the speculative
+  // config says.
+  gates.spec_decode = o.num_speculative_tokens > 0 && !o.diffusion_model;
+  gates.diffusion = o.diffusion_model;
   gates.kv_cache_metrics = o.kv_cache_metrics;
   gates.lora = o.max_loras > 0;
   gates.engine_liveness = o.track_engine_liveness;
@@ -149,6 +153,7 @@ struct StatsRecorder::Impl {
         }
       }
     }
+    RegisterEcConnector();
     declared.Register(/*before_connector_rows=*/false);
     connectors.UseAccounting(declared.family<FamilyId::kKvConnectorPayloads>());
     // vmetrics_decode_errors' eager children, one per DecodePart (their order).
@@ -159,6 +164,66 @@ struct StatsRecorder::Impl {
     }
     max_lora_label = std::to_string(options.max_loras);
     if (!options.cache_config.empty()) SetCacheConfig(options.cache_config);
+  }
+
+  // The configured EC connector's families (ec_connector_rows.h), after the KV connectors', one
+  // child per engine, as build_prom_metrics binds them. A connector with no row registers
+  // nothing: its payloads are not recorded.
+  void RegisterEcConnector() {
+    if (!options.ec_connector.configured()) return;
+    ec_row = internal::FindEcConnectorRow(options.ec_connector.connector);
+    if (ec_row == nullptr) {
+      Log("--ec-transfer-config: EC connector " +
+          internal::EscapeForLog(options.ec_connector.connector) +
+          " has no families known to vmetrics; its ec_connector_stats are not recorded");
+      return;
+    }
+    const std::vector<std::string>& engines = declared.engines();
+    ec_children.assign(engines.size(), std::vector<Child*>(ec_row->metrics.size(), nullptr));
+    for (size_t m = 0; m < ec_row->metrics.size(); ++m) {
+      const internal::EcMetric& metric = ec_row->metrics[m];
+      FamilySpec spec;
+      spec.name = std::string(metric.name);
+      spec.type = metric.type;
+      spec.help = std::string(metric.help);
+      spec.label_names = {"model_name", "engine"};
+      spec.buckets.assign(metric.buckets.begin(), metric.buckets.end());
+      Family& family = registry->AddFamily(spec);
+      for (size_t slot = 0; slot < engines.size(); ++slot) {
+        const std::string_view values[] = {options.served_model_name, engines[slot]};
+        ec_children[slot][m] = family.GetOrCreate(values);
+      }
+    }
+  }
+
+  // ec_connector_stats of the configured EC connector: a counter adds its number, a histogram
+  // observes each sample. A name the connector does not register, or whose type is not the
+  // family's, is counted (wrong_type) and skipped (Python would raise).
+  void RecordEcConnector(const EcConnectorStats& stats, size_t slot) {
+    if (ec_row == nullptr) return;
+    for (const EcConnectorValue& v : stats.values) {
+      size_t m = 0;
+      while (m < ec_row->metrics.size() && ec_row->metrics[m].name != v.name) ++m;
+      const bool known = m < ec_row->metrics.size();
+      if (!known || (ec_row->metrics[m].type == MetricType::kHistogram) != v.histogram) {
+        Problem p;
+        p.kind = ProblemKind::kWrongType;
+        p.connector = ec_row->class_name;
+        p.key = v.name;
+        p.what = known ? "ec_connector_stats: a value typed unlike its family skipped"
+                       : "ec_connector_stats: a metric the connector does not register skipped";
+        reporter.Report(p);
+        continue;
+      }
+      Child* child = ec_children[slot][m];
+      if (v.histogram) {
+        for (const double sample : v.samples) {
+          Observe(child->As<Histogram>(), sample, "ec_connector_stats");
+        }
+      } else {
+        Add(child->As<Counter>(), v.increment, "ec_connector_stats");
+      }
+    }
   }
 
   // vllm:cache_config_info was registered without labels (they are the CacheConfig keys, known
@@ -312,7 +377,19 @@ struct StatsRecorder::Impl {
             "spec_decoding_stats.num_accepted_tokens_per_pos");
       }
     }
+    // A diffusion model's spec-decode stats count denoising steps, canvas positions and
+    // committed tokens (the spec-decode families are not registered then).
+    if (s.spec_decoding_stats && h.Get<F::kDiffusionNumDenoisingSteps>() != nullptr) {
+      const SpecDecodingStats& sd = *s.spec_decoding_stats;
+      Add(h.Get<F::kDiffusionNumDenoisingSteps>(), static_cast<double>(sd.num_drafts),
+          "spec_decoding_stats.num_drafts");
+      Add(h.Get<F::kDiffusionNumCanvasPositions>(), static_cast<double>(sd.num_draft_tokens),
+          "spec_decoding_stats.num_draft_tokens");
+      Add(h.Get<F::kDiffusionNumCommittedTokens>(), static_cast<double>(sd.num_accepted_tokens),
+          "spec_decoding_stats.num_accepted_tokens");
+    }
     if (s.kv_connector_stats) connectors.Record(*s.kv_connector_stats, slot, ctx);
+    if (s.ec_connector_stats) RecordEcConnector(*s.ec_connector_stats, slot);
     if (s.perf_stats) {
       const PerfStats& p = *s.perf_stats;
       if (p.num_flops_per_gpu != 0 || p.num_read_bytes_per_gpu != 0 ||
@@ -446,6 +523,10 @@ struct StatsRecorder::Impl {
   // options.catalog: rows that `_metrics_descriptor` registers at run time go there, never into
   // the caller's catalog).
   internal::ConnectorRecorder connectors;
+  // The configured EC connector's row (nullptr: none, or one with no row) and its children,
+  // by engine slot then the row's metric order.
+  const internal::EcConnectorRow* ec_row = nullptr;
+  std::vector<std::vector<Child*>> ec_children;
   std::string max_lora_label;                          // str(max_loras)
   std::array<Counter*, kDecodeParts> decode_errors{};  // by DecodePart
   std::mutex wire_mu;  // engine -> the generation it was last reported as

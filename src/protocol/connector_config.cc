@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // vLLM's --kv-transfer-config (KVTransferConfig as JSON): `kv_connector` names the connector
 // class; a MultiConnector lists its children in kv_connector_extra_config.connectors, each a
-// KVTransferConfig of its own.
+// KVTransferConfig of its own. And --ec-transfer-config (ECTransferConfig): `ec_connector` names
+// the encoder-cache connector whose families are registered.
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "vmetrics/engine_core_outputs.h"
 
@@ -61,6 +63,35 @@ Result<ConnectorConfig> ConnectorConfig::FromKvTransferConfigJson(std::string_vi
     }
     config.children.push_back(child["kv_connector"].get<std::string>());
     KeepExtraConfig(child, config.children.back(), &config);
+  }
+  return config;
+}
+
+Result<EcConnectorConfig> EcConnectorConfig::FromEcTransferConfigJson(std::string_view json) {
+  constexpr std::string_view kFlag = "--ec-transfer-config";
+  const auto invalid = [&](std::string_view what) {
+    return Status::InvalidArgument(std::string(kFlag) + ": " + std::string(what));
+  };
+  nlohmann::json doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return invalid("not valid JSON");
+  if (!doc.is_object()) return invalid("must be a JSON object");
+  EcConnectorConfig config;
+  if (auto it = doc.find("ec_connector"); it != doc.end() && !it->is_null()) {
+    if (!it->is_string() || it->get<std::string>().empty()) {
+      return invalid("ec_connector must be a connector class name (a non-empty string)");
+    }
+    config.connector = it->get<std::string>();
+  }
+  // ECTransferConfig.ec_role: Literal["ec_producer", "ec_consumer", "ec_both"] | None.
+  if (auto role = doc.find("ec_role"); role != doc.end() && !role->is_null()) {
+    const bool known = role->is_string() &&
+                       (*role == "ec_producer" || *role == "ec_consumer" || *role == "ec_both");
+    if (!known) return invalid("ec_role must be ec_producer, ec_consumer or ec_both");
+    config.ec_role = role->get<std::string>();
+  }
+  if (auto extra = doc.find("ec_connector_extra_config");
+      extra != doc.end() && !extra->is_object()) {
+    return invalid("ec_connector_extra_config must be a JSON object");
   }
   return config;
 }

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // SchedulerStats and its nested dataclasses (vllm/v1/metrics/stats.py at 6adad087, plus the
-// newer keys hits_by_source, num_kv_fetch_reqs_by_stage, num_cache_creation_tokens,
-// sleep_state, sleep_state_only). All are Python dataclasses, so msgspec sends maps keyed by
-// field name with every field present; a decoder keyed by name is immune to field order and to
-// fields added later.
+// newer keys hits_by_source, num_kv_fetch_reqs_by_stage, ec_connector_stats,
+// num_cache_creation_tokens, sleep_state, sleep_state_only). All are Python dataclasses, so msgspec
+// sends maps keyed by field name with every field present; a decoder keyed by name is immune to
+// field order and to fields added later.
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "decode_internal.h"
 #include "vmetrics/engine_core_outputs.h"
@@ -239,6 +242,136 @@ Status DecodeSleepState(MsgpackReader& r, const DecodeContext& ctx, SleepState* 
   });
 }
 
+// ec_connector_stats: {"types": {name: "counter" | "histogram"}, "data": {name: number | list}}
+// (ECCPUConnectorStats.data, vllm/distributed/ec_transfer/ec_connector/cpu/metrics.py). `data`
+// is read once `types` is known, whichever comes first. What does not fit is reported under
+// the key it came with and left out; the other entries are kept.
+Status DecodeEcConnectorStats(MsgpackReader& r, const DecodeContext& ctx, EcConnectorStats* out) {
+  out->values.clear();
+  std::vector<std::pair<std::string_view, std::string_view>> types;
+  std::optional<MsgpackReader> data;
+  bool types_ok = true;
+  const auto report = [&](int64_t offset, std::string_view key, std::string what) {
+    ctx.Report(offset, "", key, std::move(what), ProblemKind::kWrongType);
+  };
+  Status s = ForEachMapField(r, [&](std::string_view key) -> Status {
+    if (key == "types") {
+      const int64_t at = static_cast<int64_t>(r.offset());
+      MsgpackType t;
+      if (Status p = r.PeekType(&t); !p.ok()) return p;
+      if (t != MsgpackType::kMap) {
+        report(at, "ec_connector_stats.types", "not a map; the payload is skipped");
+        types_ok = false;
+        return r.Skip();
+      }
+      uint32_t n;
+      if (Status h = r.ReadMapHeader(&n); !h.ok()) return h;
+      for (uint32_t i = 0; i < n; ++i) {
+        const int64_t entry = static_cast<int64_t>(r.offset());
+        std::string_view name, type;
+        MsgpackReader saved = r;
+        if (r.ReadStr(&name).ok() && r.ReadStr(&type).ok()) {
+          types.emplace_back(name, type);
+          continue;
+        }
+        r = saved;
+        if (Status k = r.Skip(); !k.ok()) return k;
+        if (Status v = r.Skip(); !v.ok()) return v;
+        report(entry, "ec_connector_stats.types", "an entry that is not str -> str skipped");
+      }
+      return Status::Ok();
+    }
+    if (key == "data") {
+      MsgpackType t;
+      if (Status p = r.PeekType(&t); !p.ok()) return p;
+      if (t == MsgpackType::kMap) {
+        data = r;
+      } else {
+        report(static_cast<int64_t>(r.offset()), "ec_connector_stats.data",
+               "not a map; the payload is skipped");
+      }
+      return r.Skip();
+    }
+    return r.Skip();
+  });
+  if (!s.ok() || !data || !types_ok) return s;
+  // A name's type: the last `types` entry for it, as a Python dict keeps it. Engines send a
+  // handful; a hostile map past kLinear entries gets an index, so it costs linear time.
+  constexpr size_t kLinear = 16;
+  std::unordered_map<std::string_view, std::string_view> index;
+  if (types.size() > kLinear) {
+    for (const auto& [name, type] : types) index[name] = type;
+  }
+  const auto type_of = [&](std::string_view name) -> std::optional<std::string_view> {
+    if (types.size() > kLinear) {
+      auto it = index.find(name);
+      return it == index.end() ? std::nullopt : std::optional(it->second);
+    }
+    const auto last = std::find_if(types.rbegin(), types.rend(),
+                                   [&](const auto& entry) { return entry.first == name; });
+    return last == types.rend() ? std::nullopt : std::optional(last->second);
+  };
+  MsgpackReader& d = *data;
+  uint32_t n;
+  if (Status h = d.ReadMapHeader(&n); !h.ok()) return h;
+  for (uint32_t i = 0; i < n; ++i) {
+    const int64_t entry = static_cast<int64_t>(d.offset());
+    std::string_view name;
+    if (!d.ReadStr(&name).ok()) {
+      if (Status k = d.Skip(); !k.ok()) return k;
+      if (Status v = d.Skip(); !v.ok()) return v;
+      report(entry, "ec_connector_stats.data", "a key that is not a str skipped");
+      continue;
+    }
+    const std::optional<std::string_view> type = type_of(name);
+    const int64_t value_at = static_cast<int64_t>(d.offset());
+    EcConnectorValue value;
+    value.name = name;
+    bool keep = false;
+    if (type == "counter") {
+      MsgpackReader saved = d;
+      if (d.ReadDouble(&value.increment).ok()) {
+        keep = true;
+      } else {
+        d = saved;
+        if (Status v = d.Skip(); !v.ok()) return v;
+        report(value_at, name, "a counter value that is not a number skipped");
+      }
+    } else if (type == "histogram") {
+      value.histogram = true;
+      MsgpackType t;
+      if (Status p = d.PeekType(&t); !p.ok()) return p;
+      if (t != MsgpackType::kArray) {
+        if (Status v = d.Skip(); !v.ok()) return v;
+        report(value_at, name, "histogram samples that are not a list skipped");
+      } else {
+        uint32_t count;
+        if (Status h = d.ReadArrayHeader(&count); !h.ok()) return h;
+        for (uint32_t j = 0; j < count; ++j) {  // grown as samples decode, not by the claim
+          const int64_t sample_at = static_cast<int64_t>(d.offset());
+          double sample;
+          MsgpackReader saved = d;
+          if (d.ReadDouble(&sample).ok()) {
+            value.samples.push_back(sample);
+            continue;
+          }
+          d = saved;
+          if (Status v = d.Skip(); !v.ok()) return v;
+          report(sample_at, name, "a histogram sample that is not a number skipped");
+        }
+        keep = true;
+      }
+    } else {
+      if (Status v = d.Skip(); !v.ok()) return v;
+      report(value_at, name,
+             type ? "a value of unknown type \"" + std::string(*type) + "\" skipped"
+                  : std::string("a value with no entry in `types` skipped"));
+    }
+    if (keep) out->values.push_back(std::move(value));
+  }
+  return Status::Ok();
+}
+
 // Optional nested map: nil -> nullopt; wrong shape -> reported, nullopt.
 template <typename T, typename DecodeFn>
 Status OptionalField(MsgpackReader& r, const DecodeContext& ctx, std::string_view key,
@@ -320,6 +453,9 @@ Status DecodeSchedulerStatsAt(MsgpackReader& r, const DecodeContext& ctx, Schedu
       }
       out->kv_connector_stats.emplace();
       return internal::DecodeKvConnectorStats(r, ctx, &*out->kv_connector_stats);
+    }
+    if (key == "ec_connector_stats") {
+      return OptionalField(r, ctx, key, &out->ec_connector_stats, DecodeEcConnectorStats);
     }
     if (key == "waiting_lora_adapters" || key == "running_lora_adapters") {
       auto* dst = key[0] == 'w' ? &out->waiting_lora_adapters : &out->running_lora_adapters;

@@ -129,6 +129,10 @@ std::vector<std::string> ReplayArgs(const Json& c, const std::string& format) {
     argv.push_back("--kv-transfer-config");
     argv.push_back(config["kv_transfer_config"].dump());
   }
+  if (config.contains("ec_transfer_config") && !config["ec_transfer_config"].is_null()) {
+    argv.push_back("--ec-transfer-config");
+    argv.push_back(config["ec_transfer_config"].dump());
+  }
   if (!config["speculative_config"].is_null()) {
     argv.push_back("--speculative-config");
     argv.push_back(config["speculative_config"].dump());

@@ -27,6 +27,9 @@ OpenGates AllGates() {
   OpenGates g;
   g.spec_decode = g.kv_cache_metrics = g.lora = g.engine_liveness = g.engine_wire = true;
   g.kv_consumer = g.nans_in_logits = true;
+  // Never both in a recorder (a diffusion model has no spec-decode families), but the table
+  // registers whatever is open.
+  g.diffusion = true;
   return g;
 }
 

@@ -172,5 +172,72 @@ TEST(RequestNumPreemptions, ObservedPerFinishedRequestWithItsBuckets) {
             text.find("# HELP vllm:request_prefill_kv_computed_tokens"));
 }
 
+// The EC connector families (--ec-transfer-config naming ECCPUConnector): registered after the KV
+// connector's families and before the MFU counters, eager per engine; a counter adds its
+// number, a histogram observes each sample; what the connector does not register, or typed
+// unlike its family, is counted and skipped.
+TEST(EcConnectorFamilies, RegisteredAfterTheKvConnectorAndFedFromEcConnectorStats) {
+  RecorderOptions o = Options(R"({"kv_connector":"NixlConnector"})");
+  o.ec_connector =
+      *EcConnectorConfig::FromEcTransferConfigJson(R"({"ec_connector":"ECCPUConnector"})");
+  Registry reg;
+  StatsRecorder rec(&reg, o);
+  const std::string before = Render(reg);
+  EXPECT_HAS_LINE(before, R"(vllm:ec_cpu_load_time_seconds_total{engine="1",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(
+      before, R"(vllm:ec_cpu_save_size_bytes_bucket{engine="0",le="500000.0",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(
+      before, R"(vllm:ec_cpu_load_size_bytes_bucket{engine="1",le="2.5e+08",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(before,
+                  "# HELP vllm:ec_cpu_save_bytes_total Total bytes copied from GPU to the "
+                  "CPU mmap region (encoder cache save).");
+  EXPECT_LT(before.find("vllm:nixl_num_kv_expired_reqs_total"),
+            before.find("vllm:ec_cpu_save_bytes_total"));
+  EXPECT_LT(before.find("vllm:ec_cpu_load_size_bytes_bucket"),
+            before.find("vllm:estimated_flops_per_gpu_total"));
+  EXPECT_LT(before.find("vllm:ec_cpu_load_time_seconds_total"),
+            before.find("vllm:ec_cpu_save_size_bytes_bucket"));
+
+  EngineCoreOutputs msg = StatsMessage(1);
+  EcConnectorStats& ec = msg.scheduler_stats->ec_connector_stats.emplace();
+  ec.values.push_back({"vllm:ec_cpu_load_bytes", false, 8800000, {}});
+  ec.values.push_back({"vllm:ec_cpu_load_size_bytes", true, 0, {8800000, 300000000}});
+  ec.values.push_back({"vllm:ec_cpu_save_bytes", true, 0, {1}});          // a counter family
+  ec.values.push_back({"vllm:ec_cpu_evictions", false, 1, {}});           // not the connector's
+  ec.values.push_back({"vllm:ec_cpu_save_time_seconds", false, -1, {}});  // negative
+  rec.Record(msg);
+  rec.Record(msg);
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text, R"(vllm:ec_cpu_load_bytes_total{engine="1",model_name="m"} 1.76e+07)");
+  EXPECT_HAS_LINE(text, R"(vllm:ec_cpu_load_bytes_total{engine="0",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(
+      text, R"(vllm:ec_cpu_load_size_bytes_bucket{engine="1",le="1e+07",model_name="m"} 2.0)");
+  EXPECT_HAS_LINE(text,
+                  R"(vllm:ec_cpu_load_size_bytes_bucket{engine="1",le="+Inf",model_name="m"} 4.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:ec_cpu_save_bytes_total{engine="1",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(text, R"(vllm:ec_cpu_save_time_seconds_total{engine="1",model_name="m"} 0.0)");
+  EXPECT_LACKS(text, "evictions");
+  EXPECT_HAS_LINE(text, R"(vmetrics_wire_values_skipped_total{reason="wrong_type"} 4.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_wire_values_skipped_total{reason="negative_increment"} 2.0)");
+}
+
+// Without --ec-transfer-config, or with an EC connector vmetrics has no families for, nothing
+// is registered and a payload is not recorded.
+TEST(EcConnectorFamilies, NothingWithoutAConfiguredKnownEcConnector) {
+  for (const char* config : {"", R"({"ec_connector":"ECExampleConnector"})"}) {
+    RecorderOptions o = Options("");
+    if (*config != '\0') o.ec_connector = *EcConnectorConfig::FromEcTransferConfigJson(config);
+    Registry reg;
+    StatsRecorder rec(&reg, o);
+    EngineCoreOutputs msg = StatsMessage(0);
+    msg.scheduler_stats->ec_connector_stats.emplace().values.push_back(
+        {"vllm:ec_cpu_load_bytes", false, 5, {}});
+    rec.Record(msg);
+    const std::string text = Render(reg);
+    EXPECT_LACKS(text, "ec_cpu") << config;
+    EXPECT_LACKS(text, "wire_values_skipped") << config;
+  }
+}
+
 }  // namespace
 }  // namespace vmetrics

@@ -279,6 +279,56 @@ TEST(StatsRecorder, SchedulerGaugesAndCountersFollowPythonRules) {
                   R"(vllm:engine_sleep_state{engine="0",model_name="m",sleep_state="awake"} 1.0)");
 }
 
+// A diffusion model (SpecDecodingProm with is_diffusion): the three diffusion counters take the
+// spec-decode families' place even with a speculative config, fed from spec_decoding_stats, and
+// no per-position family is registered.
+TEST(StatsRecorder, DiffusionModelExportsDiffusionCountersInsteadOfSpecDecode) {
+  Registry reg;
+  RecorderOptions o = Options(R"({"kv_connector":"NixlConnector"})");
+  o.engine_indexes = {0, 1};
+  o.num_speculative_tokens = 3;
+  o.diffusion_model = true;
+  StatsRecorder rec(&reg, o);
+  EngineCoreOutputs msg;
+  msg.engine_index = 1;
+  SchedulerStats& s = msg.scheduler_stats.emplace();
+  s.spec_decoding_stats.emplace();
+  s.spec_decoding_stats->num_drafts = 4;
+  s.spec_decoding_stats->num_draft_tokens = 128;
+  s.spec_decoding_stats->num_accepted_tokens = 37;
+  s.spec_decoding_stats->num_accepted_tokens_per_pos = {4, 4, 3};
+  rec.Record(msg);
+  rec.Record(msg);
+  const std::string text = Render(reg);
+  EXPECT_HAS_LINE(text,
+                  R"(vllm:diffusion_num_denoising_steps_total{engine="1",model_name="m"} 8.0)");
+  EXPECT_HAS_LINE(text,
+                  R"(vllm:diffusion_num_canvas_positions_total{engine="1",model_name="m"} 256.0)");
+  EXPECT_HAS_LINE(text,
+                  R"(vllm:diffusion_num_committed_tokens_total{engine="1",model_name="m"} 74.0)");
+  EXPECT_HAS_LINE(text,
+                  R"(vllm:diffusion_num_denoising_steps_total{engine="0",model_name="m"} 0.0)");
+  EXPECT_HAS_LINE(text,
+                  "# HELP vllm:diffusion_num_committed_tokens_total Number of committed "
+                  "(finalized) tokens.");
+  EXPECT_LACKS(text, "spec_decode");
+  // Registered where the spec-decode families are: before the connector's families.
+  EXPECT_LT(text.find("vllm:diffusion_num_committed_tokens_total"),
+            text.find("vllm:nixl_xfer_time_seconds"));
+  EXPECT_LT(text.find("vllm:diffusion_num_denoising_steps_total"),
+            text.find("vllm:diffusion_num_canvas_positions_total"));
+
+  // Without --diffusion-model the same configuration has the spec-decode families only.
+  Registry plain_reg;
+  o.diffusion_model = false;
+  StatsRecorder plain(&plain_reg, o);
+  plain.Record(msg);
+  const std::string plain_text = Render(plain_reg);
+  EXPECT_LACKS(plain_text, "diffusion");
+  EXPECT_HAS_LINE(plain_text,
+                  R"(vllm:spec_decode_num_drafts_total{engine="1",model_name="m"} 4.0)");
+}
+
 // vllm:cache_config_info is labelled only when the engines' CacheConfig arrives; the labelled
 // family takes the place the unlabelled one had in the render order.
 TEST(StatsRecorder, CacheConfigInfoKeepsItsPlaceWhenItGetsItsLabels) {

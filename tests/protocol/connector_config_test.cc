@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "vmetrics/engine_core_outputs.h"
 
 namespace vmetrics {
@@ -87,6 +89,36 @@ TEST(ConnectorConfig, NotAnObjectIsAnError) {
 
 TEST(ConnectorConfig, ConnectorThatIsNotAStringIsAnError) {
   EXPECT_FALSE(ConnectorConfig::FromKvTransferConfigJson(R"({"kv_connector": 5})").ok());
+}
+
+// --ec-transfer-config: vLLM's ECTransferConfig JSON; the connector and role are read, the
+// other fields are left to vLLM, and every refusal names the flag.
+TEST(EcConnectorConfig, ConnectorAndRoleFromVllmJson) {
+  auto c = EcConnectorConfig::FromEcTransferConfigJson(
+      R"({"ec_connector":"ECCPUConnector","ec_role":"ec_both",)"
+      R"("ec_connector_extra_config":{"ec_cpu_bytes":1073741824},"engine_id":"e0"})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->configured());
+  EXPECT_EQ(c->connector, "ECCPUConnector");
+  EXPECT_EQ(c->ec_role, "ec_both");
+  for (const char* none : {R"({})", R"({"ec_connector":null,"ec_role":"ec_producer"})"}) {
+    auto n = EcConnectorConfig::FromEcTransferConfigJson(none);
+    ASSERT_TRUE(n.ok()) << none;
+    EXPECT_FALSE(n->configured()) << none;
+  }
+  EXPECT_FALSE(EcConnectorConfig{}.configured());
+}
+
+TEST(EcConnectorConfig, BadDocumentsAreRefusedNamingTheFlag) {
+  for (const char* bad : {"{", "[]", R"({"ec_connector":3})", R"({"ec_connector":""})",
+                          R"({"ec_connector":"ECCPUConnector","ec_role":"ec_both_ways"})",
+                          R"({"ec_connector":"ECCPUConnector","ec_role":1})",
+                          R"({"ec_connector":"ECCPUConnector","ec_connector_extra_config":[]})"}) {
+    auto c = EcConnectorConfig::FromEcTransferConfigJson(bad);
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_NE(c.status().message().find("--ec-transfer-config"), std::string::npos)
+        << bad << ": " << c.status().ToString();
+  }
 }
 
 }  // namespace

@@ -43,8 +43,10 @@ struct ReplayOptions {
   std::string served_model_name = "model";
   int64_t data_parallel_size = 1;
   std::string kv_transfer_config;
+  std::string ec_transfer_config;  // --ec-transfer-config, as FrontendOptions
   int64_t max_model_len = 8192;
   std::string speculative_config;
+  bool diffusion_model = false;  // --diffusion-model, as FrontendOptions
   bool kv_cache_metrics = false;
   // vLLM's --custom-histogram-buckets JSON ("" = defaults) and
   // --show-hidden-metrics-for-version ("" = not given); as FrontendOptions.

@@ -43,6 +43,10 @@ enum class FamilyId : uint8_t {
   kSpecDecodeNumDraftTokens,
   kSpecDecodeNumAcceptedTokens,
   kSpecDecodeNumAcceptedTokensPerPos,
+  // Diffusion LLMs: the spec-decode counters under their own names, in their place.
+  kDiffusionNumDenoisingSteps,
+  kDiffusionNumCanvasPositions,
+  kDiffusionNumCommittedTokens,
   // After the connector families.
   kEstimatedFlopsPerGpu,
   kEstimatedReadBytesPerGpu,
@@ -114,7 +118,8 @@ enum class BucketSet : uint8_t {
 // Which option registers the family.
 enum class Gate : uint8_t {
   kAlways,
-  kSpecDecode,      // num_speculative_tokens > 0
+  kSpecDecode,      // num_speculative_tokens > 0, and not a diffusion model
+  kDiffusion,       // --diffusion-model (vLLM's model_config.is_diffusion)
   kKvCacheMetrics,  // --kv-cache-metrics
   kLora,            // LoRA enabled (max_loras > 0)
   kEngineLiveness,  // `serve` watches its engines (track_engine_liveness)
@@ -220,6 +225,33 @@ inline constexpr FamilyDeclaration kDeclaredFamilies[] = {
      .labels = {"model_name", "engine", "position"},
      .children = Children::kEagerPerPosition,
      .gate = Gate::kSpecDecode,
+     .before_connector_rows = true},
+    // A diffusion LLM (vLLM's ModelConfig.is_diffusion: the HF config has a canvas_length)
+    // reuses the spec-decode data path: SpecDecodingProm registers these three instead of the
+    // spec-decode families, with or without a speculative config, and no per-position family.
+    {.id = FamilyId::kDiffusionNumDenoisingSteps,
+     .name = "vllm:diffusion_num_denoising_steps",
+     .type = MetricType::kCounter,
+     .help = "Number of denoising steps.",
+     .source = "add `spec_decoding_stats.num_drafts`; vllm/v1/spec_decode/metrics.py "
+               "(SpecDecodingProm) at vllm-project/vllm 6adad087",
+     .gate = Gate::kDiffusion,
+     .before_connector_rows = true},
+    {.id = FamilyId::kDiffusionNumCanvasPositions,
+     .name = "vllm:diffusion_num_canvas_positions",
+     .type = MetricType::kCounter,
+     .help = "Number of canvas positions evaluated.",
+     .source = "add `spec_decoding_stats.num_draft_tokens`; vllm/v1/spec_decode/metrics.py "
+               "(SpecDecodingProm) at vllm-project/vllm 6adad087",
+     .gate = Gate::kDiffusion,
+     .before_connector_rows = true},
+    {.id = FamilyId::kDiffusionNumCommittedTokens,
+     .name = "vllm:diffusion_num_committed_tokens",
+     .type = MetricType::kCounter,
+     .help = "Number of committed (finalized) tokens.",
+     .source = "add `spec_decoding_stats.num_accepted_tokens`; vllm/v1/spec_decode/metrics.py "
+               "(SpecDecodingProm) at vllm-project/vllm 6adad087",
+     .gate = Gate::kDiffusion,
      .before_connector_rows = true},
     {.id = FamilyId::kEstimatedFlopsPerGpu,
      .name = "vllm:estimated_flops_per_gpu",
