@@ -423,7 +423,9 @@ TEST(OffloadingWalk, HostileInfoIsReportedAsWrongTypeAndTheDataStillWalks) {
     DecodeContext ctx;
     ctx.reporter = &reporter;
     EngineCoreOutputs out;
-    ASSERT_TRUE(testing::DecodeOne(data.substr(offset, len), ctx, &out).ok());
+    // A view into `data`: the decoded payloads point into the message's bytes, which must
+    // outlive them.
+    ASSERT_TRUE(testing::DecodeOne(std::string_view(data).substr(offset, len), ctx, &out).ok());
     offset += len;
     ++messages;
     IdentifiedPayloads ids;
