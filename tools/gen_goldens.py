@@ -39,6 +39,8 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import generate_latest as generate_text
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
+import gen_wire_newest  # tools/: the newest generation's SchedulerStats layout
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN_DIR = "tests/golden"          # relative to REPO; scenarios.tsv uses repo-relative paths
 INPUT_DIR = GOLDEN_DIR + "/inputs"
@@ -1079,14 +1081,9 @@ OFFLOADING_OTHER_CONFIG = (
     '"kv_connector_extra_config":{"spec_name":"AcmeOffloadingSpec",'
     '"spec_module_path":"acme.offload"}}]}}')
 
-NEWEST_SCHEDULER_STATS_KEYS = (
-    "num_running_reqs", "num_waiting_reqs", "num_skipped_waiting_reqs",
-    "num_kv_fetch_reqs_by_stage", "step_counter", "current_wave", "kv_cache_usage",
-    "iteration_details", "prefix_cache_stats", "connector_prefix_cache_stats",
-    "kv_cache_eviction_events", "spec_decoding_stats", "kv_connector_stats",
-    "ec_connector_stats", "waiting_lora_adapters", "running_lora_adapters", "cudagraph_stats",
-    "perf_stats",
-)
+# The newest SchedulerStats keys in declaration order, as the newest generation's fixtures
+# send them (one list, in tools/gen_wire_newest.py).
+NEWEST_SCHEDULER_STATS_KEYS = gen_wire_newest.SCHEDULER_STATS_FIELDS
 
 
 def newest_stats_message(engine_index, timestamp, **fields):
