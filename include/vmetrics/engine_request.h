@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: engine_request.h
 //
-// What a frontend sends its engines (docs/wire_format.md, "The input socket"): the msgpack body
-// of an ADD (an EngineCoreRequest, a 21-position array whose SamplingParams is a map holding only
-// the non-default keys, as msgspec's omit_defaults writes it) and of an ABORT (an array of
-// request ids), and EngineRouter, which picks the engine for a request and remembers where each
-// live request went. Sending the bodies is EngineCoreClient::Send's job (engine_core_client.h).
+// What a frontend sends its engines (docs/wire_format.md, "Requests"): the msgspec body of an
+// ADD (an EngineCoreRequest: an array of every position of the engine's wire generation, whose
+// SamplingParams is a map holding the keys msgspec's omit_defaults writes) and of an ABORT (an
+// array of request ids), and EngineRouter, which picks the engine for a request and remembers
+// where each live request went. The layout of an ADD is a table of the engine's generation
+// (WireGeneration::request, wire_generation.h); RequestLayoutFor gives the layout that every
+// generation an engine may be decodes alike, or says there is none. Sending the bodies is
+// EngineCoreClient::Send's job (engine_core_client.h).
 //
-// Thread safety: the encoders are pure functions. EngineRouter is not synchronised; its owner
-// serialises calls.
+// Thread safety: the encoders and decoders are pure functions; an EngineRequestLayout is an
+// immutable value once built. EngineRouter is not synchronised; its owner serialises calls.
 //
 // Example:
 //   EngineCoreRequestSpec spec;
@@ -16,7 +19,9 @@
 //   spec.prompt_token_ids = {1, 2, 3};
 //   spec.sampling.max_tokens = 8;
 //   spec.arrival_time = 1700000000.0;
-//   std::string body = EncodeEngineCoreRequest(spec);
+//   const RequestLayout& layout = FindWireGeneration("g20260204")->request;
+//   ASSERT_TRUE(CheckRequestFits(spec, layout).ok());
+//   std::string body = EncodeEngineCoreRequest(spec, layout);
 //   std::string_view frames[] = {body};
 //   client.Send(router.Choose(), EngineCoreRequestType::kAdd, frames);
 #ifndef VMETRICS_ENGINE_REQUEST_H_
@@ -33,6 +38,7 @@
 
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/status.h"
+#include "vmetrics/wire_generation.h"
 
 namespace vmetrics {
 
@@ -52,6 +58,12 @@ struct RepetitionDetectionParams {
 // `_all_stop_token_ids`, `_eos_token_id`, `skip_reading_prefix_cache`) is the caller's to set;
 // the encoder writes the fields as they are.
 struct SamplingParams {
+  // The completions frontend builds SamplingParams from its request model, whose floats are new
+  // objects: msgspec writes presence_penalty, frequency_penalty, repetition_penalty and
+  // temperature whatever their value, and top_p and min_p unless greedy sampling replaced them
+  // with the class constants (it omits a default by identity, docs/wire_format.md). False: a
+  // key is written when its value differs from the default.
+  bool request_model_floats = false;
   int64_t n = 1;
   double presence_penalty = 0.0;
   double frequency_penalty = 0.0;
@@ -81,8 +93,9 @@ struct SamplingParams {
   bool skip_clone = false;
   int64_t output_text_buffer_length = 0;
   std::optional<int64_t> eos_token_id;  // `_eos_token_id`: the engine's EOS stop
-  // `_all_stop_token_ids` (a Python set, sent as an array; written in ascending order): what
-  // min_tokens masks. Empty = the default, not on the wire.
+  // `_all_stop_token_ids` (a Python set, sent as an array): what min_tokens masks, in the order
+  // the ids were added; the encoder writes them in the order CPython iterates such a set.
+  // Empty = the default, not on the wire.
   std::vector<int64_t> all_stop_token_ids;
   // logit_bias {token id: bias}, keys as msgpack ints. nullopt = None.
   std::optional<std::vector<std::pair<int64_t, double>>> logit_bias;
@@ -101,45 +114,100 @@ struct EngineCoreRequestSpec {
   std::string request_id;
   std::vector<int64_t> prompt_token_ids;
   SamplingParams sampling;
+  // The tokenizer's EOS: EngineCoreRequest.eos_token_id in the generations that carry it there
+  // (also with ignore_eos, as their frontends send it); later ones read sampling.eos_token_id.
+  std::optional<int64_t> eos_token_id;
   double arrival_time = 0;  // frontend time.time()
-  std::string lora_name;    // "" = no LoRA (position 6 nil)
+  std::string lora_name;    // "" = no LoRA (lora_request nil)
   int64_t lora_int_id = 0;
   std::string lora_path;
-  std::optional<std::string> cache_salt;      // position 7
-  std::optional<int64_t> data_parallel_rank;  // position 8
+  std::string lora_base_model_name;  // "" = nil
+  std::optional<std::string> cache_salt;
+  std::optional<int64_t> data_parallel_rank;
   int64_t client_index = 0;
-  int64_t priority = 0;  // position 13: lower runs earlier under --scheduling-policy priority
-  std::string external_req_id;            // "" = nil
-  std::optional<std::string> session_id;  // position 20
+  int64_t priority = 0;         // lower runs earlier under --scheduling-policy priority
+  std::string external_req_id;  // "" = nil; read by frontends only
+  std::optional<std::string> session_id;
+  // A request the engine is to finish at once, freeing what a P/D prefill pinned for it.
+  bool abort_immediately = false;
 };
+
+// CheckRequestFits
+//
+// Whether `layout` carries everything `spec` asks of an engine. A field or SamplingParams key
+// the layout does not have is fine when it is at its default, or when only frontends read it
+// (external_req_id, LoRARequest.base_model_name; stream_interval, skip_clone,
+// output_text_buffer_length; skip_reading_prefix_cache, which engines without the key derive
+// from prompt_logprobs themselves; _eos_token_id where EOS travels in eos_token_id). Anything
+// else fails with kInvalidArgument naming it (an engine would ignore the key silently, or
+// cannot be given the field): the request must not be sent to that engine.
+Status CheckRequestFits(const EngineCoreRequestSpec& spec, const RequestLayout& layout);
 
 // EncodeEngineCoreRequest
 //
-// The msgpack body of an ADD: always 21 positions (array_like ignores omit_defaults).
+// The msgpack body of an ADD in `layout`: every position (array_like ignores omit_defaults),
+// the SamplingParams keys of the layout in its order, the LoRARequest cut to the layout's
+// positions. What the layout does not have is left out (call CheckRequestFits first). The
+// one-argument form uses the newest generation's layout.
 //
 // Example:
 //   EXPECT_EQ(static_cast<uint8_t>(EncodeEngineCoreRequest(spec)[0]), 0xdc);  // array16, 21
+std::string EncodeEngineCoreRequest(const EngineCoreRequestSpec& spec, const RequestLayout& layout);
 std::string EncodeEngineCoreRequest(const EngineCoreRequestSpec& spec);
+
+// EngineRequestLayout / RequestLayoutFor
+//
+// The layout to encode an engine's ADDs with when its generation is one of `candidates`
+// (WireCandidates, wire_decoder.h: bit i = WireGenerations()[i]). With one candidate, or
+// candidates whose layouts are equal, that layout. Otherwise the longest EngineCoreRequest and
+// LoRARequest prefixes on which every candidate agrees, and the SamplingParams keys every
+// candidate has: every candidate then reads each position that is written as the same field
+// and fills the rest with its defaults, so a request that CheckRequestFits accepts decodes to
+// the same request everywhere. kUnavailable (naming the candidates) when some candidate has no
+// default for a position past the common prefix: nothing can be sent that all of them read
+// alike.
+struct EngineRequestLayout {
+  std::string name;  // "g20260814-6adad087", "common to g20250927-6f5c0931, ..."
+  std::vector<RequestField> fields;
+  std::vector<LoraField> lora;
+  std::vector<SamplingKey> sampling;
+  uint8_t required = 0;
+  RequestLayout view() const {
+    return RequestLayout{
+        .fields = fields, .required = required, .lora = lora, .sampling = sampling};
+  }
+};
+Result<EngineRequestLayout> RequestLayoutFor(uint32_t candidates);
+
+// PythonSetOrder
+//
+// The order in which CPython 3 iterates a set of ints built by adding `ids` in turn (hash =
+// the value for ints below 2**61 - 1; open addressing with linear probes, then perturbation;
+// the table resized as CPython's setobject.c does). msgspec writes a set in that order.
+std::vector<int64_t> PythonSetOrder(const std::vector<int64_t>& ids);
 
 // The msgpack body of an ABORT: an array of request-id strings.
 std::string EncodeAbort(std::span<const std::string> request_ids);
 
 // DecodeEngineCoreRequest
 //
-// The engine's side of an ADD body: reads the fields EngineCoreRequestSpec holds (request_id,
-// prompt_token_ids, arrival_time, LoRA name and id from position 6, cache_salt,
-// data_parallel_rank, client_index, priority, external_req_id, session_id and every
-// SamplingParams key
-// above) and skips everything else, so a body from
-// Python's encoder decodes as well as one from EncodeEngineCoreRequest. Missing trailing
-// positions and missing SamplingParams keys keep their defaults. Fails with Malformed (with
-// the byte offset) for a body that is not an array of at least 9 positions or a field of the
-// wrong type. Used by the simulator, which answers requests like an engine.
+// The engine's side of an ADD body, as an engine of `layout`'s generation decodes it with
+// msgspec: an array whose positions are checked against the layout's fields (a value of a type
+// the field does not accept fails, a shorter array than the positions without a default fails,
+// missing trailing positions take their defaults, extra trailing ones are ignored), the
+// LoRARequest likewise, SamplingParams keys the layout has checked by type (unknown keys
+// ignored, as msgspec does), strings checked as UTF-8. Fails with kMalformed whose message
+// names the path as msgspec does ("$[5]", "$[3].max_tokens") and whose offset is the byte's.
+// Fills the fields EngineCoreRequestSpec holds. Used by the simulator, which answers requests
+// as an engine of a chosen generation would, and by tests. The one-argument form uses the
+// newest generation's layout.
 //
 // Example:
 //   Result<EngineCoreRequestSpec> back = DecodeEngineCoreRequest(EncodeEngineCoreRequest(spec));
 //   ASSERT_TRUE(back.ok());
 //   EXPECT_EQ(back->sampling.max_tokens, spec.sampling.max_tokens);
+Result<EngineCoreRequestSpec> DecodeEngineCoreRequest(std::string_view body,
+                                                      const RequestLayout& layout);
 Result<EngineCoreRequestSpec> DecodeEngineCoreRequest(std::string_view body);
 
 // DecodeAbort: the request ids of an ABORT body. Malformed unless an array of strings.
@@ -171,6 +239,8 @@ class EngineRouter {
   // Marks an engine dead and returns (and forgets) the requests that were on it; the caller
   // finishes them with an error.
   std::vector<std::string> MarkDead(int64_t engine_index);
+  // An engine that registered again takes requests again (its load is learnt afresh).
+  void MarkAlive(int64_t engine_index);
   size_t num_assigned() const { return request_engine_.size(); }
 
  private:

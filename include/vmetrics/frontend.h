@@ -137,7 +137,8 @@ struct FrontendOptions {
   // --engine-wire: the engines' wire generation (wire_decoder.h). "auto" recognises each
   // engine from its handshake and first messages; a generation name ("g20260712-370b678a",
   // "g20260712") or a vLLM release a table pins forces that layout for every engine.
-  // vmetrics_engine_wire_info{engine,generation} reports what each engine was taken for.
+  // vmetrics_engine_wire_info{engine,generation,requests} reports what each engine was taken for
+  // and the layout its requests are encoded with.
   std::string engine_wire = "auto";
 
   // ---- Metrics ----

@@ -90,7 +90,8 @@ struct RecorderOptions {
   // Registers vmetrics_engine_up{engine} (1 while the engine is connected, 0 once it died);
   // `serve` sets it, `replay` has no engines to watch.
   bool track_engine_liveness = false;
-  // Registers vmetrics_engine_wire_info{engine,generation} (SetEngineWire); `serve` sets it.
+  // Registers vmetrics_engine_wire_info{engine,generation,requests} (SetEngineWire); `serve`
+  // sets it.
   // `replay` and `decode` print the recognition instead.
   bool report_engine_wire = false;
   // Cardinality guard: at most this many children per family may be created from label
@@ -155,13 +156,15 @@ class StatsRecorder {
 
   // SetEngineWire
   //
-  // vmetrics_engine_wire_info{engine, generation} = 1 (requires options.report_engine_wire;
-  // `generation` is a wire generation's name, or "unknown"). A generation the engine was
-  // recognised as before is set to 0: the series stays, so a change shows in its history.
+  // vmetrics_engine_wire_info{engine, generation, requests} = 1 (requires
+  // options.report_engine_wire; `generation` is the wire generation its messages are decoded
+  // with, or "unknown"; `requests` the layout its requests are encoded with, or "refused ...").
+  // What the engine was taken for before is set to 0: the series stays, so a change shows in
+  // its history.
   //
   // Example:
-  //   rec.SetEngineWire(0, "g20260814-6adad087");
-  void SetEngineWire(int64_t engine_index, std::string_view generation);
+  //   rec.SetEngineWire(0, "g20260814-6adad087", "g20260814-6adad087");
+  void SetEngineWire(int64_t engine_index, std::string_view generation, std::string_view requests);
 
   // Sets vllm:cache_config_info's children (one per engine, value 1.0). Only the first call
   // has an effect (Python registers it once, after the handshake).

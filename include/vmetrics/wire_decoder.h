@@ -163,6 +163,9 @@ struct WireDecoderOptions {
   const WireGeneration* forced = nullptr;
   // Called when an engine is recognised or its recognition changes.
   std::function<void(const WireRecognition&)> on_recognised;
+  // Called with an engine's candidates whenever they change, from its handshake on, before it
+  // is recognised too: what requests to it must be readable by (RequestLayoutFor).
+  std::function<void(int64_t engine_index, WireCandidates candidates)> on_candidates;
   // Where notes go (conflicts, mismatches, ambiguity), one line each; nullptr = dropped.
   std::function<void(const std::string&)> log;
   size_t max_held_messages = 64;

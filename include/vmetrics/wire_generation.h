@@ -131,6 +131,174 @@ const char* ReadyFormName(ReadyForm form);
 // ndarray triples in the first three places of a quadruple.
 enum class LogprobsForm : uint8_t { kListTriple, kListQuadruple, kTensors };
 
+// What one position of an EngineCoreRequest array holds, the body of an ADD
+// (vllm/v1/engine/__init__.py of each generation's commit). Every position is written
+// (array_like); msgspec fills missing trailing positions that have a default and refuses a
+// shorter array otherwise, ignores extra trailing positions, and refuses a value of the wrong
+// type, which ends a vLLM engine's input thread (docs/wire_format.md, "Requests").
+enum class RequestField : uint8_t {
+  kRequestId,
+  kPromptTokenIds,
+  kMmFeatures,
+  kSamplingParams,
+  kPoolingParams,
+  kEosTokenId,  // up to g20260204; later generations carry EOS in SamplingParams._eos_token_id
+  kArrivalTime,
+  kLoraRequest,
+  kCacheSalt,
+  kDataParallelRank,
+  kPromptEmbeds,
+  kPromptIsTokenIds,
+  kClientIndex,
+  kCurrentWave,
+  kPriority,
+  kTraceHeaders,
+  kResumable,
+  kExternalReqId,
+  kReasoningEnded,
+  kReasoningParserKwargs,
+  kAbortImmediately,
+  kSessionId,
+};
+const char* RequestFieldName(RequestField field);  // "request_id", "eos_token_id", ...
+
+// The msgpack types a request position accepts (msgspec's rules for its Python type).
+constexpr uint16_t AcceptedTypes(RequestField field) {
+  switch (field) {
+    case RequestField::kRequestId:
+      return kWireStr;
+    case RequestField::kArrivalTime:
+      return kWireFloat | kWireInt;  // msgspec takes an int for a float
+    case RequestField::kClientIndex:
+    case RequestField::kCurrentWave:
+    case RequestField::kPriority:
+      return kWireInt;
+    case RequestField::kResumable:
+    case RequestField::kAbortImmediately:
+      return kWireBool;
+    case RequestField::kEosTokenId:
+    case RequestField::kDataParallelRank:
+      return kWireNil | kWireInt;
+    case RequestField::kCacheSalt:
+    case RequestField::kExternalReqId:
+    case RequestField::kSessionId:
+      return kWireNil | kWireStr;
+    case RequestField::kReasoningEnded:
+      return kWireNil | kWireBool;
+    case RequestField::kSamplingParams:
+    case RequestField::kPoolingParams:
+    case RequestField::kTraceHeaders:
+    case RequestField::kReasoningParserKwargs:
+      return kWireNil | kWireMap;
+    case RequestField::kPromptTokenIds:
+    case RequestField::kMmFeatures:
+    case RequestField::kLoraRequest:
+    case RequestField::kPromptIsTokenIds:
+      return kWireNil | kWireArray;
+    case RequestField::kPromptEmbeds:
+      return kWireNil | kWireArray | kWireExt | kWireBin;  // a tensor
+  }
+  return 0;
+}
+
+// What one position of a LoRARequest array holds (vllm/lora/request.py).
+enum class LoraField : uint8_t {
+  kLoraName,
+  kLoraIntId,
+  kLoraPath,
+  kLoraLocalPath,   // up to g20251105
+  kLongLoraMaxLen,  // up to g20251105
+  kBaseModelName,
+  kTensorizerConfigDict,
+  kLoadInplace,     // from g20260204
+  kIs3dLoraWeight,  // from g20260712
+};
+const char* LoraFieldName(LoraField field);
+constexpr uint16_t AcceptedTypes(LoraField field) {
+  switch (field) {
+    case LoraField::kLoraName:
+    case LoraField::kLoraPath:
+      return kWireStr;
+    case LoraField::kLoraIntId:
+      return kWireInt;
+    case LoraField::kLoraLocalPath:
+    case LoraField::kBaseModelName:
+      return kWireNil | kWireStr;
+    case LoraField::kLongLoraMaxLen:
+      return kWireNil | kWireInt;
+    case LoraField::kTensorizerConfigDict:
+      return kWireNil | kWireMap;
+    case LoraField::kLoadInplace:
+    case LoraField::kIs3dLoraWeight:
+      return kWireBool;
+  }
+  return 0;
+}
+
+// Every SamplingParams key of any generation (vllm/sampling_params.py), in the newest
+// definition order. SamplingParams is a map (omit_defaults): every key is optional, and an
+// engine ignores a key its generation does not define, so a key must never be relied on where
+// the engine's generation does not list it.
+enum class SamplingKey : uint8_t {
+  kN,
+  kBestOf,  // up to g20251105
+  kRealN,   // up to g20251105
+  kPresencePenalty,
+  kFrequencyPenalty,
+  kRepetitionPenalty,
+  kTemperature,
+  kTopP,
+  kTopK,
+  kMinP,
+  kSeed,
+  kStop,
+  kStopTokenIds,
+  kIgnoreEos,
+  kMaxTokens,
+  kMinTokens,
+  kLogprobs,
+  kPromptLogprobs,
+  kLogprobTokenIds,  // from g20260413
+  kFlatLogprobs,     // from g20260112
+  kDetokenize,
+  kSkipSpecialTokens,
+  kSpacesBetweenSpecialTokens,
+  kLogitsProcessors,  // up to g20260204
+  kIncludeStopStrInOutput,
+  kTruncatePromptTokens,  // up to g20260204
+  kOutputKind,
+  kStreamInterval,  // from g20260812
+  kSkipClone,       // from g20260112
+  kOutputTextBufferLength,
+  kEosTokenId,  // `_eos_token_id`, from g20260413
+  kAllStopTokenIds,
+  kStructuredOutputs,
+  kGuidedDecoding,  // up to g20251105
+  kLogitBias,
+  kAllowedTokenIds,
+  kExtraArgs,
+  kRoutedExpertsPromptStart,  // from g20260712
+  kBadWords,
+  kBadWordsTokenIds,
+  kSkipReadingPrefixCache,  // from g20260112
+  kThinkingTokenBudget,     // from g20260413
+  kRepetitionDetection,     // from g20260413
+};
+const char* SamplingKeyName(SamplingKey key);  // the map key: "n", "_eos_token_id", ...
+
+// The layout of an ADD body in one generation.
+struct RequestLayout {
+  std::span<const RequestField> fields;   // EngineCoreRequest, position by position
+  uint8_t required = 0;                   // positions without a default: [0, required)
+  std::span<const LoraField> lora;        // LoRARequest, position by position
+  uint8_t lora_required = 2;              // lora_name, lora_int_id
+  std::span<const SamplingKey> sampling;  // the SamplingParams keys, in definition order
+
+  // The position of `field`, or -1.
+  int PositionOf(RequestField field) const;
+  bool Has(SamplingKey key) const;
+};
+
 inline constexpr size_t kMaxOutputPositions = 24;
 inline constexpr uint8_t kNilRunToTheEnd = 0xff;  // WireGeneration::nil_run_end: no stop
 
@@ -159,6 +327,8 @@ struct WireGeneration {
   ReadyForm ready_form = ReadyForm::kWithParallelism;
   // vLLM releases built from this span (docs/wire_format.md says how each was pinned).
   std::span<const std::string_view> vllm_releases;
+  // What the frontend sends: the ADD body's layout.
+  RequestLayout request;
 
   OutputField output_field(size_t position) const {
     return position < output_count ? output[position] : OutputField::kUnknown;

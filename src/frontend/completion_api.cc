@@ -263,6 +263,7 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
   if (!p.prompt_logprobs && r.echo) p.prompt_logprobs = logprobs;
   p.output_kind = r.stream ? 1 : 2;  // DELTA, FINAL_ONLY
   p.skip_clone = true;
+  p.request_model_floats = true;  // CompletionRequest's floats: on the wire whatever their value
   std::vector<std::pair<std::string, const Json*>> extra;
   if (xargs != nullptr) {
     for (auto it = xargs->begin(); it != xargs->end(); ++it) extra.emplace_back(it.key(), &*it);

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -352,6 +353,15 @@ struct Frontend::Impl {
                 std::to_string(ExpectedEngines(options).size()) + ")");
       }
       states->SetReady(e.engine_index);
+      if (requests && wire && e.reason == "registered again") {
+        // A new life, perhaps of another build: recognised afresh, then routed to again.
+        for (const EngineInfo& info : client->engines()) {
+          if (info.index != e.engine_index) continue;
+          wire->ObserveHandshake(info.index, info.ready_response,
+                                 info.ready ? &*info.ready : nullptr);
+        }
+        requests->OnEngineReady(e.engine_index);
+      }
       {
         std::lock_guard<std::mutex> lock(wait_mu);
         dead.erase(e.engine_index);
@@ -366,6 +376,19 @@ struct Frontend::Impl {
       dead.insert(e.engine_index);
     }
     wait_cv.notify_all();
+  }
+
+  // vmetrics_engine_wire_info: the generation an engine's messages are decoded with and the
+  // layout its requests are encoded with, each updated when it changes (output thread, or the
+  // startup thread before it runs).
+  std::map<int64_t, std::pair<std::string, std::string>> wire_names;
+  void ReportWire(int64_t engine, std::optional<std::string> generation,
+                  std::optional<std::string> requests_layout) {
+    auto& [g, r] = wire_names[engine];
+    if (generation) g = std::move(*generation);
+    if (requests_layout) r = std::move(*requests_layout);
+    if (g.empty()) return;  // reported once the engine is recognised
+    recorder->SetEngineWire(engine, g, r);
   }
 
   void OnInputDropped(const DroppedMessage& d) {
@@ -546,20 +569,16 @@ Status Frontend::Start() {
             ")");
   }
 
-  WireDecoderOptions wire_options;
-  wire_options.forced = m.checked.engine_wire;
-  wire_options.log = [](const std::string& line) { LogWarning(line); };
-  wire_options.on_recognised = [&m](const WireRecognition& r) {
-    (r.ambiguous || r.generation == nullptr ? LogWarning : LogInfo)(DescribeRecognition(r));
-    m.recorder->SetEngineWire(r.engine_index, r.name());
-  };
-  m.wire = std::make_unique<WireDecoder>(std::move(wire_options));
-  for (const EngineInfo& e : engines) {
-    m.wire->ObserveHandshake(e.index, e.ready_response, e.ready ? &*e.ready : nullptr);
-  }
-
   frontend::RequestService::Options ro;
   ro.config.max_model_len = o.max_model_len;
+  if (m.options.max_model_len <= 0 && !SummarizeEngines(engines).max_model_len) {
+    // Engines released before 2026-04-09 register with an empty frame: nothing says how long
+    // a context may be, and a guess would let requests past it reach the engine.
+    ro.config.max_model_len = 0;
+    LogWarning(
+        "the engines' handshake does not report max_model_len: token API requests are refused "
+        "until vmetrics is started with --max-model-len");
+  }
   ro.config.served_model_name = o.served_model_name;
   ro.config.lora_modules = m.checked.lora_modules;
   ro.config.max_logprobs = m.options.max_logprobs;
@@ -578,6 +597,27 @@ Status Frontend::Start() {
     return client->Send(engine, type, frames);
   };
   m.requests = std::make_unique<frontend::RequestService>(std::move(ro));
+
+  // Each engine's wire generation: what its messages are decoded with, and what its requests
+  // must be readable by (the candidates its handshake and messages leave).
+  WireDecoderOptions wire_options;
+  wire_options.forced = m.checked.engine_wire;
+  wire_options.log = [](const std::string& line) { LogWarning(line); };
+  wire_options.on_recognised = [&m](const WireRecognition& r) {
+    (r.ambiguous || r.generation == nullptr ? LogWarning : LogInfo)(DescribeRecognition(r));
+    m.ReportWire(r.engine_index, r.name(), std::nullopt);
+  };
+  wire_options.on_candidates = [&m](int64_t engine, WireCandidates candidates) {
+    const std::string layout = m.requests->SetEngineWire(engine, candidates);
+    (layout.starts_with("refused") ? LogWarning : LogInfo)(
+        "engine " + std::to_string(engine) + ": requests encoded as " + layout + " (it may be " +
+        WireCandidateNames(candidates) + ")");
+    m.ReportWire(engine, std::nullopt, layout);
+  };
+  m.wire = std::make_unique<WireDecoder>(std::move(wire_options));
+  for (const EngineInfo& e : engines) {
+    m.wire->ObserveHandshake(e.index, e.ready_response, e.ready ? &*e.ready : nullptr);
+  }
 
   EngineCoreClientCallbacks cb;
   cb.on_message = [&m](std::span<const std::string_view> frames, uint64_t n) {

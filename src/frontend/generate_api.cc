@@ -121,7 +121,17 @@ ParsedRequest ParseGenerateRequest(std::string_view body, const ServingConfig& c
     int64_t room = config.max_model_len - prompt_len;
     if (config.generation.max_tokens) room = std::min(room, *config.generation.max_tokens);
     p.max_tokens = room;
-  } else if (p.max_tokens) {
+  } else if (!p.max_tokens) {
+    // An explicit null counts as given (GenerateRequest.is_sampling_param_provided), so no
+    // generation-config default applies; InputProcessor then takes the room left (vllm
+    // v1/engine/input_processor.py at 6adad087). An engine cannot run a request without it.
+    if (prompt_len >= config.max_model_len) {
+      ApiError error = *CheckContextLength(config, prompt_len, 1);
+      error.param = "sampling_params.max_tokens";
+      return Refuse(error);
+    }
+    p.max_tokens = config.max_model_len - prompt_len;
+  } else {
     if (*p.max_tokens >= 1) {
       if (MaybeError e = CheckContextLength(config, prompt_len, *p.max_tokens)) {
         ApiError error = *e;

@@ -105,13 +105,30 @@ size_t RequestService::num_live_completions() const {
   return jobs_.size();
 }
 
+namespace {
+
+// max_model_len 0: neither --max-model-len nor the engines' handshake said it.
+bool RefuseWithoutContextLength(const ServingConfig& config, HttpExchange& exchange) {
+  if (config.max_model_len > 0) return false;
+  exchange.Reply(503, kJson,
+                 ErrorJson(MakeError(503,
+                                     "the model's context length is unknown (the engines' "
+                                     "handshake does not report max_model_len): start vmetrics "
+                                     "with --max-model-len")));
+  return true;
+}
+
+}  // namespace
+
 void RequestService::HandleCompletion(const HttpRequest& request,
                                       std::shared_ptr<HttpExchange> exchange) {
+  if (RefuseWithoutContextLength(options_.config, *exchange)) return;
   Submit(ParseCompletionRequest(request.body, options_.config), request, std::move(exchange));
 }
 
 void RequestService::HandleGenerate(const HttpRequest& request,
                                     std::shared_ptr<HttpExchange> exchange) {
+  if (RefuseWithoutContextLength(options_.config, *exchange)) return;
   Submit(ParseGenerateRequest(request.body, options_.config), request, std::move(exchange));
 }
 
@@ -187,6 +204,29 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
       }
       engines.push_back(engine);
     }
+    // The layout of each engine's requests, and whether it carries this one: refused before
+    // anything is recorded or sent. What varies between the choices (ids, seeds, prompts) is
+    // carried by every layout.
+    std::map<int64_t, RequestLayout> layouts;
+    for (int64_t engine : engines) {
+      if (layouts.contains(engine)) continue;
+      RequestLayout layout = NewestWireGeneration().request;
+      if (auto w = wires_.find(engine); w != wires_.end()) {
+        if (!w->second.layout) {
+          j.exchange->Reply(503, kJson, ErrorJson(MakeError(503, w->second.refusal)));
+          return;
+        }
+        layout = w->second.layout->view();
+      }
+      const Status fits = CheckRequestFits(MakeSpec(j, 0, 0, std::string(), arrival, rank), layout);
+      if (!fits.ok()) {
+        j.exchange->Reply(
+            400, kJson,
+            ErrorJson(BadRequest("engine " + std::to_string(engine) + ": " + fits.message())));
+        return;
+      }
+      layouts.emplace(engine, layout);
+    }
     for (size_t p = 0; p < r.prompts.size(); ++p) {
       PromptState& prompt = j.prompts[p];
       prompt.token_ids = r.prompts[p];
@@ -200,7 +240,10 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
           generate ? j.identity.id : j.identity.id + "-" + std::to_string(p);
       j.external_ids.push_back(external);
       external_.emplace(external, j.key);
-      const std::string engine_id = external + "-" + Hex(Mix(id_salt_ * 31 + j.key * 1024 + p), 8);
+      const std::string engine_id =
+          options_.engine_request_id
+              ? options_.engine_request_id(external)
+              : external + "-" + Hex(Mix(id_salt_ * 31 + j.key * 1024 + p), 8);
       const auto prompt_len = static_cast<int64_t>(r.prompts[p].size());
       for (size_t i = 0; i < n; ++i) {
         const size_t index = p * n + i;
@@ -220,25 +263,9 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
         j.pending[index].index = index;
         j.pending[index].prompt = p;
 
-        EngineCoreRequestSpec spec;
-        spec.request_id = info.request_id;
-        spec.prompt_token_ids = r.prompts[p];
-        spec.sampling = r.sampling;
-        spec.sampling.n = 1;
-        if (n > 1 && r.sampling.seed)
-          spec.sampling.seed = *r.sampling.seed + static_cast<int64_t>(i);
-        spec.arrival_time = arrival;
-        spec.external_req_id = external;
-        if (r.lora) {
-          spec.lora_name = r.lora->name;
-          spec.lora_int_id = r.lora->lora_int_id;
-          spec.lora_path = r.lora->path;
-        }
-        spec.cache_salt = r.cache_salt;
-        spec.data_parallel_rank = rank;
-        spec.priority = r.priority;
-        spec.session_id = r.session_id;
-        adds.emplace_back(engines[index], EncodeEngineCoreRequest(spec));
+        const EngineCoreRequestSpec spec = MakeSpec(j, p, i, info.request_id, arrival, rank);
+        adds.emplace_back(engines[index],
+                          EncodeEngineCoreRequest(spec, layouts.at(engines[index])));
       }
     }
     key = j.key;
@@ -270,6 +297,56 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
       break;
     }
   }
+}
+
+EngineCoreRequestSpec RequestService::MakeSpec(const Job& j, size_t prompt, size_t sample,
+                                               const std::string& request_id, double arrival,
+                                               std::optional<int64_t> rank) const {
+  const TokenRequest& r = j.request;
+  EngineCoreRequestSpec spec;
+  spec.request_id = request_id;
+  spec.prompt_token_ids = r.prompts[prompt];
+  spec.sampling = r.sampling;
+  spec.sampling.n = 1;
+  if (r.sampling.n > 1 && r.sampling.seed) {
+    spec.sampling.seed = *r.sampling.seed + static_cast<int64_t>(sample);
+  }
+  // Up to g20260204 the EOS travels in EngineCoreRequest, also with ignore_eos.
+  spec.eos_token_id = options_.config.generation.eos_token_id;
+  spec.arrival_time = arrival;
+  spec.external_req_id = j.external_ids.size() > prompt ? j.external_ids[prompt] : "";
+  if (r.lora) {
+    spec.lora_name = r.lora->name;
+    spec.lora_int_id = r.lora->lora_int_id;
+    spec.lora_path = r.lora->path;
+    spec.lora_base_model_name = options_.config.served_model_name;
+  }
+  spec.cache_salt = r.cache_salt;
+  spec.data_parallel_rank = rank;
+  spec.priority = r.priority;
+  spec.session_id = r.session_id;
+  return spec;
+}
+
+std::string RequestService::SetEngineWire(int64_t engine_index, uint32_t candidates) {
+  Result<EngineRequestLayout> layout = RequestLayoutFor(candidates);
+  std::lock_guard<std::mutex> lock(mu_);
+  EngineWire& w = wires_[engine_index];
+  if (layout.ok()) {
+    w.layout = std::move(*layout);
+    w.refusal.clear();
+    return w.layout->name;
+  }
+  w.layout.reset();
+  w.refusal = "engine " + std::to_string(engine_index) +
+              " is refused requests: " + layout.status().message() +
+              ". Start vmetrics with --engine-wire <generation or vLLM release> to name it";
+  return "refused (" + layout.status().message() + ")";
+}
+
+void RequestService::OnEngineReady(int engine_index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  router_.MarkAlive(engine_index);
 }
 
 int64_t RequestService::ForgetLocked(const std::string& id) {

@@ -78,6 +78,9 @@ class RequestService {
     std::function<double()> wall_clock;
     // VLLM_COMPUTE_NANS_IN_LOGITS: requests with NaNs in their logits count as corrupted.
     bool track_nans_in_logits = false;
+    // The engine request id of external request `external`: nullptr = `external` + "-" + 8
+    // random hex digits (InputProcessor.assign_request_id). Tests pin it.
+    std::function<std::string(const std::string& external)> engine_request_id;
   };
 
   explicit RequestService(Options options);
@@ -117,6 +120,17 @@ class RequestService {
 
   // An engine died: its requests end with an error.
   void OnEngineDead(int engine_index, const std::string& reason);
+  // An engine that died registered again: requests go to it again.
+  void OnEngineReady(int engine_index);
+
+  // SetEngineWire
+  //
+  // The wire generations engine `engine_index` may be (WireCandidates: its handshake, its
+  // messages, or --engine-wire). Its ADDs are encoded with RequestLayoutFor(candidates) from
+  // then on; where there is none, every request for it is refused with a 503 naming the
+  // candidates and --engine-wire, and nothing is sent. An engine never set uses the newest
+  // generation's layout. Returns the layout's name, or "refused" and why, for the log.
+  std::string SetEngineWire(int64_t engine_index, uint32_t candidates);
 
   // Answers every request in flight 503 and refuses new ones. Idempotent.
   void Shutdown();
@@ -140,6 +154,10 @@ class RequestService {
   };
 
   void Submit(ParsedRequest parsed, const HttpRequest& http, std::shared_ptr<HttpExchange> ex);
+  // The engine request of choice (`prompt`, `sample`) of `j`.
+  EngineCoreRequestSpec MakeSpec(const Job& j, size_t prompt, size_t sample,
+                                 const std::string& request_id, double arrival,
+                                 std::optional<int64_t> rank) const;
   // Aborts every unfinished choice of `job` (REQUIRES: mu_) with `reason` ("" = failed with the
   // job's error); returns the ABORTs to send.
   std::vector<Abort> AbortJobLocked(Job& job, const std::string& reason);
@@ -162,6 +180,12 @@ class RequestService {
   std::map<uint64_t, std::unique_ptr<Job>> jobs_;               // by submission number
   std::map<std::string, Choice, std::less<>> choices_;          // engine request id -> choice
   std::multimap<std::string, uint64_t, std::less<>> external_;  // external id -> job
+  // Per engine: the layout its ADDs are encoded with, or why none can be sent (SetEngineWire).
+  struct EngineWire {
+    std::optional<EngineRequestLayout> layout;
+    std::string refusal;
+  };
+  std::map<int64_t, EngineWire> wires_;
   uint64_t next_id_ = 0;
   uint64_t id_salt_ = 0;
   bool shut_down_ = false;

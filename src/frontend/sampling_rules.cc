@@ -240,23 +240,28 @@ std::optional<ApiError> FinishSamplingParams(const ServingConfig& config, Sampli
     }
   }
 
-  // update_from_generation_config, with the tokenizer's EOS.
-  std::set<int64_t> all_stop(p->all_stop_token_ids.begin(), p->all_stop_token_ids.end());
-  all_stop.insert(p->stop_token_ids->begin(), p->stop_token_ids->end());
+  // __post_init__ (the stop ids), then update_from_generation_config with the tokenizer's EOS
+  // and the generation config's: `_all_stop_token_ids` keeps the order the ids were added in,
+  // which decides the order a Python set of them is written in (PythonSetOrder).
+  std::vector<int64_t> all_stop = p->all_stop_token_ids;
+  auto add = [&all_stop](int64_t t) {
+    if (std::find(all_stop.begin(), all_stop.end(), t) == all_stop.end()) all_stop.push_back(t);
+  };
+  for (int64_t t : *p->stop_token_ids) add(t);
   const std::optional<int64_t> eos = config.generation.eos_token_id;
   if (!p->ignore_eos) p->eos_token_id = eos;
-  if (eos) all_stop.insert(*eos);
+  if (eos) add(*eos);
   std::set<int64_t> eos_ids(config.generation.generation_eos_token_ids.begin(),
                             config.generation.generation_eos_token_ids.end());
   if (eos) eos_ids.erase(*eos);
   if (!eos_ids.empty()) {
-    all_stop.insert(eos_ids.begin(), eos_ids.end());
+    for (int64_t t : eos_ids) add(t);
     if (!p->ignore_eos) {
       eos_ids.insert(p->stop_token_ids->begin(), p->stop_token_ids->end());
       p->stop_token_ids->assign(eos_ids.begin(), eos_ids.end());
     }
   }
-  p->all_stop_token_ids.assign(all_stop.begin(), all_stop.end());
+  p->all_stop_token_ids = std::move(all_stop);
   return std::nullopt;
 }
 

@@ -530,7 +530,7 @@ struct StatsRecorder::Impl {
   std::string max_lora_label;                          // str(max_loras)
   std::array<Counter*, kDecodeParts> decode_errors{};  // by DecodePart
   std::mutex wire_mu;  // engine -> the generation it was last reported as
-  std::vector<std::pair<std::string, std::string>> wire_info;
+  std::vector<std::tuple<std::string, std::string, std::string>> wire_info;
   std::mutex cache_config_mu;
   bool cache_config_set = false;
 };
@@ -596,23 +596,25 @@ void StatsRecorder::CountDecodeError() {
   impl_->decode_errors[static_cast<size_t>(DecodePart::kMessage)]->Add(1);
 }
 
-void StatsRecorder::SetEngineWire(int64_t engine_index, std::string_view generation) {
+void StatsRecorder::SetEngineWire(int64_t engine_index, std::string_view generation,
+                                  std::string_view requests) {
   const GaugeFamily info = impl_->declared.family<FamilyId::kEngineWireInfo>();
   if (!info) return;
   const std::string engine = std::to_string(engine_index);
   std::lock_guard<std::mutex> lock(impl_->wire_mu);
-  for (auto& [e, previous] : impl_->wire_info) {
+  for (auto& [e, previous_generation, previous_requests] : impl_->wire_info) {
     if (e != engine) continue;
-    if (previous == generation) return;
-    const std::string_view before[] = {engine, previous};
+    if (previous_generation == generation && previous_requests == requests) return;
+    const std::string_view before[] = {engine, previous_generation, previous_requests};
     info.GetOrCreate(before)->Set(0);
-    previous = std::string(generation);
-    const std::string_view now[] = {engine, previous};
+    previous_generation = std::string(generation);
+    previous_requests = std::string(requests);
+    const std::string_view now[] = {engine, previous_generation, previous_requests};
     info.GetOrCreate(now)->Set(1);
     return;
   }
-  impl_->wire_info.emplace_back(engine, std::string(generation));
-  const std::string_view now[] = {engine, generation};
+  impl_->wire_info.emplace_back(engine, std::string(generation), std::string(requests));
+  const std::string_view now[] = {engine, generation, requests};
   info.GetOrCreate(now)->Set(1);
 }
 

@@ -643,6 +643,7 @@ struct WireDecoder::Engine {
   std::deque<Held> held;
   size_t held_bytes = 0;
   bool reported = false;
+  WireCandidates reported_candidates = 0;
 };
 
 WireDecoder::WireDecoder(WireDecoderOptions options) : options_(std::move(options)) {}
@@ -664,6 +665,10 @@ void WireDecoder::Report(Engine& e, bool changed) const {
     if (options_.log) options_.log(note);
   }
   const WireRecognition& rec = e.recognizer.recognition();
+  if (rec.candidates != e.reported_candidates && rec.engine_index >= 0) {
+    e.reported_candidates = rec.candidates;
+    if (options_.on_candidates) options_.on_candidates(rec.engine_index, rec.candidates);
+  }
   if (!rec.recognised || (e.reported && !changed)) return;
   e.reported = true;
   if (options_.on_recognised && rec.engine_index >= 0) options_.on_recognised(rec);
@@ -677,6 +682,7 @@ void WireDecoder::ObserveHandshake(int64_t engine_index,
   // a registration comes before the engine's outputs).
   e.recognizer = WireRecognizer(engine_index, options_.forced);
   e.reported = false;
+  e.reported_candidates = 0;
   e.recognizer.ObserveHandshake(ready_response, ready);
   Report(e, true);
 }

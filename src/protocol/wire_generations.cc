@@ -124,6 +124,293 @@ constexpr std::string_view kStatsNewest[] = {"num_running_reqs",
                                              "cudagraph_stats",
                                              "perf_stats"};
 
+// EngineCoreRequest positions (vllm/v1/engine/__init__.py), LoRARequest positions
+// (vllm/lora/request.py) and SamplingParams keys in definition order (vllm/sampling_params.py),
+// each at the generation's commit.
+using R = RequestField;
+using L = LoraField;
+using S = SamplingKey;
+
+constexpr R kRequest20250927[] = {
+    R::kRequestId,    R::kPromptTokenIds, R::kMmFeatures,  R::kSamplingParams, R::kPoolingParams,
+    R::kEosTokenId,   R::kArrivalTime,    R::kLoraRequest, R::kCacheSalt,      R::kDataParallelRank,
+    R::kPromptEmbeds, R::kClientIndex,    R::kCurrentWave, R::kPriority,       R::kTraceHeaders};
+constexpr R kRequest20260112[] = {
+    R::kRequestId,     R::kPromptTokenIds,   R::kMmFeatures,   R::kSamplingParams,
+    R::kPoolingParams, R::kEosTokenId,       R::kArrivalTime,  R::kLoraRequest,
+    R::kCacheSalt,     R::kDataParallelRank, R::kPromptEmbeds, R::kClientIndex,
+    R::kCurrentWave,   R::kPriority,         R::kTraceHeaders, R::kExternalReqId};
+constexpr R kRequest20260204[] = {
+    R::kRequestId,    R::kPromptTokenIds, R::kMmFeatures,  R::kSamplingParams, R::kPoolingParams,
+    R::kEosTokenId,   R::kArrivalTime,    R::kLoraRequest, R::kCacheSalt,      R::kDataParallelRank,
+    R::kPromptEmbeds, R::kClientIndex,    R::kCurrentWave, R::kPriority,       R::kTraceHeaders,
+    R::kResumable,    R::kExternalReqId};
+constexpr R kRequest20260413[] = {
+    R::kRequestId,     R::kPromptTokenIds, R::kMmFeatures, R::kSamplingParams,   R::kPoolingParams,
+    R::kArrivalTime,   R::kLoraRequest,    R::kCacheSalt,  R::kDataParallelRank, R::kPromptEmbeds,
+    R::kClientIndex,   R::kCurrentWave,    R::kPriority,   R::kTraceHeaders,     R::kResumable,
+    R::kExternalReqId, R::kReasoningEnded};
+constexpr R kRequest20260712[] = {R::kRequestId,
+                                  R::kPromptTokenIds,
+                                  R::kMmFeatures,
+                                  R::kSamplingParams,
+                                  R::kPoolingParams,
+                                  R::kArrivalTime,
+                                  R::kLoraRequest,
+                                  R::kCacheSalt,
+                                  R::kDataParallelRank,
+                                  R::kPromptEmbeds,
+                                  R::kPromptIsTokenIds,
+                                  R::kClientIndex,
+                                  R::kCurrentWave,
+                                  R::kPriority,
+                                  R::kTraceHeaders,
+                                  R::kResumable,
+                                  R::kExternalReqId,
+                                  R::kReasoningEnded,
+                                  R::kReasoningParserKwargs,
+                                  R::kAbortImmediately};
+constexpr R kRequest20260812[] = {R::kRequestId,
+                                  R::kPromptTokenIds,
+                                  R::kMmFeatures,
+                                  R::kSamplingParams,
+                                  R::kPoolingParams,
+                                  R::kArrivalTime,
+                                  R::kLoraRequest,
+                                  R::kCacheSalt,
+                                  R::kDataParallelRank,
+                                  R::kPromptEmbeds,
+                                  R::kPromptIsTokenIds,
+                                  R::kClientIndex,
+                                  R::kCurrentWave,
+                                  R::kPriority,
+                                  R::kTraceHeaders,
+                                  R::kResumable,
+                                  R::kExternalReqId,
+                                  R::kReasoningEnded,
+                                  R::kReasoningParserKwargs,
+                                  R::kAbortImmediately,
+                                  R::kSessionId};
+
+constexpr L kLora20250927[] = {
+    L::kLoraName,      L::kLoraIntId,           L::kLoraPath, L::kLoraLocalPath, L::kLongLoraMaxLen,
+    L::kBaseModelName, L::kTensorizerConfigDict};
+constexpr L kLora20260112[] = {L::kLoraName, L::kLoraIntId, L::kLoraPath, L::kBaseModelName,
+                               L::kTensorizerConfigDict};
+constexpr L kLora20260204[] = {
+    L::kLoraName,   L::kLoraIntId, L::kLoraPath, L::kBaseModelName, L::kTensorizerConfigDict,
+    L::kLoadInplace};
+constexpr L kLora20260712[] = {
+    L::kLoraName,    L::kLoraIntId,     L::kLoraPath, L::kBaseModelName, L::kTensorizerConfigDict,
+    L::kLoadInplace, L::kIs3dLoraWeight};
+
+constexpr S kSampling20250927[] = {S::kN,
+                                   S::kBestOf,
+                                   S::kRealN,
+                                   S::kPresencePenalty,
+                                   S::kFrequencyPenalty,
+                                   S::kRepetitionPenalty,
+                                   S::kTemperature,
+                                   S::kTopP,
+                                   S::kTopK,
+                                   S::kMinP,
+                                   S::kSeed,
+                                   S::kStop,
+                                   S::kStopTokenIds,
+                                   S::kIgnoreEos,
+                                   S::kMaxTokens,
+                                   S::kMinTokens,
+                                   S::kLogprobs,
+                                   S::kPromptLogprobs,
+                                   S::kDetokenize,
+                                   S::kSkipSpecialTokens,
+                                   S::kSpacesBetweenSpecialTokens,
+                                   S::kLogitsProcessors,
+                                   S::kIncludeStopStrInOutput,
+                                   S::kTruncatePromptTokens,
+                                   S::kOutputKind,
+                                   S::kOutputTextBufferLength,
+                                   S::kAllStopTokenIds,
+                                   S::kStructuredOutputs,
+                                   S::kGuidedDecoding,
+                                   S::kLogitBias,
+                                   S::kAllowedTokenIds,
+                                   S::kExtraArgs,
+                                   S::kBadWords,
+                                   S::kBadWordsTokenIds};
+constexpr S kSampling20260112[] = {S::kN,
+                                   S::kPresencePenalty,
+                                   S::kFrequencyPenalty,
+                                   S::kRepetitionPenalty,
+                                   S::kTemperature,
+                                   S::kTopP,
+                                   S::kTopK,
+                                   S::kMinP,
+                                   S::kSeed,
+                                   S::kStop,
+                                   S::kStopTokenIds,
+                                   S::kIgnoreEos,
+                                   S::kMaxTokens,
+                                   S::kMinTokens,
+                                   S::kLogprobs,
+                                   S::kPromptLogprobs,
+                                   S::kFlatLogprobs,
+                                   S::kDetokenize,
+                                   S::kSkipSpecialTokens,
+                                   S::kSpacesBetweenSpecialTokens,
+                                   S::kLogitsProcessors,
+                                   S::kIncludeStopStrInOutput,
+                                   S::kTruncatePromptTokens,
+                                   S::kOutputKind,
+                                   S::kSkipClone,
+                                   S::kOutputTextBufferLength,
+                                   S::kAllStopTokenIds,
+                                   S::kStructuredOutputs,
+                                   S::kLogitBias,
+                                   S::kAllowedTokenIds,
+                                   S::kExtraArgs,
+                                   S::kBadWords,
+                                   S::kBadWordsTokenIds,
+                                   S::kSkipReadingPrefixCache};
+constexpr S kSampling20260413[] = {S::kN,
+                                   S::kPresencePenalty,
+                                   S::kFrequencyPenalty,
+                                   S::kRepetitionPenalty,
+                                   S::kTemperature,
+                                   S::kTopP,
+                                   S::kTopK,
+                                   S::kMinP,
+                                   S::kSeed,
+                                   S::kStop,
+                                   S::kStopTokenIds,
+                                   S::kIgnoreEos,
+                                   S::kMaxTokens,
+                                   S::kMinTokens,
+                                   S::kLogprobs,
+                                   S::kPromptLogprobs,
+                                   S::kLogprobTokenIds,
+                                   S::kFlatLogprobs,
+                                   S::kDetokenize,
+                                   S::kSkipSpecialTokens,
+                                   S::kSpacesBetweenSpecialTokens,
+                                   S::kIncludeStopStrInOutput,
+                                   S::kOutputKind,
+                                   S::kSkipClone,
+                                   S::kOutputTextBufferLength,
+                                   S::kEosTokenId,
+                                   S::kAllStopTokenIds,
+                                   S::kStructuredOutputs,
+                                   S::kLogitBias,
+                                   S::kAllowedTokenIds,
+                                   S::kExtraArgs,
+                                   S::kBadWords,
+                                   S::kBadWordsTokenIds,
+                                   S::kSkipReadingPrefixCache,
+                                   S::kThinkingTokenBudget,
+                                   S::kRepetitionDetection};
+constexpr S kSampling20260712[] = {S::kN,
+                                   S::kPresencePenalty,
+                                   S::kFrequencyPenalty,
+                                   S::kRepetitionPenalty,
+                                   S::kTemperature,
+                                   S::kTopP,
+                                   S::kTopK,
+                                   S::kMinP,
+                                   S::kSeed,
+                                   S::kStop,
+                                   S::kStopTokenIds,
+                                   S::kIgnoreEos,
+                                   S::kMaxTokens,
+                                   S::kMinTokens,
+                                   S::kLogprobs,
+                                   S::kPromptLogprobs,
+                                   S::kLogprobTokenIds,
+                                   S::kFlatLogprobs,
+                                   S::kDetokenize,
+                                   S::kSkipSpecialTokens,
+                                   S::kSpacesBetweenSpecialTokens,
+                                   S::kIncludeStopStrInOutput,
+                                   S::kOutputKind,
+                                   S::kSkipClone,
+                                   S::kOutputTextBufferLength,
+                                   S::kEosTokenId,
+                                   S::kAllStopTokenIds,
+                                   S::kStructuredOutputs,
+                                   S::kLogitBias,
+                                   S::kAllowedTokenIds,
+                                   S::kExtraArgs,
+                                   S::kRoutedExpertsPromptStart,
+                                   S::kBadWords,
+                                   S::kBadWordsTokenIds,
+                                   S::kSkipReadingPrefixCache,
+                                   S::kThinkingTokenBudget,
+                                   S::kRepetitionDetection};
+constexpr S kSampling20260812[] = {S::kN,
+                                   S::kPresencePenalty,
+                                   S::kFrequencyPenalty,
+                                   S::kRepetitionPenalty,
+                                   S::kTemperature,
+                                   S::kTopP,
+                                   S::kTopK,
+                                   S::kMinP,
+                                   S::kSeed,
+                                   S::kStop,
+                                   S::kStopTokenIds,
+                                   S::kIgnoreEos,
+                                   S::kMaxTokens,
+                                   S::kMinTokens,
+                                   S::kLogprobs,
+                                   S::kPromptLogprobs,
+                                   S::kLogprobTokenIds,
+                                   S::kFlatLogprobs,
+                                   S::kDetokenize,
+                                   S::kSkipSpecialTokens,
+                                   S::kSpacesBetweenSpecialTokens,
+                                   S::kIncludeStopStrInOutput,
+                                   S::kOutputKind,
+                                   S::kStreamInterval,
+                                   S::kSkipClone,
+                                   S::kOutputTextBufferLength,
+                                   S::kEosTokenId,
+                                   S::kAllStopTokenIds,
+                                   S::kStructuredOutputs,
+                                   S::kLogitBias,
+                                   S::kAllowedTokenIds,
+                                   S::kExtraArgs,
+                                   S::kRoutedExpertsPromptStart,
+                                   S::kBadWords,
+                                   S::kBadWordsTokenIds,
+                                   S::kSkipReadingPrefixCache,
+                                   S::kThinkingTokenBudget,
+                                   S::kRepetitionDetection};
+
+// EngineCoreRequest positions 0-9 have no default up to g20260204 (eos_token_id at 5), 0-8
+// after.
+constexpr RequestLayout kRequests20250927{.fields = kRequest20250927,
+                                          .required = 10,
+                                          .lora = kLora20250927,
+                                          .sampling = kSampling20250927};
+constexpr RequestLayout kRequests20260112{.fields = kRequest20260112,
+                                          .required = 10,
+                                          .lora = kLora20260112,
+                                          .sampling = kSampling20260112};
+constexpr RequestLayout kRequests20260204{.fields = kRequest20260204,
+                                          .required = 10,
+                                          .lora = kLora20260204,
+                                          .sampling = kSampling20260112};
+constexpr RequestLayout kRequests20260413{.fields = kRequest20260413,
+                                          .required = 9,
+                                          .lora = kLora20260204,
+                                          .sampling = kSampling20260413};
+constexpr RequestLayout kRequests20260712{.fields = kRequest20260712,
+                                          .required = 9,
+                                          .lora = kLora20260712,
+                                          .sampling = kSampling20260712};
+constexpr RequestLayout kRequests20260812{.fields = kRequest20260812,
+                                          .required = 9,
+                                          .lora = kLora20260712,
+                                          .sampling = kSampling20260812};
+
 // vLLM releases whose wire is a generation's (docs/wire_format.md, "vLLM releases").
 constexpr std::string_view kReleasesNone[] = {""};
 
@@ -141,7 +428,8 @@ constexpr WireGeneration kGenerations[] = {
                         .max_finish_reason = 2,
                         .logprobs = LogprobsForm::kListTriple,
                         .ready_form = ReadyForm::kEmptyRegistration,
-                        .vllm_releases = kReleasesNone},
+                        .vllm_releases = kReleasesNone,
+                        .request = kRequests20250927},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens}),
     MakeWireGeneration({.name = "g20251105-65ac8d8d",
                         .commit = "65ac8d8dc474839eafaea2adddb76fd2341cb78d",
@@ -156,7 +444,8 @@ constexpr WireGeneration kGenerations[] = {
                         .max_finish_reason = 2,
                         .logprobs = LogprobsForm::kListQuadruple,
                         .ready_form = ReadyForm::kEmptyRegistration,
-                        .vllm_releases = kReleasesNone},
+                        .vllm_releases = kReleasesNone,
+                        .request = kRequests20250927},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens}),
     MakeWireGeneration(
         {.name = "g20260112-0565f1fd",
@@ -172,7 +461,8 @@ constexpr WireGeneration kGenerations[] = {
          .max_finish_reason = 3,
          .logprobs = LogprobsForm::kTensors,
          .ready_form = ReadyForm::kEmptyRegistration,
-         .vllm_releases = kReleasesNone},
+         .vllm_releases = kReleasesNone,
+         .request = kRequests20260112},
         {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens, F::kNumNansInLogits}),
     MakeWireGeneration({.name = "g20260204-08e09499",
                         .commit = "08e094997ecb28b4c5ad4dd28fd6fbb48adba279",
@@ -187,7 +477,8 @@ constexpr WireGeneration kGenerations[] = {
                         .max_finish_reason = 3,
                         .logprobs = LogprobsForm::kTensors,
                         .ready_form = ReadyForm::kEmptyRegistration,
-                        .vllm_releases = kReleasesNone},
+                        .vllm_releases = kReleasesNone,
+                        .request = kRequests20260204},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens,
                         F::kRoutedExperts, F::kNumNansInLogits}),
     MakeWireGeneration({.name = "g20260413-f72b2097",
@@ -203,7 +494,8 @@ constexpr WireGeneration kGenerations[] = {
                         .max_finish_reason = 4,
                         .logprobs = LogprobsForm::kTensors,
                         .ready_form = ReadyForm::kThreeFields,
-                        .vllm_releases = kReleasesNone},
+                        .vllm_releases = kReleasesNone,
+                        .request = kRequests20260413},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens,
                         F::kNumExternalComputedTokens, F::kRoutedExperts, F::kNumNansInLogits}),
     MakeWireGeneration({.name = "g20260712-370b678a",
@@ -219,7 +511,8 @@ constexpr WireGeneration kGenerations[] = {
                         .max_finish_reason = 4,
                         .logprobs = LogprobsForm::kTensors,
                         .ready_form = ReadyForm::kWithVersion,
-                        .vllm_releases = kReleasesNone},
+                        .vllm_releases = kReleasesNone,
+                        .request = kRequests20260712},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kPrefillStats,
                         F::kRoutedExperts, F::kNumNansInLogits}),
     MakeWireGeneration({.name = "g20260812-f4e9bb01",
@@ -235,7 +528,8 @@ constexpr WireGeneration kGenerations[] = {
                         .max_finish_reason = 4,
                         .logprobs = LogprobsForm::kTensors,
                         .ready_form = ReadyForm::kWithParallelism,
-                        .vllm_releases = kReleasesNone},
+                        .vllm_releases = kReleasesNone,
+                        .request = kRequests20260812},
                        {VMETRICS_OUTPUT_0_TO_8, F::kEcTransferParams, F::kTraceHeaders,
                         F::kPrefillStats, F::kRoutedExperts, F::kNumNansInLogits}),
     MakeWireGeneration(
@@ -252,7 +546,8 @@ constexpr WireGeneration kGenerations[] = {
          .max_finish_reason = 4,
          .logprobs = LogprobsForm::kTensors,
          .ready_form = ReadyForm::kWithParallelism,
-         .vllm_releases = kReleasesNone},
+         .vllm_releases = kReleasesNone,
+         .request = kRequests20260812},
         {VMETRICS_OUTPUT_0_TO_8, F::kEcTransferParams, F::kTraceHeaders, F::kPrefillStats,
          F::kRoutedExperts, F::kNumNansInLogits, F::kMmCacheMissHashes, F::kNewSamplingMask}),
     // No upstream main commit carrying every change of this layout could be pinned: named
@@ -270,7 +565,8 @@ constexpr WireGeneration kGenerations[] = {
                         .max_finish_reason = 4,
                         .logprobs = LogprobsForm::kTensors,
                         .ready_form = ReadyForm::kWithParallelism,
-                        .vllm_releases = kReleasesNone},
+                        .vllm_releases = kReleasesNone,
+                        .request = kRequests20260812},
                        {VMETRICS_OUTPUT_0_TO_8, F::kEcTransferParams, F::kTraceHeaders,
                         F::kPrefillStats, F::kRoutedExperts, F::kNumNansInLogits,
                         F::kMmCacheMissHashes, F::kNewSamplingMask, F::kSpecDecodeMetrics}),
@@ -297,6 +593,26 @@ constexpr bool TablesAreConsistent() {
   return true;
 }
 static_assert(TablesAreConsistent());
+
+// The encoder writes request_id, prompt_token_ids and SamplingParams where every generation has
+// them, and a LoRARequest always starts with its name, id and path (lora_path has a default,
+// so a cut LoRARequest still names its adapter).
+constexpr bool RequestTablesAreConsistent() {
+  for (const WireGeneration& g : kGenerations) {
+    const RequestLayout& r = g.request;
+    if (r.fields.size() < 9 || r.required > r.fields.size()) return false;
+    if (r.fields[0] != R::kRequestId || r.fields[1] != R::kPromptTokenIds ||
+        r.fields[3] != R::kSamplingParams) {
+      return false;
+    }
+    if (r.lora.size() < 3 || r.lora[0] != L::kLoraName || r.lora[1] != L::kLoraIntId ||
+        r.lora[2] != L::kLoraPath || r.lora_required != 2) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(RequestTablesAreConsistent());
 
 // "0.11.0", "v0.11.0", "0.11.0rc2" -> "0.11.0" (pre-releases are cut from the same branch).
 std::string_view ReleaseOf(std::string_view v) {
@@ -383,6 +699,183 @@ int WireGeneration::PositionOf(OutputField field) const {
     if (output[p] == field) return static_cast<int>(p);
   }
   return -1;
+}
+
+const char* RequestFieldName(RequestField field) {
+  switch (field) {
+    case R::kRequestId:
+      return "request_id";
+    case R::kPromptTokenIds:
+      return "prompt_token_ids";
+    case R::kMmFeatures:
+      return "mm_features";
+    case R::kSamplingParams:
+      return "sampling_params";
+    case R::kPoolingParams:
+      return "pooling_params";
+    case R::kEosTokenId:
+      return "eos_token_id";
+    case R::kArrivalTime:
+      return "arrival_time";
+    case R::kLoraRequest:
+      return "lora_request";
+    case R::kCacheSalt:
+      return "cache_salt";
+    case R::kDataParallelRank:
+      return "data_parallel_rank";
+    case R::kPromptEmbeds:
+      return "prompt_embeds";
+    case R::kPromptIsTokenIds:
+      return "prompt_is_token_ids";
+    case R::kClientIndex:
+      return "client_index";
+    case R::kCurrentWave:
+      return "current_wave";
+    case R::kPriority:
+      return "priority";
+    case R::kTraceHeaders:
+      return "trace_headers";
+    case R::kResumable:
+      return "resumable";
+    case R::kExternalReqId:
+      return "external_req_id";
+    case R::kReasoningEnded:
+      return "reasoning_ended";
+    case R::kReasoningParserKwargs:
+      return "reasoning_parser_kwargs";
+    case R::kAbortImmediately:
+      return "abort_immediately";
+    case R::kSessionId:
+      return "session_id";
+  }
+  return "unknown";
+}
+
+const char* LoraFieldName(LoraField field) {
+  switch (field) {
+    case L::kLoraName:
+      return "lora_name";
+    case L::kLoraIntId:
+      return "lora_int_id";
+    case L::kLoraPath:
+      return "lora_path";
+    case L::kLoraLocalPath:
+      return "lora_local_path";
+    case L::kLongLoraMaxLen:
+      return "long_lora_max_len";
+    case L::kBaseModelName:
+      return "base_model_name";
+    case L::kTensorizerConfigDict:
+      return "tensorizer_config_dict";
+    case L::kLoadInplace:
+      return "load_inplace";
+    case L::kIs3dLoraWeight:
+      return "is_3d_lora_weight";
+  }
+  return "unknown";
+}
+
+const char* SamplingKeyName(SamplingKey key) {
+  switch (key) {
+    case S::kN:
+      return "n";
+    case S::kBestOf:
+      return "best_of";
+    case S::kRealN:
+      return "_real_n";
+    case S::kPresencePenalty:
+      return "presence_penalty";
+    case S::kFrequencyPenalty:
+      return "frequency_penalty";
+    case S::kRepetitionPenalty:
+      return "repetition_penalty";
+    case S::kTemperature:
+      return "temperature";
+    case S::kTopP:
+      return "top_p";
+    case S::kTopK:
+      return "top_k";
+    case S::kMinP:
+      return "min_p";
+    case S::kSeed:
+      return "seed";
+    case S::kStop:
+      return "stop";
+    case S::kStopTokenIds:
+      return "stop_token_ids";
+    case S::kIgnoreEos:
+      return "ignore_eos";
+    case S::kMaxTokens:
+      return "max_tokens";
+    case S::kMinTokens:
+      return "min_tokens";
+    case S::kLogprobs:
+      return "logprobs";
+    case S::kPromptLogprobs:
+      return "prompt_logprobs";
+    case S::kLogprobTokenIds:
+      return "logprob_token_ids";
+    case S::kFlatLogprobs:
+      return "flat_logprobs";
+    case S::kDetokenize:
+      return "detokenize";
+    case S::kSkipSpecialTokens:
+      return "skip_special_tokens";
+    case S::kSpacesBetweenSpecialTokens:
+      return "spaces_between_special_tokens";
+    case S::kLogitsProcessors:
+      return "logits_processors";
+    case S::kIncludeStopStrInOutput:
+      return "include_stop_str_in_output";
+    case S::kTruncatePromptTokens:
+      return "truncate_prompt_tokens";
+    case S::kOutputKind:
+      return "output_kind";
+    case S::kStreamInterval:
+      return "stream_interval";
+    case S::kSkipClone:
+      return "skip_clone";
+    case S::kOutputTextBufferLength:
+      return "output_text_buffer_length";
+    case S::kEosTokenId:
+      return "_eos_token_id";
+    case S::kAllStopTokenIds:
+      return "_all_stop_token_ids";
+    case S::kStructuredOutputs:
+      return "structured_outputs";
+    case S::kGuidedDecoding:
+      return "guided_decoding";
+    case S::kLogitBias:
+      return "logit_bias";
+    case S::kAllowedTokenIds:
+      return "allowed_token_ids";
+    case S::kExtraArgs:
+      return "extra_args";
+    case S::kRoutedExpertsPromptStart:
+      return "routed_experts_prompt_start";
+    case S::kBadWords:
+      return "bad_words";
+    case S::kBadWordsTokenIds:
+      return "_bad_words_token_ids";
+    case S::kSkipReadingPrefixCache:
+      return "skip_reading_prefix_cache";
+    case S::kThinkingTokenBudget:
+      return "thinking_token_budget";
+    case S::kRepetitionDetection:
+      return "repetition_detection";
+  }
+  return "unknown";
+}
+
+int RequestLayout::PositionOf(RequestField field) const {
+  for (size_t p = 0; p < fields.size(); ++p) {
+    if (fields[p] == field) return static_cast<int>(p);
+  }
+  return -1;
+}
+
+bool RequestLayout::Has(SamplingKey key) const {
+  return std::find(sampling.begin(), sampling.end(), key) != sampling.end();
 }
 
 std::span<const WireGeneration> WireGenerations() { return kGenerations; }

@@ -1,25 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
-// EngineCoreRequest / ABORT encoding and engine choice (docs/wire_format.md "The input socket";
-// msgspec's rules: docs/design.md §4.1).
+// EngineCoreRequest / ABORT encoding and decoding, driven by the wire generations' request
+// tables, and engine choice (docs/wire_format.md "Requests"; msgspec's rules: docs/design.md
+// §4.1).
 #include "vmetrics/engine_request.h"
 
+#include <algorithm>
 #include <cstring>
-#include <functional>
 #include <msgpack.hpp>
 
 #include "vmetrics/internal/msgpack_reader.h"
+#include "vmetrics/internal/wire_text.h"
+#include "vmetrics/wire_decoder.h"
 
 namespace vmetrics {
 namespace {
 
 using Packer = msgpack::packer<msgpack::sbuffer>;
+using R = RequestField;
+using L = LoraField;
+using S = SamplingKey;
 
-void PackStr(Packer& pk, const std::string& s) {
+// CPython's _SAMPLING_EPS in vllm/sampling_params.py: below it, sampling is greedy.
+constexpr double kSamplingEps = 1e-5;
+
+void PackStr(Packer& pk, std::string_view s) {
   pk.pack_str(static_cast<uint32_t>(s.size()));
   pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
 }
-
-void PackKey(Packer& pk, const char* key) { PackStr(pk, key); }
 
 // msgspec writes every Python float as float64 (0xcb). msgpack-cxx's pack_double writes an
 // integral double (1.0, 0.0) as an int, which an engine would decode as the wrong type for
@@ -51,146 +58,429 @@ void PackOptInt(Packer& pk, const std::optional<int64_t>& v) {
   }
 }
 
-// SamplingParams: a map of the fields that differ from Python's defaults, in definition order
-// (vllm/sampling_params.py at 6adad087). Each entry is a (present, write) pair so the count in
-// the map header and the entries written cannot disagree.
-void PackSampling(msgpack::sbuffer& buf, Packer& pk, const SamplingParams& p) {
-  struct Entry {
-    bool present;
-    const char* key;
-    std::function<void()> write;
-  };
-  auto f64 = [&](double v) { return [&buf, v] { PackFloat64(buf, v); }; };
-  auto i64 = [&](int64_t v) { return [&pk, v] { pk.pack_int64(v); }; };
-  auto boolean = [&](bool v) { return [&pk, v] { v ? pk.pack_true() : pk.pack_false(); }; };
-  const Entry entries[] = {
-      {p.n != 1, "n", i64(p.n)},
-      {p.presence_penalty != 0.0, "presence_penalty", f64(p.presence_penalty)},
-      {p.frequency_penalty != 0.0, "frequency_penalty", f64(p.frequency_penalty)},
-      {p.repetition_penalty != 1.0, "repetition_penalty", f64(p.repetition_penalty)},
-      {p.temperature != 1.0, "temperature", f64(p.temperature)},
-      {p.top_p != 1.0, "top_p", f64(p.top_p)},
-      {p.top_k != 0, "top_k", i64(p.top_k)},
-      {p.min_p != 0.0, "min_p", f64(p.min_p)},
-      {p.seed.has_value(), "seed", [&] { PackOptInt(pk, p.seed); }},
-      {p.stop.has_value(), "stop", [&] { PackStrs(pk, *p.stop); }},
-      {p.stop_token_ids.has_value(), "stop_token_ids", [&] { PackInts(pk, *p.stop_token_ids); }},
-      {p.ignore_eos, "ignore_eos", boolean(true)},
-      {p.max_tokens != std::optional<int64_t>(16), "max_tokens",
-       [&] { PackOptInt(pk, p.max_tokens); }},
-      {p.min_tokens != 0, "min_tokens", i64(p.min_tokens)},
-      {p.logprobs.has_value(), "logprobs", [&] { PackOptInt(pk, p.logprobs); }},
-      {p.prompt_logprobs.has_value(), "prompt_logprobs",
-       [&] { PackOptInt(pk, p.prompt_logprobs); }},
-      {p.logprob_token_ids.has_value(), "logprob_token_ids",
-       [&] { PackInts(pk, *p.logprob_token_ids); }},
-      {p.flat_logprobs, "flat_logprobs", boolean(true)},
-      {!p.detokenize, "detokenize", boolean(false)},
-      {!p.skip_special_tokens, "skip_special_tokens", boolean(false)},
-      {!p.spaces_between_special_tokens, "spaces_between_special_tokens", boolean(false)},
-      {p.include_stop_str_in_output, "include_stop_str_in_output", boolean(true)},
-      {p.output_kind != 0, "output_kind", i64(p.output_kind)},
-      {p.stream_interval.has_value(), "stream_interval",
-       [&] { PackOptInt(pk, p.stream_interval); }},
-      {p.skip_clone, "skip_clone", boolean(true)},
-      {p.output_text_buffer_length != 0, "output_text_buffer_length",
-       i64(p.output_text_buffer_length)},
-      {p.eos_token_id.has_value(), "_eos_token_id", [&] { PackOptInt(pk, p.eos_token_id); }},
-      {!p.all_stop_token_ids.empty(), "_all_stop_token_ids",
-       [&] { PackInts(pk, p.all_stop_token_ids); }},
-      {p.logit_bias.has_value(), "logit_bias",
-       [&] {
-         pk.pack_map(static_cast<uint32_t>(p.logit_bias->size()));
-         for (const auto& [token, bias] : *p.logit_bias) {
-           pk.pack_int64(token);
-           PackFloat64(buf, bias);
-         }
-       }},
-      {p.allowed_token_ids.has_value(), "allowed_token_ids",
-       [&] { PackInts(pk, *p.allowed_token_ids); }},
-      {!p.extra_args.empty(), "extra_args",
-       [&] { buf.write(p.extra_args.data(), p.extra_args.size()); }},
-      {p.routed_experts_prompt_start != 0, "routed_experts_prompt_start",
-       i64(p.routed_experts_prompt_start)},
-      {p.bad_words.has_value(), "bad_words", [&] { PackStrs(pk, *p.bad_words); }},
-      {p.skip_reading_prefix_cache.has_value(), "skip_reading_prefix_cache",
-       [&] { *p.skip_reading_prefix_cache ? pk.pack_true() : pk.pack_false(); }},
-      {p.thinking_token_budget.has_value(), "thinking_token_budget",
-       [&] { PackOptInt(pk, p.thinking_token_budget); }},
-      {p.repetition_detection.has_value(), "repetition_detection",
-       [&] {
-         pk.pack_map(3);
-         PackKey(pk, "max_pattern_size");
-         pk.pack_int64(p.repetition_detection->max_pattern_size);
-         PackKey(pk, "min_pattern_size");
-         pk.pack_int64(p.repetition_detection->min_pattern_size);
-         PackKey(pk, "min_count");
-         pk.pack_int64(p.repetition_detection->min_count);
-       }},
-  };
-  uint32_t count = 0;
-  for (const Entry& e : entries) count += e.present;
-  pk.pack_map(count);
-  for (const Entry& e : entries) {
-    if (!e.present) continue;
-    PackKey(pk, e.key);
-    e.write();
+void PackOptStr(Packer& pk, const std::optional<std::string>& v) {
+  if (v) {
+    PackStr(pk, *v);
+  } else {
+    pk.pack_nil();
   }
+}
+
+void PackBool(Packer& pk, bool v) { v ? pk.pack_true() : pk.pack_false(); }
+
+// Whether msgspec writes `key` for these params (omit_defaults: a value that is the default
+// object is left out; what SamplingParams::request_model_floats says about the frontend's
+// floats).
+bool Written(SamplingKey key, const SamplingParams& p) {
+  const bool greedy = p.temperature < kSamplingEps;
+  switch (key) {
+    case S::kN:
+      return p.n != 1;
+    case S::kPresencePenalty:
+      return p.request_model_floats || p.presence_penalty != 0.0;
+    case S::kFrequencyPenalty:
+      return p.request_model_floats || p.frequency_penalty != 0.0;
+    case S::kRepetitionPenalty:
+      return p.request_model_floats || p.repetition_penalty != 1.0;
+    case S::kTemperature:
+      return p.request_model_floats || p.temperature != 1.0;
+    case S::kTopP:
+      return (p.request_model_floats && !greedy) || p.top_p != 1.0;
+    case S::kTopK:
+      return p.top_k != 0;
+    case S::kMinP:
+      return (p.request_model_floats && !greedy) || p.min_p != 0.0;
+    case S::kSeed:
+      return p.seed.has_value();
+    case S::kStop:
+      return p.stop.has_value();
+    case S::kStopTokenIds:
+      return p.stop_token_ids.has_value();
+    case S::kIgnoreEos:
+      return p.ignore_eos;
+    case S::kMaxTokens:
+      return p.max_tokens != std::optional<int64_t>(16);
+    case S::kMinTokens:
+      return p.min_tokens != 0;
+    case S::kLogprobs:
+      return p.logprobs.has_value();
+    case S::kPromptLogprobs:
+      return p.prompt_logprobs.has_value();
+    case S::kLogprobTokenIds:
+      return p.logprob_token_ids.has_value();
+    case S::kFlatLogprobs:
+      return p.flat_logprobs;
+    case S::kDetokenize:
+      return !p.detokenize;
+    case S::kSkipSpecialTokens:
+      return !p.skip_special_tokens;
+    case S::kSpacesBetweenSpecialTokens:
+      return !p.spaces_between_special_tokens;
+    case S::kIncludeStopStrInOutput:
+      return p.include_stop_str_in_output;
+    case S::kOutputKind:
+      return p.output_kind != 0;
+    case S::kStreamInterval:
+      return p.stream_interval.has_value();
+    case S::kSkipClone:
+      return p.skip_clone;
+    case S::kOutputTextBufferLength:
+      return p.output_text_buffer_length != 0;
+    case S::kEosTokenId:
+      return p.eos_token_id.has_value();
+    case S::kAllStopTokenIds:
+      return !p.all_stop_token_ids.empty();
+    case S::kLogitBias:
+      return p.logit_bias.has_value();
+    case S::kAllowedTokenIds:
+      return p.allowed_token_ids.has_value();
+    case S::kExtraArgs:
+      return !p.extra_args.empty();
+    case S::kRoutedExpertsPromptStart:
+      return p.routed_experts_prompt_start != 0;
+    case S::kBadWords:
+      return p.bad_words.has_value();
+    case S::kSkipReadingPrefixCache:
+      return p.skip_reading_prefix_cache.has_value();
+    case S::kThinkingTokenBudget:
+      return p.thinking_token_budget.has_value();
+    case S::kRepetitionDetection:
+      return p.repetition_detection.has_value();
+    // Keys no token API sets.
+    case S::kBestOf:
+    case S::kRealN:
+    case S::kLogitsProcessors:
+    case S::kTruncatePromptTokens:
+    case S::kStructuredOutputs:
+    case S::kGuidedDecoding:
+    case S::kBadWordsTokenIds:
+      return false;
+  }
+  return false;
+}
+
+void PackSamplingValue(SamplingKey key, const SamplingParams& p, msgpack::sbuffer& buf,
+                       Packer& pk) {
+  switch (key) {
+    case S::kN:
+      pk.pack_int64(p.n);
+      return;
+    case S::kPresencePenalty:
+      return PackFloat64(buf, p.presence_penalty);
+    case S::kFrequencyPenalty:
+      return PackFloat64(buf, p.frequency_penalty);
+    case S::kRepetitionPenalty:
+      return PackFloat64(buf, p.repetition_penalty);
+    case S::kTemperature:
+      return PackFloat64(buf, p.temperature);
+    case S::kTopP:
+      return PackFloat64(buf, p.top_p);
+    case S::kTopK:
+      pk.pack_int64(p.top_k);
+      return;
+    case S::kMinP:
+      return PackFloat64(buf, p.min_p);
+    case S::kSeed:
+      return PackOptInt(pk, p.seed);
+    case S::kStop:
+      return PackStrs(pk, *p.stop);
+    case S::kStopTokenIds:
+      return PackInts(pk, *p.stop_token_ids);
+    case S::kIgnoreEos:
+      return PackBool(pk, p.ignore_eos);
+    case S::kMaxTokens:
+      return PackOptInt(pk, p.max_tokens);
+    case S::kMinTokens:
+      pk.pack_int64(p.min_tokens);
+      return;
+    case S::kLogprobs:
+      return PackOptInt(pk, p.logprobs);
+    case S::kPromptLogprobs:
+      return PackOptInt(pk, p.prompt_logprobs);
+    case S::kLogprobTokenIds:
+      return PackInts(pk, *p.logprob_token_ids);
+    case S::kFlatLogprobs:
+      return PackBool(pk, p.flat_logprobs);
+    case S::kDetokenize:
+      return PackBool(pk, p.detokenize);
+    case S::kSkipSpecialTokens:
+      return PackBool(pk, p.skip_special_tokens);
+    case S::kSpacesBetweenSpecialTokens:
+      return PackBool(pk, p.spaces_between_special_tokens);
+    case S::kIncludeStopStrInOutput:
+      return PackBool(pk, p.include_stop_str_in_output);
+    case S::kOutputKind:
+      pk.pack_int64(p.output_kind);
+      return;
+    case S::kStreamInterval:
+      return PackOptInt(pk, p.stream_interval);
+    case S::kSkipClone:
+      return PackBool(pk, p.skip_clone);
+    case S::kOutputTextBufferLength:
+      pk.pack_int64(p.output_text_buffer_length);
+      return;
+    case S::kEosTokenId:
+      return PackOptInt(pk, p.eos_token_id);
+    case S::kAllStopTokenIds:
+      return PackInts(pk, PythonSetOrder(p.all_stop_token_ids));
+    case S::kLogitBias:
+      pk.pack_map(static_cast<uint32_t>(p.logit_bias->size()));
+      for (const auto& [token, bias] : *p.logit_bias) {
+        pk.pack_int64(token);
+        PackFloat64(buf, bias);
+      }
+      return;
+    case S::kAllowedTokenIds:
+      return PackInts(pk, *p.allowed_token_ids);
+    case S::kExtraArgs:
+      buf.write(p.extra_args.data(), p.extra_args.size());
+      return;
+    case S::kRoutedExpertsPromptStart:
+      pk.pack_int64(p.routed_experts_prompt_start);
+      return;
+    case S::kBadWords:
+      return PackStrs(pk, *p.bad_words);
+    case S::kSkipReadingPrefixCache:
+      return PackBool(pk, *p.skip_reading_prefix_cache);
+    case S::kThinkingTokenBudget:
+      return PackOptInt(pk, p.thinking_token_budget);
+    case S::kRepetitionDetection:
+      pk.pack_map(3);
+      PackStr(pk, "max_pattern_size");
+      pk.pack_int64(p.repetition_detection->max_pattern_size);
+      PackStr(pk, "min_pattern_size");
+      pk.pack_int64(p.repetition_detection->min_pattern_size);
+      PackStr(pk, "min_count");
+      pk.pack_int64(p.repetition_detection->min_count);
+      return;
+    case S::kBestOf:
+    case S::kRealN:
+    case S::kLogitsProcessors:
+    case S::kTruncatePromptTokens:
+    case S::kStructuredOutputs:
+    case S::kGuidedDecoding:
+    case S::kBadWordsTokenIds:
+      pk.pack_nil();  // never written (Written is false)
+      return;
+  }
+}
+
+// SamplingParams: the written keys of the layout, in its order. msgspec sizes the map header
+// for the whole struct (map16) and patches the count afterwards, so it is map16 however few
+// keys there are.
+void PackSampling(msgpack::sbuffer& buf, Packer& pk, const SamplingParams& p,
+                  std::span<const SamplingKey> keys) {
+  uint16_t count = 0;
+  for (SamplingKey k : keys) count += Written(k, p) ? 1 : 0;
+  const char header[3] = {static_cast<char>(0xde), static_cast<char>(count >> 8),
+                          static_cast<char>(count & 0xff)};
+  buf.write(header, sizeof(header));
+  for (SamplingKey k : keys) {
+    if (!Written(k, p)) continue;
+    PackStr(pk, SamplingKeyName(k));
+    PackSamplingValue(k, p, buf, pk);
+  }
+}
+
+void PackLora(Packer& pk, const EngineCoreRequestSpec& spec, std::span<const LoraField> fields) {
+  pk.pack_array(static_cast<uint32_t>(fields.size()));
+  for (LoraField f : fields) {
+    switch (f) {
+      case L::kLoraName:
+        PackStr(pk, spec.lora_name);
+        break;
+      case L::kLoraIntId:
+        pk.pack_int64(spec.lora_int_id);
+        break;
+      case L::kLoraPath:
+        PackStr(pk, spec.lora_path);
+        break;
+      case L::kBaseModelName:
+        if (spec.lora_base_model_name.empty()) {
+          pk.pack_nil();
+        } else {
+          PackStr(pk, spec.lora_base_model_name);
+        }
+        break;
+      case L::kLoadInplace:
+      case L::kIs3dLoraWeight:
+        pk.pack_false();
+        break;
+      case L::kLoraLocalPath:
+      case L::kLongLoraMaxLen:
+      case L::kTensorizerConfigDict:
+        pk.pack_nil();
+        break;
+    }
+  }
+}
+
+// Request fields that only frontends read: left out where a layout does not have them.
+bool FrontendOnly(RequestField f) { return f == R::kExternalReqId; }
+
+// SamplingParams keys an engine without them does not miss (CheckRequestFits).
+bool DroppableKey(SamplingKey k) {
+  switch (k) {
+    case S::kStreamInterval:
+    case S::kSkipClone:
+    case S::kOutputTextBufferLength:
+    case S::kSkipReadingPrefixCache:
+    case S::kDetokenize:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether the spec gives `f` a value other than its default.
+bool HasValue(RequestField f, const EngineCoreRequestSpec& spec) {
+  switch (f) {
+    case R::kEosTokenId:
+      return spec.eos_token_id.has_value();
+    case R::kLoraRequest:
+      return !spec.lora_name.empty();
+    case R::kCacheSalt:
+      return spec.cache_salt.has_value();
+    case R::kDataParallelRank:
+      return spec.data_parallel_rank.has_value();
+    case R::kClientIndex:
+      return spec.client_index != 0;
+    case R::kPriority:
+      return spec.priority != 0;
+    case R::kExternalReqId:
+      return !spec.external_req_id.empty();
+    case R::kAbortImmediately:
+      return spec.abort_immediately;
+    case R::kSessionId:
+      return spec.session_id.has_value();
+    case R::kRequestId:
+    case R::kPromptTokenIds:
+    case R::kSamplingParams:
+    case R::kArrivalTime:
+      return true;
+    case R::kMmFeatures:
+    case R::kPoolingParams:
+    case R::kPromptEmbeds:
+    case R::kPromptIsTokenIds:
+    case R::kCurrentWave:
+    case R::kTraceHeaders:
+    case R::kResumable:
+    case R::kReasoningEnded:
+    case R::kReasoningParserKwargs:
+      return false;
+  }
+  return false;
 }
 
 }  // namespace
 
-std::string EncodeEngineCoreRequest(const EngineCoreRequestSpec& spec) {
+Status CheckRequestFits(const EngineCoreRequestSpec& spec, const RequestLayout& layout) {
+  static constexpr R kCarried[] = {R::kLoraRequest, R::kCacheSalt,    R::kDataParallelRank,
+                                   R::kClientIndex, R::kPriority,     R::kAbortImmediately,
+                                   R::kSessionId,   R::kExternalReqId};
+  for (R f : kCarried) {
+    if (!HasValue(f, spec) || layout.PositionOf(f) >= 0 || FrontendOnly(f)) continue;
+    return Status::InvalidArgument(
+        std::string(RequestFieldName(f)) +
+        " cannot be sent: the engine's request layout has no such field");
+  }
+  const bool eos_in_request = layout.PositionOf(R::kEosTokenId) >= 0;
+  if (!eos_in_request && !layout.Has(S::kEosTokenId) && spec.eos_token_id) {
+    return Status::InvalidArgument("the engine's request layout has no place for the EOS token");
+  }
+  for (size_t k = 0; k <= static_cast<size_t>(S::kRepetitionDetection); ++k) {
+    const auto key = static_cast<SamplingKey>(k);
+    if (!Written(key, spec.sampling) || layout.Has(key) || DroppableKey(key)) continue;
+    if (key == S::kEosTokenId && eos_in_request) continue;
+    // A default the frontend writes only because its float is a new object.
+    if (key == S::kPresencePenalty || key == S::kFrequencyPenalty || key == S::kRepetitionPenalty ||
+        key == S::kTemperature || key == S::kTopP || key == S::kMinP) {
+      SamplingParams plain = spec.sampling;
+      plain.request_model_floats = false;
+      if (!Written(key, plain)) continue;
+    }
+    return Status::InvalidArgument("sampling_params." + std::string(SamplingKeyName(key)) +
+                                   " cannot be sent: the engine's SamplingParams has no such key");
+  }
+  return Status::Ok();
+}
+
+std::string EncodeEngineCoreRequest(const EngineCoreRequestSpec& spec,
+                                    const RequestLayout& layout) {
   msgpack::sbuffer buf;
   Packer pk(buf);
-  pk.pack_array(21);
-  PackStr(pk, spec.request_id);                                        // 0
-  pk.pack_array(static_cast<uint32_t>(spec.prompt_token_ids.size()));  // 1
-  for (int64_t t : spec.prompt_token_ids) pk.pack_int64(t);
-  pk.pack_nil();                         // 2 mm_features
-  PackSampling(buf, pk, spec.sampling);  // 3
-  pk.pack_nil();                         // 4 pooling_params
-  PackFloat64(buf, spec.arrival_time);   // 5
-  if (spec.lora_name.empty()) {          // 6 lora_request
-    pk.pack_nil();
-  } else {
-    // LoRARequest is array_like too: all 7 positions.
-    pk.pack_array(7);
-    PackStr(pk, spec.lora_name);
-    pk.pack_int64(spec.lora_int_id);
-    PackStr(pk, spec.lora_path);
-    pk.pack_nil();
-    pk.pack_nil();
-    pk.pack_false();
-    pk.pack_false();
-  }
-  if (spec.cache_salt) {  // 7
-    PackStr(pk, *spec.cache_salt);
-  } else {
-    pk.pack_nil();
-  }
-  PackOptInt(pk, spec.data_parallel_rank);  // 8
-  pk.pack_nil();                            // 9 prompt_embeds
-  pk.pack_nil();                            // 10 prompt_is_token_ids
-  pk.pack_int64(spec.client_index);         // 11
-  pk.pack_int64(0);                         // 12 current_wave
-  pk.pack_int64(spec.priority);             // 13
-  pk.pack_nil();                            // 14 trace_headers
-  pk.pack_false();                          // 15 resumable
-  if (spec.external_req_id.empty()) {       // 16
-    pk.pack_nil();
-  } else {
-    PackStr(pk, spec.external_req_id);
-  }
-  pk.pack_nil();          // 17 reasoning_ended
-  pk.pack_nil();          // 18 reasoning_parser_kwargs
-  pk.pack_false();        // 19 abort_immediately
-  if (spec.session_id) {  // 20
-    PackStr(pk, *spec.session_id);
-  } else {
-    pk.pack_nil();
+  pk.pack_array(static_cast<uint32_t>(layout.fields.size()));
+  for (RequestField f : layout.fields) {
+    switch (f) {
+      case R::kRequestId:
+        PackStr(pk, spec.request_id);
+        break;
+      case R::kPromptTokenIds:
+        PackInts(pk, spec.prompt_token_ids);
+        break;
+      case R::kSamplingParams:
+        PackSampling(buf, pk, spec.sampling, layout.sampling);
+        break;
+      case R::kEosTokenId:
+        PackOptInt(pk, spec.eos_token_id);
+        break;
+      case R::kArrivalTime:
+        PackFloat64(buf, spec.arrival_time);
+        break;
+      case R::kLoraRequest:
+        if (spec.lora_name.empty()) {
+          pk.pack_nil();
+        } else {
+          PackLora(pk, spec, layout.lora);
+        }
+        break;
+      case R::kCacheSalt:
+        PackOptStr(pk, spec.cache_salt);
+        break;
+      case R::kDataParallelRank:
+        PackOptInt(pk, spec.data_parallel_rank);
+        break;
+      case R::kClientIndex:
+        pk.pack_int64(spec.client_index);
+        break;
+      case R::kCurrentWave:
+        pk.pack_int64(0);
+        break;
+      case R::kPriority:
+        pk.pack_int64(spec.priority);
+        break;
+      case R::kResumable:
+        pk.pack_false();
+        break;
+      case R::kExternalReqId:
+        if (spec.external_req_id.empty()) {
+          pk.pack_nil();
+        } else {
+          PackStr(pk, spec.external_req_id);
+        }
+        break;
+      case R::kAbortImmediately:
+        PackBool(pk, spec.abort_immediately);
+        break;
+      case R::kSessionId:
+        PackOptStr(pk, spec.session_id);
+        break;
+      case R::kMmFeatures:
+      case R::kPoolingParams:
+      case R::kPromptEmbeds:
+      case R::kPromptIsTokenIds:
+      case R::kTraceHeaders:
+      case R::kReasoningEnded:
+      case R::kReasoningParserKwargs:
+        pk.pack_nil();
+        break;
+    }
   }
   return std::string(buf.data(), buf.size());
+}
+
+std::string EncodeEngineCoreRequest(const EngineCoreRequestSpec& spec) {
+  return EncodeEngineCoreRequest(spec, NewestWireGeneration().request);
 }
 
 std::string EncodeAbort(std::span<const std::string> request_ids) {
@@ -201,228 +491,532 @@ std::string EncodeAbort(std::span<const std::string> request_ids) {
   return std::string(buf.data(), buf.size());
 }
 
+std::vector<int64_t> PythonSetOrder(const std::vector<int64_t>& ids) {
+  // CPython 3.11 Objects/setobject.c: PySet_MINSIZE 8, LINEAR_PROBES 9, PERTURB_SHIFT 5, grow
+  // when fill * 5 >= mask * 3 to the smallest power of two above used * 4 (used * 2 past
+  // 50000). An int's hash is its value modulo 2**61 - 1 (sign kept), -1 hashing as -2.
+  auto hash = [](int64_t v) -> uint64_t {
+    constexpr int64_t kModulus = (int64_t{1} << 61) - 1;
+    int64_t h = v % kModulus;
+    if (h == -1) h = -2;
+    return static_cast<uint64_t>(h);
+  };
+  std::vector<std::optional<int64_t>> table(8);
+  size_t used = 0;
+  auto insert_clean = [&hash](std::vector<std::optional<int64_t>>& t, int64_t v) {
+    const size_t mask = t.size() - 1;
+    uint64_t perturb = hash(v);
+    size_t i = static_cast<size_t>(perturb) & mask;
+    for (;;) {
+      if (!t[i]) {
+        t[i] = v;
+        return;
+      }
+      if (i + 9 <= mask) {
+        for (size_t j = 1; j <= 9; ++j) {
+          if (!t[i + j]) {
+            t[i + j] = v;
+            return;
+          }
+        }
+      }
+      perturb >>= 5;
+      i = (i * 5 + 1 + static_cast<size_t>(perturb)) & mask;
+    }
+  };
+  auto contains = [&hash](const std::vector<std::optional<int64_t>>& t, int64_t v) {
+    const size_t mask = t.size() - 1;
+    uint64_t perturb = hash(v);
+    size_t i = static_cast<size_t>(perturb) & mask;
+    for (;;) {
+      if (!t[i]) return false;
+      if (*t[i] == v) return true;
+      if (i + 9 <= mask) {
+        for (size_t j = 1; j <= 9; ++j) {
+          if (!t[i + j]) return false;
+          if (*t[i + j] == v) return true;
+        }
+      }
+      perturb >>= 5;
+      i = (i * 5 + 1 + static_cast<size_t>(perturb)) & mask;
+    }
+  };
+  for (int64_t v : ids) {
+    if (contains(table, v)) continue;
+    insert_clean(table, v);
+    ++used;  // no deletions: fill == used
+    const size_t mask = table.size() - 1;
+    if (used * 5 >= mask * 3) {
+      const size_t minused = used > 50000 ? used * 2 : used * 4;
+      size_t size = 8;
+      while (size <= minused) size <<= 1;
+      std::vector<std::optional<int64_t>> grown(size);
+      for (const std::optional<int64_t>& e : table) {
+        if (e) insert_clean(grown, *e);
+      }
+      table = std::move(grown);
+    }
+  }
+  std::vector<int64_t> order;
+  order.reserve(used);
+  for (const std::optional<int64_t>& e : table) {
+    if (e) order.push_back(*e);
+  }
+  return order;
+}
+
+Result<EngineRequestLayout> RequestLayoutFor(uint32_t candidates) {
+  std::vector<const WireGeneration*> gens;
+  const std::span<const WireGeneration> all = WireGenerations();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if ((candidates >> i) & 1U) gens.push_back(&all[i]);
+  }
+  if (gens.empty()) return Status::InvalidArgument("no wire generation to encode requests for");
+  const RequestLayout& first = gens.front()->request;
+  EngineRequestLayout out;
+  auto equal = [&first](const RequestLayout& r) {
+    return std::ranges::equal(r.fields, first.fields) && std::ranges::equal(r.lora, first.lora) &&
+           std::ranges::equal(r.sampling, first.sampling) && r.required == first.required;
+  };
+  if (std::all_of(gens.begin(), gens.end(),
+                  [&](const WireGeneration* g) { return equal(g->request); })) {
+    out.name = std::string(gens.back()->name);
+    out.fields.assign(first.fields.begin(), first.fields.end());
+    out.lora.assign(first.lora.begin(), first.lora.end());
+    out.sampling.assign(first.sampling.begin(), first.sampling.end());
+    out.required = first.required;
+    return out;
+  }
+  // The longest prefixes every candidate agrees on.
+  size_t fields = first.fields.size();
+  size_t lora = first.lora.size();
+  for (const WireGeneration* g : gens) {
+    const RequestLayout& r = g->request;
+    size_t p = 0;
+    while (p < fields && p < r.fields.size() && r.fields[p] == first.fields[p]) ++p;
+    fields = p;
+    size_t q = 0;
+    while (q < lora && q < r.lora.size() && r.lora[q] == first.lora[q]) ++q;
+    lora = q;
+  }
+  std::string names = WireCandidateNames(candidates);
+  for (const WireGeneration* g : gens) {
+    if (g->request.required > fields || g->request.lora_required > lora) {
+      return Status::Unavailable("no request layout that every one of " + names +
+                                 " decodes alike: " + std::string(g->name) + " needs " +
+                                 std::to_string(g->request.required) + " positions");
+    }
+  }
+  out.name = "common to " + names;
+  out.fields.assign(first.fields.begin(), first.fields.begin() + static_cast<ptrdiff_t>(fields));
+  out.lora.assign(first.lora.begin(), first.lora.begin() + static_cast<ptrdiff_t>(lora));
+  for (SamplingKey k : first.sampling) {
+    if (std::all_of(gens.begin(), gens.end(),
+                    [k](const WireGeneration* g) { return g->request.Has(k); })) {
+      out.sampling.push_back(k);
+    }
+  }
+  for (const WireGeneration* g : gens) out.required = std::max(out.required, g->request.required);
+  return out;
+}
+
 namespace {
 
 using protocol::MsgpackReader;
+using protocol::MsgpackType;
 
-// Reads an optional string (nil = "").
-Status ReadOptionalStr(MsgpackReader& r, std::string* out) {
-  if (r.NextIsNil()) return r.ReadNil();
-  std::string_view v;
-  if (Status s = r.ReadStr(&v); !s.ok()) return s;
-  out->assign(v);
-  return Status::Ok();
+uint16_t TypeBit(MsgpackType t) {
+  switch (t) {
+    case MsgpackType::kNil:
+      return kWireNil;
+    case MsgpackType::kBool:
+      return kWireBool;
+    case MsgpackType::kInt:
+      return kWireInt;
+    case MsgpackType::kFloat:
+      return kWireFloat;
+    case MsgpackType::kStr:
+      return kWireStr;
+    case MsgpackType::kBin:
+      return kWireBin;
+    case MsgpackType::kArray:
+      return kWireArray;
+    case MsgpackType::kMap:
+      return kWireMap;
+    case MsgpackType::kExt:
+      return kWireExt;
+  }
+  return 0;
 }
 
-Status ReadOptionalInt(MsgpackReader& r, std::optional<int64_t>* out) {
-  if (r.NextIsNil()) {
-    out->reset();
-    return r.ReadNil();
+// msgspec's words for the type names in its errors.
+std::string Expected(uint16_t accepted) {
+  static constexpr std::pair<uint16_t, const char*> kNames[] = {
+      {kWireBool, "bool"},  {kWireInt, "int"},   {kWireFloat, "float"},
+      {kWireStr, "str"},    {kWireBin, "bytes"}, {kWireArray, "array"},
+      {kWireMap, "object"}, {kWireExt, "ext"},   {kWireNil, "null"}};
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if ((accepted & bit) == 0) continue;
+    if (bit == kWireInt && (accepted & kWireFloat) != 0) continue;  // "float" takes ints
+    if (!out.empty()) out += " | ";
+    out += name;
   }
-  int64_t v = 0;
-  if (Status s = r.ReadInt(&v); !s.ok()) return s;
-  *out = v;
-  return Status::Ok();
+  return out;
 }
 
-Status ReadIntList(MsgpackReader& r, std::vector<int64_t>* out) {
-  out->clear();
-  if (r.NextIsNil()) return r.ReadNil();
-  uint32_t n = 0;
-  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
-  // Every element takes at least one byte: a count beyond what is left is a lie, and
-  // reserving it would let a peer size our allocation.
-  if (n > r.remaining()) {
-    return Status::Malformed("list longer than the body", static_cast<int64_t>(r.offset()));
-  }
-  out->reserve(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    int64_t v = 0;
-    if (Status s = r.ReadInt(&v); !s.ok()) return s;
-    out->push_back(v);
-  }
-  return Status::Ok();
-}
+// The strict reader: every failure names its path as msgspec does.
+class StrictReader {
+ public:
+  explicit StrictReader(std::string_view body) : r_(body) {}
+  MsgpackReader& r() { return r_; }
 
-Status ReadOptionalIntList(MsgpackReader& r, std::optional<std::vector<int64_t>>* out) {
-  if (r.NextIsNil()) {
-    out->reset();
-    return r.ReadNil();
+  Status Fail(const std::string& path, const std::string& what) const {
+    return Status::Malformed(what + " - at `" + path + "`", static_cast<int64_t>(r_.offset()));
   }
-  out->emplace();
-  return ReadIntList(r, &**out);
-}
-
-Status ReadOptionalStrList(MsgpackReader& r, std::optional<std::vector<std::string>>* out) {
-  if (r.NextIsNil()) {
-    out->reset();
-    return r.ReadNil();
-  }
-  uint32_t n = 0;
-  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
-  if (n > r.remaining()) {
-    return Status::Malformed("list longer than the body", static_cast<int64_t>(r.offset()));
-  }
-  out->emplace();
-  for (uint32_t i = 0; i < n; ++i) {
-    std::string_view v;
-    if (Status s = r.ReadStr(&v); !s.ok()) return s;
-    (*out)->emplace_back(v);
-  }
-  return Status::Ok();
-}
-
-Status ReadLogitBias(MsgpackReader& r,
-                     std::optional<std::vector<std::pair<int64_t, double>>>* out) {
-  if (r.NextIsNil()) {
-    out->reset();
-    return r.ReadNil();
-  }
-  uint32_t n = 0;
-  if (Status s = r.ReadMapHeader(&n); !s.ok()) return s;
-  if (n > r.remaining()) {
-    return Status::Malformed("map longer than the body", static_cast<int64_t>(r.offset()));
-  }
-  out->emplace();
-  for (uint32_t i = 0; i < n; ++i) {
-    int64_t token = 0;
-    double bias = 0;
-    if (Status s = r.ReadInt(&token); !s.ok()) return s;
-    if (Status s = r.ReadDouble(&bias); !s.ok()) return s;
-    (*out)->emplace_back(token, bias);
-  }
-  return Status::Ok();
-}
-
-Status ReadRepetitionDetection(MsgpackReader& r, std::optional<RepetitionDetectionParams>* out) {
-  if (r.NextIsNil()) {
-    out->reset();
-    return r.ReadNil();
-  }
-  uint32_t n = 0;
-  if (Status s = r.ReadMapHeader(&n); !s.ok()) return s;
-  RepetitionDetectionParams p;
-  for (uint32_t i = 0; i < n; ++i) {
-    std::string_view key;
-    if (Status s = r.ReadStr(&key); !s.ok()) return s;
-    Status s;
-    if (key == "max_pattern_size") {
-      s = r.ReadInt(&p.max_pattern_size);
-    } else if (key == "min_pattern_size") {
-      s = r.ReadInt(&p.min_pattern_size);
-    } else if (key == "min_count") {
-      s = r.ReadInt(&p.min_count);
-    } else {
-      s = r.Skip();
+  // Checks the next value's type against `accepted`.
+  Status Check(uint16_t accepted, const std::string& path, MsgpackType* type) {
+    if (Status s = r_.PeekType(type); !s.ok()) return Fail(path, "Input data was truncated");
+    if ((TypeBit(*type) & accepted) == 0) {
+      return Fail(path, "Expected `" + Expected(accepted) + "`, got `" +
+                            protocol::MsgpackTypeName(*type) + "`");
     }
-    if (!s.ok()) return s;
+    return Status::Ok();
   }
-  *out = p;
-  return Status::Ok();
-}
-
-Status ReadOptionalBool(MsgpackReader& r, std::optional<bool>* out) {
-  if (r.NextIsNil()) {
-    out->reset();
-    return r.ReadNil();
+  Status Str(const std::string& path, std::string* out) {
+    std::string_view v;
+    if (Status s = r_.ReadStr(&v); !s.ok()) return Fail(path, "Input data was truncated");
+    if (!internal::IsValidUtf8(v)) return Fail(path, "Invalid UTF-8");
+    out->assign(v);
+    return Status::Ok();
   }
-  bool v = false;
-  if (Status s = r.ReadBool(&v); !s.ok()) return s;
-  *out = v;
-  return Status::Ok();
-}
+  Status OptStr(const std::string& path, std::optional<std::string>* out) {
+    MsgpackType t{};
+    if (Status s = Check(kWireNil | kWireStr, path, &t); !s.ok()) return s;
+    if (t == MsgpackType::kNil) {
+      out->reset();
+      return r_.ReadNil();
+    }
+    out->emplace();
+    return Str(path, &**out);
+  }
+  Status Int(const std::string& path, int64_t* out) {
+    MsgpackType t{};
+    if (Status s = Check(kWireInt, path, &t); !s.ok()) return s;
+    if (Status s = r_.ReadInt(out); !s.ok()) return Fail(path, "Integer value out of range");
+    return Status::Ok();
+  }
+  Status OptInt(const std::string& path, std::optional<int64_t>* out) {
+    MsgpackType t{};
+    if (Status s = Check(kWireNil | kWireInt, path, &t); !s.ok()) return s;
+    if (t == MsgpackType::kNil) {
+      out->reset();
+      return r_.ReadNil();
+    }
+    int64_t v = 0;
+    if (Status s = r_.ReadInt(&v); !s.ok()) return Fail(path, "Integer value out of range");
+    *out = v;
+    return Status::Ok();
+  }
+  Status Float(const std::string& path, double* out) {
+    MsgpackType t{};
+    if (Status s = Check(kWireFloat | kWireInt, path, &t); !s.ok()) return s;
+    return r_.ReadDouble(out);
+  }
+  Status Bool(const std::string& path, bool* out) {
+    MsgpackType t{};
+    if (Status s = Check(kWireBool, path, &t); !s.ok()) return s;
+    return r_.ReadBool(out);
+  }
+  Status OptBool(const std::string& path, std::optional<bool>* out) {
+    MsgpackType t{};
+    if (Status s = Check(kWireNil | kWireBool, path, &t); !s.ok()) return s;
+    if (t == MsgpackType::kNil) {
+      out->reset();
+      return r_.ReadNil();
+    }
+    bool v = false;
+    if (Status s = r_.ReadBool(&v); !s.ok()) return s;
+    *out = v;
+    return Status::Ok();
+  }
+  // An array header, bounded by the bytes left.
+  Status Array(const std::string& path, uint32_t* n) {
+    if (Status s = r_.ReadArrayHeader(n); !s.ok()) return Fail(path, "Input data was truncated");
+    return Status::Ok();
+  }
+  Status Ints(const std::string& path, std::vector<int64_t>* out) {
+    MsgpackType t{};
+    if (Status s = Check(kWireArray, path, &t); !s.ok()) return s;
+    uint32_t n = 0;
+    if (Status s = Array(path, &n); !s.ok()) return s;
+    out->clear();
+    out->reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      int64_t v = 0;
+      if (Status s = Int(path + "[" + std::to_string(i) + "]", &v); !s.ok()) return s;
+      out->push_back(v);
+    }
+    return Status::Ok();
+  }
+  Status OptInts(const std::string& path, std::optional<std::vector<int64_t>>* out) {
+    if (r_.NextIsNil()) {
+      out->reset();
+      return r_.ReadNil();
+    }
+    out->emplace();
+    return Ints(path, &**out);
+  }
+  Status OptStrs(const std::string& path, std::optional<std::vector<std::string>>* out,
+                 bool or_str) {
+    MsgpackType t{};
+    if (Status s = Check(kWireNil | kWireArray | (or_str ? kWireStr : 0), path, &t); !s.ok()) {
+      return s;
+    }
+    if (t == MsgpackType::kNil) {
+      out->reset();
+      return r_.ReadNil();
+    }
+    out->emplace();
+    if (t == MsgpackType::kStr) {
+      (*out)->emplace_back();
+      return Str(path, &(*out)->back());
+    }
+    uint32_t n = 0;
+    if (Status s = Array(path, &n); !s.ok()) return s;
+    for (uint32_t i = 0; i < n; ++i) {
+      (*out)->emplace_back();
+      MsgpackType e{};
+      const std::string at = path + "[" + std::to_string(i) + "]";
+      if (Status s = Check(kWireStr, at, &e); !s.ok()) return s;
+      if (Status s = Str(at, &(*out)->back()); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+  // Any value of an accepted type, skipped.
+  Status SkipAs(uint16_t accepted, const std::string& path) {
+    MsgpackType t{};
+    if (Status s = Check(accepted, path, &t); !s.ok()) return s;
+    if (Status s = r_.Skip(); !s.ok()) return Fail(path, "Input data was truncated");
+    return Status::Ok();
+  }
 
-// SamplingParams: a map of the non-default keys; the ones SamplingParams holds are read, the
-// rest skipped.
-Status ReadSampling(MsgpackReader& r, SamplingParams* p) {
-  *p = SamplingParams();
-  if (r.NextIsNil()) return r.ReadNil();
-  uint32_t n = 0;
-  if (Status s = r.ReadMapHeader(&n); !s.ok()) return s;
-  for (uint32_t i = 0; i < n; ++i) {
-    std::string_view key;
-    if (Status s = r.ReadStr(&key); !s.ok()) return s;
-    Status s;
-    if (key == "n") {
-      s = r.ReadInt(&p->n);
-    } else if (key == "presence_penalty") {
-      s = r.ReadDouble(&p->presence_penalty);
-    } else if (key == "frequency_penalty") {
-      s = r.ReadDouble(&p->frequency_penalty);
-    } else if (key == "repetition_penalty") {
-      s = r.ReadDouble(&p->repetition_penalty);
-    } else if (key == "temperature") {
-      s = r.ReadDouble(&p->temperature);
-    } else if (key == "top_p") {
-      s = r.ReadDouble(&p->top_p);
-    } else if (key == "top_k") {
-      s = r.ReadInt(&p->top_k);
-    } else if (key == "min_p") {
-      s = r.ReadDouble(&p->min_p);
-    } else if (key == "seed") {
-      s = ReadOptionalInt(r, &p->seed);
-    } else if (key == "stop") {
-      s = ReadOptionalStrList(r, &p->stop);
-    } else if (key == "stop_token_ids") {
-      s = ReadOptionalIntList(r, &p->stop_token_ids);
-    } else if (key == "ignore_eos") {
-      s = r.ReadBool(&p->ignore_eos);
-    } else if (key == "max_tokens") {
-      s = ReadOptionalInt(r, &p->max_tokens);
-    } else if (key == "min_tokens") {
-      s = r.ReadInt(&p->min_tokens);
-    } else if (key == "logprobs") {
-      s = ReadOptionalInt(r, &p->logprobs);
-    } else if (key == "prompt_logprobs") {
-      s = ReadOptionalInt(r, &p->prompt_logprobs);
-    } else if (key == "logprob_token_ids") {
-      s = ReadOptionalIntList(r, &p->logprob_token_ids);
-    } else if (key == "flat_logprobs") {
-      s = r.ReadBool(&p->flat_logprobs);
-    } else if (key == "detokenize") {
-      s = r.ReadBool(&p->detokenize);
-    } else if (key == "skip_special_tokens") {
-      s = r.ReadBool(&p->skip_special_tokens);
-    } else if (key == "spaces_between_special_tokens") {
-      s = r.ReadBool(&p->spaces_between_special_tokens);
-    } else if (key == "include_stop_str_in_output") {
-      s = r.ReadBool(&p->include_stop_str_in_output);
-    } else if (key == "output_kind") {
-      s = r.ReadInt(&p->output_kind);
-    } else if (key == "stream_interval") {
-      s = ReadOptionalInt(r, &p->stream_interval);
-    } else if (key == "skip_clone") {
-      s = r.ReadBool(&p->skip_clone);
-    } else if (key == "output_text_buffer_length") {
-      s = r.ReadInt(&p->output_text_buffer_length);
-    } else if (key == "_eos_token_id") {
-      s = ReadOptionalInt(r, &p->eos_token_id);
-    } else if (key == "_all_stop_token_ids") {
-      s = ReadIntList(r, &p->all_stop_token_ids);
-    } else if (key == "logit_bias") {
-      s = ReadLogitBias(r, &p->logit_bias);
-    } else if (key == "allowed_token_ids") {
-      s = ReadOptionalIntList(r, &p->allowed_token_ids);
-    } else if (key == "extra_args") {
-      std::string_view raw;
-      if (r.NextIsNil()) {
-        s = r.ReadNil();
-      } else {
-        s = r.ReadRaw(&raw);
-        p->extra_args.assign(raw);
+ private:
+  MsgpackReader r_;
+};
+
+Status ReadSamplingKey(StrictReader& in, SamplingKey key, const std::string& path,
+                       SamplingParams* p) {
+  switch (key) {
+    case S::kN:
+      return in.Int(path, &p->n);
+    case S::kPresencePenalty:
+      return in.Float(path, &p->presence_penalty);
+    case S::kFrequencyPenalty:
+      return in.Float(path, &p->frequency_penalty);
+    case S::kRepetitionPenalty:
+      return in.Float(path, &p->repetition_penalty);
+    case S::kTemperature:
+      return in.Float(path, &p->temperature);
+    case S::kTopP:
+      return in.Float(path, &p->top_p);
+    case S::kTopK:
+      return in.Int(path, &p->top_k);
+    case S::kMinP:
+      return in.Float(path, &p->min_p);
+    case S::kSeed:
+      return in.OptInt(path, &p->seed);
+    case S::kStop:
+      return in.OptStrs(path, &p->stop, /*or_str=*/true);
+    case S::kStopTokenIds:
+      return in.OptInts(path, &p->stop_token_ids);
+    case S::kIgnoreEos:
+      return in.Bool(path, &p->ignore_eos);
+    case S::kMaxTokens:
+      return in.OptInt(path, &p->max_tokens);
+    case S::kMinTokens:
+      return in.Int(path, &p->min_tokens);
+    case S::kLogprobs:
+      return in.OptInt(path, &p->logprobs);
+    case S::kPromptLogprobs:
+      return in.OptInt(path, &p->prompt_logprobs);
+    case S::kLogprobTokenIds:
+      return in.OptInts(path, &p->logprob_token_ids);
+    case S::kFlatLogprobs:
+      return in.Bool(path, &p->flat_logprobs);
+    case S::kDetokenize:
+      return in.Bool(path, &p->detokenize);
+    case S::kSkipSpecialTokens:
+      return in.Bool(path, &p->skip_special_tokens);
+    case S::kSpacesBetweenSpecialTokens:
+      return in.Bool(path, &p->spaces_between_special_tokens);
+    case S::kIncludeStopStrInOutput:
+      return in.Bool(path, &p->include_stop_str_in_output);
+    case S::kOutputKind: {
+      // RequestOutputKind: msgspec accepts only its members' values.
+      if (Status s = in.Int(path, &p->output_kind); !s.ok()) return s;
+      if (p->output_kind < 0 || p->output_kind > 2) {
+        return in.Fail(path, "Invalid enum value " + std::to_string(p->output_kind));
       }
-    } else if (key == "routed_experts_prompt_start") {
-      s = r.ReadInt(&p->routed_experts_prompt_start);
-    } else if (key == "bad_words") {
-      s = ReadOptionalStrList(r, &p->bad_words);
-    } else if (key == "skip_reading_prefix_cache") {
-      s = ReadOptionalBool(r, &p->skip_reading_prefix_cache);
-    } else if (key == "thinking_token_budget") {
-      s = ReadOptionalInt(r, &p->thinking_token_budget);
-    } else if (key == "repetition_detection") {
-      s = ReadRepetitionDetection(r, &p->repetition_detection);
-    } else {
-      s = r.Skip();
+      return Status::Ok();
+    }
+    case S::kStreamInterval:
+      return in.OptInt(path, &p->stream_interval);
+    case S::kSkipClone:
+      return in.Bool(path, &p->skip_clone);
+    case S::kOutputTextBufferLength:
+      return in.Int(path, &p->output_text_buffer_length);
+    case S::kEosTokenId:
+      return in.OptInt(path, &p->eos_token_id);
+    case S::kAllStopTokenIds:
+      return in.Ints(path, &p->all_stop_token_ids);
+    case S::kLogitBias: {
+      MsgpackType t{};
+      if (Status s = in.Check(kWireNil | kWireMap, path, &t); !s.ok()) return s;
+      if (t == MsgpackType::kNil) {
+        p->logit_bias.reset();
+        return in.r().ReadNil();
+      }
+      uint32_t n = 0;
+      if (Status s = in.r().ReadMapHeader(&n); !s.ok()) return in.Fail(path, "truncated");
+      p->logit_bias.emplace();
+      for (uint32_t i = 0; i < n; ++i) {
+        int64_t token = 0;
+        double bias = 0;
+        if (Status s = in.Int(path + "[...]", &token); !s.ok()) return s;
+        if (Status s = in.Float(path + "[" + std::to_string(token) + "]", &bias); !s.ok()) {
+          return s;
+        }
+        p->logit_bias->emplace_back(token, bias);
+      }
+      return Status::Ok();
+    }
+    case S::kAllowedTokenIds:
+      return in.OptInts(path, &p->allowed_token_ids);
+    case S::kExtraArgs: {
+      MsgpackType t{};
+      if (Status s = in.Check(kWireNil | kWireMap, path, &t); !s.ok()) return s;
+      if (t == MsgpackType::kNil) return in.r().ReadNil();
+      std::string_view raw;
+      if (Status s = in.r().ReadRaw(&raw); !s.ok()) return in.Fail(path, "truncated");
+      p->extra_args.assign(raw);
+      return Status::Ok();
+    }
+    case S::kRoutedExpertsPromptStart:
+      return in.Int(path, &p->routed_experts_prompt_start);
+    case S::kBadWords:
+      return in.OptStrs(path, &p->bad_words, /*or_str=*/false);
+    case S::kSkipReadingPrefixCache:
+      return in.OptBool(path, &p->skip_reading_prefix_cache);
+    case S::kThinkingTokenBudget:
+      return in.OptInt(path, &p->thinking_token_budget);
+    case S::kRepetitionDetection: {
+      MsgpackType t{};
+      if (Status s = in.Check(kWireNil | kWireMap, path, &t); !s.ok()) return s;
+      if (t == MsgpackType::kNil) {
+        p->repetition_detection.reset();
+        return in.r().ReadNil();
+      }
+      uint32_t n = 0;
+      if (Status s = in.r().ReadMapHeader(&n); !s.ok()) return in.Fail(path, "truncated");
+      RepetitionDetectionParams d;
+      for (uint32_t i = 0; i < n; ++i) {
+        std::string name;
+        MsgpackType k{};
+        if (Status s = in.Check(kWireStr, path, &k); !s.ok()) return s;
+        if (Status s = in.Str(path, &name); !s.ok()) return s;
+        const std::string at = path + "." + name;
+        Status s;
+        if (name == "max_pattern_size") {
+          s = in.Int(at, &d.max_pattern_size);
+        } else if (name == "min_pattern_size") {
+          s = in.Int(at, &d.min_pattern_size);
+        } else if (name == "min_count") {
+          s = in.Int(at, &d.min_count);
+        } else {
+          s = in.SkipAs(0xffff, at);
+        }
+        if (!s.ok()) return s;
+      }
+      p->repetition_detection = d;
+      return Status::Ok();
+    }
+    case S::kBestOf:
+    case S::kRealN:
+    case S::kTruncatePromptTokens:
+      return in.SkipAs(kWireNil | kWireInt, path);
+    case S::kLogitsProcessors:
+    case S::kBadWordsTokenIds:
+      return in.SkipAs(kWireNil | kWireArray, path);
+    case S::kStructuredOutputs:
+    case S::kGuidedDecoding:
+      return in.SkipAs(kWireNil | kWireMap, path);
+  }
+  return Status::Ok();
+}
+
+Status ReadSampling(StrictReader& in, const RequestLayout& layout, const std::string& path,
+                    SamplingParams* p) {
+  *p = SamplingParams();
+  MsgpackType t{};
+  if (Status s = in.Check(kWireNil | kWireMap, path, &t); !s.ok()) return s;
+  if (t == MsgpackType::kNil) return in.r().ReadNil();
+  uint32_t n = 0;
+  if (Status s = in.r().ReadMapHeader(&n); !s.ok()) return in.Fail(path, "truncated");
+  for (uint32_t i = 0; i < n; ++i) {
+    MsgpackType k{};
+    if (Status s = in.Check(kWireStr, path, &k); !s.ok()) return s;
+    std::string name;
+    if (Status s = in.Str(path, &name); !s.ok()) return s;
+    const auto known =
+        std::find_if(layout.sampling.begin(), layout.sampling.end(),
+                     [&name](SamplingKey key) { return name == SamplingKeyName(key); });
+    if (known == layout.sampling.end()) {  // msgspec ignores unknown keys
+      if (Status s = in.SkipAs(0xffff, path + "." + name); !s.ok()) return s;
+      continue;
+    }
+    if (Status s = ReadSamplingKey(in, *known, path + "." + name, p); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status ReadLora(StrictReader& in, const RequestLayout& layout, const std::string& path,
+                EngineCoreRequestSpec* spec) {
+  uint32_t n = 0;
+  if (Status s = in.Array(path, &n); !s.ok()) return s;
+  if (n < layout.lora_required) {
+    return in.Fail(path, "Expected `array` of at least length " +
+                             std::to_string(layout.lora_required) + ", got " + std::to_string(n));
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    if (i >= layout.lora.size()) {
+      if (Status s = in.SkipAs(0xffff, at); !s.ok()) return s;
+      continue;
+    }
+    const LoraField f = layout.lora[i];
+    MsgpackType t{};
+    if (Status s = in.Check(AcceptedTypes(f), at, &t); !s.ok()) return s;
+    Status s;
+    switch (f) {
+      case L::kLoraName:
+        s = in.Str(at, &spec->lora_name);
+        break;
+      case L::kLoraIntId:
+        s = in.Int(at, &spec->lora_int_id);
+        break;
+      case L::kLoraPath:
+        s = in.Str(at, &spec->lora_path);
+        break;
+      case L::kBaseModelName: {
+        std::optional<std::string> base;
+        s = in.OptStr(at, &base);
+        spec->lora_base_model_name = base.value_or("");
+        break;
+      }
+      default:
+        s = in.SkipAs(AcceptedTypes(f), at);
+        break;
     }
     if (!s.ok()) return s;
   }
@@ -431,89 +1025,91 @@ Status ReadSampling(MsgpackReader& r, SamplingParams* p) {
 
 }  // namespace
 
-Result<EngineCoreRequestSpec> DecodeEngineCoreRequest(std::string_view body) {
-  MsgpackReader r(body);
+Result<EngineCoreRequestSpec> DecodeEngineCoreRequest(std::string_view body,
+                                                      const RequestLayout& layout) {
+  StrictReader in(body);
+  MsgpackType top{};
+  if (Status s = in.Check(kWireArray, "$", &top); !s.ok()) return s;
   uint32_t count = 0;
-  if (Status s = r.ReadArrayHeader(&count); !s.ok()) return s;
-  if (count < 9) {
-    return Status::Malformed(
-        "EngineCoreRequest has " + std::to_string(count) + " positions, needs at least 9", 0);
+  if (Status s = in.Array("$", &count); !s.ok()) return s;
+  if (count < layout.required) {
+    return in.Fail("$", "Expected `array` of at least length " + std::to_string(layout.required) +
+                            ", got " + std::to_string(count));
   }
   EngineCoreRequestSpec spec;
   for (uint32_t pos = 0; pos < count; ++pos) {
+    const std::string path = "$[" + std::to_string(pos) + "]";
+    if (pos >= layout.fields.size()) {  // extra trailing positions are ignored
+      if (Status s = in.SkipAs(0xffff, path); !s.ok()) return s;
+      continue;
+    }
+    const RequestField f = layout.fields[pos];
+    MsgpackType t{};
+    if (Status s = in.Check(AcceptedTypes(f), path, &t); !s.ok()) return s;
     Status s;
-    switch (pos) {
-      case 0: {
-        std::string_view id;
-        s = r.ReadStr(&id);
-        spec.request_id.assign(id);
+    switch (f) {
+      case R::kRequestId:
+        s = in.Str(path, &spec.request_id);
+        break;
+      case R::kPromptTokenIds:
+        if (t == MsgpackType::kNil) {
+          s = in.r().ReadNil();
+        } else {
+          s = in.Ints(path, &spec.prompt_token_ids);
+        }
+        break;
+      case R::kSamplingParams:
+        s = ReadSampling(in, layout, path, &spec.sampling);
+        break;
+      case R::kEosTokenId:
+        s = in.OptInt(path, &spec.eos_token_id);
+        break;
+      case R::kArrivalTime:
+        s = in.Float(path, &spec.arrival_time);
+        break;
+      case R::kLoraRequest:
+        if (t == MsgpackType::kNil) {
+          s = in.r().ReadNil();
+        } else {
+          s = ReadLora(in, layout, path, &spec);
+        }
+        break;
+      case R::kCacheSalt:
+        s = in.OptStr(path, &spec.cache_salt);
+        break;
+      case R::kDataParallelRank:
+        s = in.OptInt(path, &spec.data_parallel_rank);
+        break;
+      case R::kClientIndex:
+        s = in.Int(path, &spec.client_index);
+        break;
+      case R::kPriority:
+        s = in.Int(path, &spec.priority);
+        break;
+      case R::kExternalReqId: {
+        std::optional<std::string> external;
+        s = in.OptStr(path, &external);
+        spec.external_req_id = external.value_or("");
         break;
       }
-      case 1:
-        s = ReadIntList(r, &spec.prompt_token_ids);
+      case R::kAbortImmediately:
+        s = in.Bool(path, &spec.abort_immediately);
         break;
-      case 3:
-        s = ReadSampling(r, &spec.sampling);
-        break;
-      case 5:
-        s = r.ReadDouble(&spec.arrival_time);
-        break;
-      case 6:  // LoRARequest: [lora_name, lora_int_id, lora_path, ...] or nil
-        if (r.NextIsNil()) {
-          s = r.ReadNil();
-        } else {
-          uint32_t fields = 0;
-          s = r.ReadArrayHeader(&fields);
-          for (uint32_t f = 0; s.ok() && f < fields; ++f) {
-            if (f == 0) {
-              s = ReadOptionalStr(r, &spec.lora_name);
-            } else if (f == 1) {
-              s = r.ReadInt(&spec.lora_int_id);
-            } else if (f == 2) {
-              s = ReadOptionalStr(r, &spec.lora_path);
-            } else {
-              s = r.Skip();
-            }
-          }
-        }
-        break;
-      case 7:
-        if (r.NextIsNil()) {
-          s = r.ReadNil();
-        } else {
-          std::string_view salt;
-          s = r.ReadStr(&salt);
-          spec.cache_salt.emplace(salt);
-        }
-        break;
-      case 8:
-        s = ReadOptionalInt(r, &spec.data_parallel_rank);
-        break;
-      case 11:
-        s = r.ReadInt(&spec.client_index);
-        break;
-      case 13:
-        s = r.ReadInt(&spec.priority);
-        break;
-      case 16:
-        s = ReadOptionalStr(r, &spec.external_req_id);
-        break;
-      case 20:
-        if (r.NextIsNil()) {
-          s = r.ReadNil();
-        } else {
-          std::string_view session;
-          s = r.ReadStr(&session);
-          spec.session_id.emplace(session);
-        }
+      case R::kSessionId:
+        s = in.OptStr(path, &spec.session_id);
         break;
       default:
-        s = r.Skip();
+        s = in.SkipAs(AcceptedTypes(f), path);
         break;
     }
     if (!s.ok()) return s;
   }
+  if (!in.r().at_end()) return in.Fail("$", "trailing bytes after the request");
   return spec;
+}
+
+Result<EngineCoreRequestSpec> DecodeEngineCoreRequest(std::string_view body) {
+  return DecodeEngineCoreRequest(body, NewestWireGeneration().request);
 }
 
 Result<std::vector<std::string>> DecodeAbort(std::string_view body) {
@@ -608,6 +1204,16 @@ std::vector<std::string> EngineRouter::MarkDead(int64_t engine_index) {
     }
   }
   return lost;
+}
+
+void EngineRouter::MarkAlive(int64_t engine_index) {
+  for (Engine& e : engines_) {
+    if (e.index != engine_index) continue;
+    e.alive = true;
+    e.has_stats = false;
+    e.load = 0;
+    e.assigned = 0;
+  }
 }
 
 }  // namespace vmetrics

@@ -7,7 +7,8 @@ handshake of a case's wire generation (an empty registration frame and READY wit
 num_gpu_blocks for g20250927; the ready response with vllm_version for g20260712) and send that
 case's messages byte for byte as that generation's vLLM encoded them
 (tests/fixtures/wire_generations/). serve is started WITHOUT --engine-wire. Checked on /metrics:
-vmetrics_engine_wire_info{engine,generation} is 1 for the case's generation for both engines,
+vmetrics_engine_wire_info{engine,generation,requests} is 1 for the case's generation for both
+engines (with the request layout its messages leave possible),
 and every sample of the case's golden (what that generation's own Python frontend exposed) is
 there, except `_created` samples (serve's own clock) and the lines the manifest's
 newest_semantics says the newest frontend does not print.
@@ -89,14 +90,16 @@ def run_case(vmetrics, source, case, work):
             if e.wait(60) != 0:
                 fail(f"{case['case']}: a stand-in engine failed; serve log: {open(log).read()}")
         want = expected_lines(source, case)
-        info = [f'vmetrics_engine_wire_info{{engine="{i}",generation="{generation}"}} 1.0'
+        info = [f'vmetrics_engine_wire_info{{engine="{i}",generation="{generation}",requests="'
                 for i in range(config["data_parallel_size"])]
         # The engines have sent everything; serve records it as it arrives.
         deadline = time.monotonic() + 60
         missing = want + info
         while time.monotonic() < deadline:
             have = set(metrics(http_port).splitlines())
-            missing = [w for w in want + info if w not in have]
+            missing = [w for w in want if w not in have]
+            missing += [i for i in info
+                        if not any(h.startswith(i) and h.endswith("} 1.0") for h in have)]
             if not missing:
                 break
             time.sleep(0.2)

@@ -535,8 +535,8 @@ TEST(StatsRecorder, LoraRequestsInfoChildrenAreBoundedByTheGuard) {
 namespace vmetrics {
 namespace {
 
-// vmetrics_engine_wire_info{engine,generation}: 1 for each engine's current generation; one it
-// was taken for before stays at 0. Only when the caller reports wire generations (serve).
+// vmetrics_engine_wire_info{engine,generation,requests}: 1 for each engine's current pair; one
+// it was taken for before stays at 0. Only when the caller reports wire generations (serve).
 TEST(EngineWireInfo, OneForTheCurrentGenerationZeroForAnEarlierOne) {
   Registry reg;
   RecorderOptions o = Options("");
@@ -544,26 +544,28 @@ TEST(EngineWireInfo, OneForTheCurrentGenerationZeroForAnEarlierOne) {
   o.report_engine_wire = true;
   StatsRecorder rec(&reg, o);
   EXPECT_LACKS(Render(reg), "vmetrics_engine_wire_info{");
-  rec.SetEngineWire(0, "g20260712-370b678a");
-  rec.SetEngineWire(1, "unknown");
-  rec.SetEngineWire(0, "g20260712-370b678a");  // the same again: no change
+  rec.SetEngineWire(0, "g20260712-370b678a", "g20260712-370b678a");
+  rec.SetEngineWire(1, "unknown", "refused (no layout)");
+  rec.SetEngineWire(0, "g20260712-370b678a", "g20260712-370b678a");  // the same: no change
   std::string text = Render(reg);
   EXPECT_HAS_LINE(text, "# TYPE vmetrics_engine_wire_info gauge");
-  EXPECT_HAS_LINE(text,
-                  R"(vmetrics_engine_wire_info{engine="0",generation="g20260712-370b678a"} 1.0)");
-  EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="1",generation="unknown"} 1.0)");
-  rec.SetEngineWire(0, "g20260814-6adad087");
-  text = Render(reg);
-  EXPECT_HAS_LINE(text,
-                  R"(vmetrics_engine_wire_info{engine="0",generation="g20260712-370b678a"} 0.0)");
-  EXPECT_HAS_LINE(text,
-                  R"(vmetrics_engine_wire_info{engine="0",generation="g20260814-6adad087"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="0",generation="g20260712-370b678a",)"
+                        R"(requests="g20260712-370b678a"} 1.0)");
+  EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="1",generation="unknown",)"
+                        R"(requests="refused (no layout)"
+} 1.0)");
+  rec.SetEngineWire(0, "g20260814-6adad087", "g20260814-6adad087");
+text = Render(reg);
+EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="0",generation="g20260712-370b678a",)"
+                      R"(requests="g20260712-370b678a"} 0.0)");
+EXPECT_HAS_LINE(text, R"(vmetrics_engine_wire_info{engine="0",generation="g20260814-6adad087",)"
+                      R"(requests="g20260814-6adad087"} 1.0)");
 }
 
 TEST(EngineWireInfo, AbsentUnlessReported) {
   Registry reg;
   StatsRecorder rec(&reg, Options(""));
-  rec.SetEngineWire(0, "g20260712-370b678a");
+  rec.SetEngineWire(0, "g20260712-370b678a", "g20260712-370b678a");
   EXPECT_LACKS(Render(reg), "vmetrics_engine_wire_info");
 }
 

@@ -591,10 +591,10 @@ inline constexpr FamilyDeclaration kDeclaredFamilies[] = {
      .name = "vmetrics_engine_wire_info",
      .type = MetricType::kGauge,
      .help = "Wire generation each engine was recognised as (the layout its EngineCoreOutputs "
-             "messages are decoded with): 1 for the current one, 0 for one it was taken for "
-             "before.",
+             "messages are decoded with) and the layout its requests are encoded with: 1 for "
+             "the current pair, 0 for one it was taken for before.",
      .source = "the recognition of each engine's wire generation (handshake and first messages)",
-     .labels = {"engine", "generation"},
+     .labels = {"engine", "generation", "requests"},
      .children = Children::kOnFirstRecord,
      .gate = Gate::kEngineWire,
      .render_group = 1},
