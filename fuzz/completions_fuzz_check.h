@@ -12,7 +12,12 @@
 //     empty, token ids within the vocabulary, max_tokens >= 1 (0 only for echo), n in 1..max_n,
 //     temperature >= 0, min_tokens within max_tokens, and every
 //     prompt plus max_tokens within max_model_len; and a LoRA adapter only if `model` named one
-//     of the server's (FuzzCompletionLimits has one, "fuzz-lora").
+//     of the server's (FuzzCompletionLimits has one, "fuzz-lora");
+//   - what reaches an engine is readable by it: max_tokens is set (an engine cannot run a
+//     request without it), and the ADD of the first prompt, encoded for every wire generation
+//     whose table carries the request (CheckRequestFits) and for the layout the four
+//     generations a handshake cannot tell apart share, decodes under each of those
+//     generations' strict decoders to the same prompt and max_tokens.
 #ifndef VMETRICS_FUZZ_COMPLETIONS_FUZZ_CHECK_H_
 #define VMETRICS_FUZZ_COMPLETIONS_FUZZ_CHECK_H_
 
@@ -22,6 +27,8 @@
 
 #include "completion_api.h"
 #include "generate_api.h"
+#include "vmetrics/engine_request.h"
+#include "vmetrics/wire_generation.h"
 
 namespace vmetrics::fuzz {
 
@@ -89,6 +96,56 @@ std::string CheckTokenRequestInvariants(std::string_view body, Parse parse) {
     if (p.max_tokens &&
         static_cast<int64_t>(prompt.size()) > limits.max_model_len - *p.max_tokens) {
       return "prompt + max_tokens above max_model_len accepted";
+    }
+  }
+  if (!p.max_tokens) return "accepted without max_tokens: an engine cannot run it";
+  EngineCoreRequestSpec spec;
+  spec.request_id = "cmpl-fuzz-0-00000000";
+  spec.prompt_token_ids = r.prompts[0];
+  spec.sampling = p;
+  spec.sampling.n = 1;
+  spec.eos_token_id = limits.generation.eos_token_id;
+  spec.arrival_time = 1767225600.25;
+  spec.external_req_id = "cmpl-fuzz-0";
+  if (r.lora) {
+    spec.lora_name = r.lora->name;
+    spec.lora_int_id = r.lora->lora_int_id;
+    spec.lora_path = r.lora->path;
+  }
+  spec.cache_salt = r.cache_salt;
+  spec.priority = r.priority;
+  spec.session_id = r.session_id;
+  auto readable = [&spec](const RequestLayout& encoded_as, const RequestLayout& decoder,
+                          const std::string& name) -> std::string {
+    Result<EngineCoreRequestSpec> back =
+        DecodeEngineCoreRequest(EncodeEngineCoreRequest(spec, encoded_as), decoder);
+    if (!back.ok()) return "its ADD is refused by " + name + ": " + back.status().message();
+    if (back->prompt_token_ids != spec.prompt_token_ids ||
+        back->sampling.max_tokens != spec.sampling.max_tokens) {
+      return "its ADD reads as another request under " + name;
+    }
+    return "";
+  };
+  for (const WireGeneration& g : WireGenerations()) {
+    if (!CheckRequestFits(spec, g.request).ok()) continue;
+    if (std::string why = readable(g.request, g.request, std::string(g.name)); !why.empty()) {
+      return why;
+    }
+  }
+  uint32_t old = 0;
+  for (const char* name : {"g20250927", "g20251105", "g20260112", "g20260204"}) {
+    old |= uint32_t{1} << WireGenerationIndex(*FindWireGeneration(name));
+  }
+  const Result<EngineRequestLayout> common = RequestLayoutFor(old);
+  if (!common.ok()) return "no common layout for the four oldest generations";
+  if (CheckRequestFits(spec, common->view()).ok()) {
+    for (const char* name : {"g20250927", "g20251105", "g20260112", "g20260204"}) {
+      const WireGeneration& g = *FindWireGeneration(name);
+      if (std::string why =
+              readable(common->view(), g.request, "common layout, " + std::string(name));
+          !why.empty()) {
+        return why;
+      }
     }
   }
   return "";

@@ -241,6 +241,10 @@ class EngineRouter {
   std::vector<std::string> MarkDead(int64_t engine_index);
   // An engine that registered again takes requests again (its load is learnt afresh).
   void MarkAlive(int64_t engine_index);
+  // Requests assigned to the engine and not released yet.
+  int64_t InFlight(int64_t engine_index) const;
+  // The engines that have requests in flight.
+  std::vector<int64_t> BusyEngines() const;
   size_t num_assigned() const { return request_engine_.size(); }
 
  private:
@@ -248,9 +252,11 @@ class EngineRouter {
     int64_t index = 0;
     bool alive = true;
     bool has_stats = false;
-    int64_t load = 0;      // running + waiting at the last stats
-    int64_t assigned = 0;  // requests sent since those stats
+    int64_t load = 0;       // running + waiting at the last stats
+    int64_t assigned = 0;   // requests sent since those stats
+    int64_t in_flight = 0;  // assigned and not released
   };
+  Engine* Find(int64_t engine_index);
   std::vector<Engine> engines_;
   size_t next_ = 0;  // round-robin cursor
   std::map<std::string, int64_t> request_engine_;

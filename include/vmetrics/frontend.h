@@ -134,6 +134,14 @@ struct FrontendOptions {
   // before Start fails. vLLM's VLLM_ENGINE_READY_TIMEOUT_S default: loading a model is slow.
   double engine_ready_timeout_s = 600;
 
+  // --engine-stall-timeout: an engine with requests in flight that sends nothing for this long
+  // is fenced (RequestService::FenceStalled): its requests end with a 503, /health names it,
+  // vmetrics_engine_up is 0 and it gets no new requests until it sends again. A running vLLM
+  // engine sends a message every step it has work (a step is bounded by
+  // max_num_batched_tokens: well under a second on a GPU), so 10 s of silence is an engine
+  // that froze or whose input thread died, not one that is busy. 0 = no stall watch.
+  double engine_stall_timeout_s = 10;
+
   // --engine-wire: the engines' wire generation (wire_decoder.h). "auto" recognises each
   // engine from its handshake and first messages; a generation name ("g20260712-370b678a",
   // "g20260712") or a vLLM release a table pins forces that layout for every engine.

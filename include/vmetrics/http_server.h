@@ -160,12 +160,13 @@ class HttpExchange {
   enum class Phase : uint8_t { kWaiting, kReplied, kStreaming };
   // Suspends the connection until the answer starts; called before the handler runs.
   void SuspendUntilAnswered();
-  // The connection's socket while the exchange is suspended waiting for its answer; -1 once
+  // The connection's socket while the exchange waits for its answer, or for the first bytes of
+  // a stream it started (a stream's later writes notice a hang-up themselves); -1 once
   // answered, detached, or when it never was suspended (the client watcher polls it).
   int WaitingSocket();
   // The client hung up on `socket` (the watcher saw it): if the exchange still waits on that
-  // socket, the client-gone callback runs now and the connection is resumed, so that
-  // libmicrohttpd closes it. Otherwise nothing happens.
+  // socket, the client-gone callback runs now and the connection is resumed (a stream is
+  // ended), so that libmicrohttpd closes it. Otherwise nothing happens.
   void ClientHungUp(int socket);
   // The phase, and for kReplied the reply (moved out).
   Phase TakeAnswer(unsigned* status, std::string* content_type, std::string* body);
@@ -196,6 +197,7 @@ class HttpExchange {
   bool ended_ = false;       // End() (or Cancel) was called
   bool cancelled_ = false;   // Cancel() cut the stream
   bool delivered_ = false;   // the end of the stream was handed to libmicrohttpd
+  bool wrote_ = false;       // Write() was given bytes
   std::function<void()> on_client_gone_;
 };
 

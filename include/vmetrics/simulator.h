@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "vmetrics/engine_core_client.h"
+#include "vmetrics/wire_generation.h"
 
 namespace vmetrics {
 
@@ -109,6 +110,14 @@ struct SimulatorOptions {
   // MultiConnector children as {"<Class>": {"data": {...}}}, the wire shape before September
   // 2026, instead of the flat {"<Class>": {...}}.
   bool legacy_multi_shape = false;
+  // The wire generation the engines speak (wire_generation.h): its handshake (an empty input
+  // registration and READY with num_gpu_blocks up to g20260204, then its ready response's key
+  // set), its EngineCoreOutput and SchedulerStats layouts, and its EngineCoreRequest layout:
+  // an ADD is decoded with that generation's table as its msgspec decoder would, and one it
+  // refuses ends the engine's input as it ends a vLLM engine's input thread (nothing sent
+  // after it is read; counted in requests_rejected). nullptr = the layouts of vLLM 6adad087
+  // with the newest ready response.
+  const WireGeneration* wire = nullptr;
   // Seeds every engine's generator (engine i uses (seed, i)) and pins timestamps to the step
   // number. nullopt = a random seed (reported in the totals so the run can be repeated).
   std::optional<uint64_t> seed;

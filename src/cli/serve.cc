@@ -54,6 +54,11 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_option("--engine-ready-timeout", a->engine_ready_timeout_s,
                   "Seconds to wait for each startup stage")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--engine-stall-timeout", a->engine_stall_timeout_s,
+                  "Seconds an engine with requests in flight may send nothing before it is "
+                  "fenced (its requests end with a 503, /health names it) until it sends again; "
+                  "0 = off")
+      ->capture_default_str();
   cmd->add_option("--engine-wire", a->engine_wire,
                   "Wire generation of the engines: auto (recognised from the handshake and "
                   "first messages), a generation (g20260712-370b678a, or g20260712) or a vLLM "

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "vmetrics/run_simulation.h"
 #include "vmetrics/simulator.h"
+#include "vmetrics/wire_decoder.h"
 
 namespace vmetrics::cli {
 namespace {
@@ -47,6 +48,7 @@ struct SimulateFlags {
   std::string kv_role = "none";
   std::string kv_engine_id;
   int64_t handshake_timeout_ms = 60'000;
+  std::string engine_wire = "auto";
   CLI::Option* seed_opt = nullptr;
   CLI::Option* die_opt = nullptr;
   CLI::Option* vanish_opt = nullptr;
@@ -84,6 +86,7 @@ int RunSimulate(const SimulateFlags& f) {
   o.truncated_multipart_probability = f.truncated_multipart_probability;
   o.hold_after_steps = f.hold;
   o.handshake_timeout = std::chrono::milliseconds(f.handshake_timeout_ms);
+  o.wire = *ParseEngineWire(f.engine_wire);  // checked in the callback
 
   Result<SimulatorTotals> totals = RunSimulation(run);
   if (!totals.ok()) {
@@ -184,6 +187,11 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--hold", f.hold, "After the last step stay connected until interrupted");
   cmd->add_option("--handshake-timeout-ms", f.handshake_timeout_ms, "How long to wait for INIT")
       ->capture_default_str();
+  cmd->add_option("--engine-wire", f.engine_wire,
+                  "Speak this wire generation (g20260204-08e09499, g20260204, or a vLLM release "
+                  "a table pins): its handshake, its output layouts, and its request layout, a "
+                  "refused ADD ending the engine's input as in vLLM; auto = vLLM 6adad087's")
+      ->capture_default_str();
   cmd->callback([flags, exit_code, hs, in, cap] {
     if (hs->count() == 0 && in->count() == 0 && cap->count() == 0) {
       std::fprintf(stderr,
@@ -193,6 +201,11 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
       return;
     }
     const SimulateFlags& sf = *flags;
+    if (Result<const WireGeneration*> wire = ParseEngineWire(sf.engine_wire); !wire.ok()) {
+      std::fprintf(stderr, "vmetrics simulate: %s\n", wire.status().message().c_str());
+      *exit_code = 2;
+      return;
+    }
     if (sf.kv_role != "none" && (!sf.serve_requests || sf.connector != "nixl")) {
       std::fprintf(stderr,
                    "vmetrics simulate: --kv-role needs --serve-requests and --connector nixl\n");

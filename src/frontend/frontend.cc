@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "build_info.h"
@@ -97,6 +98,10 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
   }
   if (!(o->engine_ready_timeout_s > 0)) {
     return Status::InvalidArgument("--engine-ready-timeout must be positive");
+  }
+  if (!(o->engine_stall_timeout_s >= 0 && o->engine_stall_timeout_s <= 3600)) {
+    return Status::InvalidArgument(
+        "--engine-stall-timeout must be between 0 (off) and 3600 seconds");
   }
   if (o->max_loras < 1) return Status::InvalidArgument("--max-loras must be at least 1");
   Result<const WireGeneration*> wire = ParseEngineWire(o->engine_wire);
@@ -301,6 +306,23 @@ struct Frontend::Impl {
   // the output thread takes the mutex only when someone waits for exactly that.
   std::mutex wait_mu;
   std::condition_variable wait_cv;
+  // The stall watch: a thread that fences engines silent with requests in flight
+  // (RequestService::FenceStalled), every quarter of a second, until Stop.
+  std::thread stall_watch;
+  bool stall_watch_stop = false;  // guarded by wait_mu
+
+  void WatchStalls(std::chrono::milliseconds bound) {
+    std::unique_lock<std::mutex> lock(wait_mu);
+    while (!wait_cv.wait_for(lock, std::chrono::milliseconds(250),
+                             [this] { return stall_watch_stop; })) {
+      lock.unlock();
+      for (const auto& [engine, why] : requests->FenceStalled(bound)) {
+        LogWarning(why + "; fenced until it sends again");
+        states->SetDead(engine, why);
+      }
+      lock.lock();
+    }
+  }
   std::set<int> dead;
   std::atomic<uint64_t> wake_at{UINT64_MAX};
 
@@ -591,12 +613,17 @@ Status Frontend::Start() {
   }
   ro.engine_indexes = o.engine_indexes;
   ro.track_nans_in_logits = m.checked.compute_nans_in_logits;
+  ro.kv_connector = !o.connectors.connector.empty();
   ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type,
                                       const std::string& body) {
     const std::string_view frames[] = {body};
     return client->Send(engine, type, frames);
   };
   m.requests = std::make_unique<frontend::RequestService>(std::move(ro));
+  m.requests->SetOnEngineBack([&m](int engine) {
+    LogInfo("engine " + std::to_string(engine) + " answers again; taking requests again");
+    m.states->SetReady(engine);
+  });
 
   // Each engine's wire generation: what its messages are decoded with, and what its requests
   // must be readable by (the candidates its handshake and messages leave).
@@ -646,6 +673,11 @@ Status Frontend::Start() {
   };
   m.api_routes = frontend::OpenAiRoutes(routes);
   m.requests_ready.store(m.requests.get(), std::memory_order_release);
+  if (m.options.engine_stall_timeout_s > 0) {
+    const auto bound =
+        std::chrono::milliseconds(static_cast<int64_t>(m.options.engine_stall_timeout_s * 1000));
+    m.stall_watch = std::thread([&m, bound] { m.WatchStalls(bound); });
+  }
   return Status::Ok();
 }
 
@@ -695,6 +727,12 @@ void Frontend::Stop() {
     if (impl_->requests) impl_->requests->Shutdown();
     if (impl_->http) impl_->http->Stop();
   }
+  {
+    std::lock_guard<std::mutex> lock(impl_->wait_mu);
+    impl_->stall_watch_stop = true;
+  }
+  impl_->wait_cv.notify_all();
+  if (impl_->stall_watch.joinable()) impl_->stall_watch.join();
   // Outside the lock: this is also what ends a Start that waits for engines.
   if (impl_->client) impl_->client->Stop();
 }

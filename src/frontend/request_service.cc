@@ -12,6 +12,8 @@
 #include "completion_api.h"
 #include "generate_api.h"
 #include "json_fields.h"
+#include "msgpack_from_json.h"
+#include "vmetrics/internal/wire_text.h"
 
 namespace vmetrics::frontend {
 
@@ -122,8 +124,78 @@ bool RefuseWithoutContextLength(const ServingConfig& config, HttpExchange& excha
 
 void RequestService::HandleCompletion(const HttpRequest& request,
                                       std::shared_ptr<HttpExchange> exchange) {
-  if (RefuseWithoutContextLength(options_.config, *exchange)) return;
-  Submit(ParseCompletionRequest(request.body, options_.config), request, std::move(exchange));
+  if (!RefuseWithoutContextLength(options_.config, *exchange) &&
+      Submit(ParseCompletionRequest(request.body, options_.config), request, std::move(exchange))) {
+    return;
+  }
+  ReleaseRemotePrefill(request);
+}
+
+void RequestService::ReleaseRemotePrefill(const HttpRequest& http) {
+  // vLLM's _with_kv_transfer_rejection_cleanup (entrypoints/generate/base/serving.py at
+  // 6adad087): with a KV connector configured, a completion refused before it reached an
+  // engine whose kv_transfer_params ask for a remote prefill is sent as a request the engine
+  // aborts at once (AsyncLLM.notify_kv_transfer_request_rejected), so that the connector frees
+  // the blocks the prefill instance pinned for it.
+  if (!options_.kv_connector) return;
+  const Json doc = Json::parse(http.body, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return;
+  const auto kv = doc.find("kv_transfer_params");
+  if (kv == doc.end() || !kv->is_object() || kv->empty()) return;
+  const auto remote = kv->find("do_remote_prefill");
+  if (remote == kv->end() || remote->is_null() || (remote->is_boolean() && !remote->get<bool>()) ||
+      (remote->is_number() && remote->get<double>() == 0) ||
+      (remote->is_string() && remote->get_ref<const std::string&>().empty())) {
+    return;
+  }
+  EngineCoreRequestSpec spec;
+  const auto id = doc.find("request_id");
+  if (id != doc.end() && id->is_string() && !id->get_ref<const std::string&>().empty()) {
+    spec.request_id = id->get<std::string>();
+  } else {
+    spec.request_id = Hex(Mix(id_salt_ ^ 0x5eed), 16) + Hex(Mix(id_salt_ + 0x5eed), 16);
+  }
+  if (!internal::IsValidUtf8(spec.request_id) || spec.request_id.size() > 512) return;
+  spec.prompt_token_ids = {0};
+  spec.sampling.max_tokens = 1;
+  spec.sampling.stop.emplace();
+  spec.sampling.stop_token_ids.emplace();
+  spec.sampling.bad_words.emplace();
+  spec.sampling.skip_reading_prefix_cache = false;
+  Json extra = Json::object();
+  extra["kv_transfer_params"] = *kv;
+  spec.sampling.extra_args = MsgpackFromJson(extra);
+  spec.arrival_time = WallClock();
+  spec.abort_immediately = true;
+  std::optional<int64_t> rank;
+  if (const std::string* h = http.header(kDataParallelRankHeader)) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(*h, &used);
+      if (used == h->size()) rank = v;
+    } catch (...) {
+    }
+  }
+  spec.data_parallel_rank = rank;
+  std::string body;
+  int64_t engine = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return;
+    engine = rank ? (router_.IsAlive(*rank) ? *rank : -1) : router_.Choose();
+    if (engine < 0) return;
+    auto w = wires_.find(engine);
+    const RequestLayout layout = w == wires_.end()  ? NewestWireGeneration().request
+                                 : w->second.layout ? w->second.layout->view()
+                                                    : RequestLayout{};
+    // Only generations that have the field (from g20260712): older vLLMs send nothing.
+    if (layout.PositionOf(RequestField::kAbortImmediately) < 0 ||
+        !CheckRequestFits(spec, layout).ok()) {
+      return;
+    }
+    body = EncodeEngineCoreRequest(spec, layout);
+  }
+  (void)options_.send(static_cast<int>(engine), EngineCoreRequestType::kAdd, std::move(body));
 }
 
 void RequestService::HandleGenerate(const HttpRequest& request,
@@ -132,11 +204,11 @@ void RequestService::HandleGenerate(const HttpRequest& request,
   Submit(ParseGenerateRequest(request.body, options_.config), request, std::move(exchange));
 }
 
-void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
+bool RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
                             std::shared_ptr<HttpExchange> exchange) {
   if (!parsed.ok()) {
     exchange->Reply(parsed.error->status, kJson, ErrorJson(*parsed.error));
-    return;
+    return false;
   }
   // X-data-parallel-rank: the engine to use (vLLM's _get_data_parallel_rank: an unparsable
   // value is no rank).
@@ -156,14 +228,14 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
     std::lock_guard<std::mutex> lock(mu_);
     if (shut_down_) {
       exchange->Reply(503, kJson, ErrorJson(MakeError(503, "the server is stopping")));
-      return;
+      return false;
     }
     if (rank && !router_.Has(*rank)) {
       exchange->Reply(400, kJson,
                       ErrorJson(BadRequest("data_parallel_rank " + std::to_string(*rank) +
                                            " is out of range [0, " +
                                            std::to_string(options_.engine_indexes.size()) + ").")));
-      return;
+      return false;
     }
     auto job = std::make_unique<Job>();
     Job& j = *job;
@@ -200,7 +272,7 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
                           ErrorJson(MakeError(503, rank ? "engine " + std::to_string(*rank) +
                                                               " (X-data-parallel-rank) is not alive"
                                                         : "no engine is alive to serve it")));
-        return;
+        return false;
       }
       engines.push_back(engine);
     }
@@ -214,16 +286,25 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
       if (auto w = wires_.find(engine); w != wires_.end()) {
         if (!w->second.layout) {
           j.exchange->Reply(503, kJson, ErrorJson(MakeError(503, w->second.refusal)));
-          return;
+          return false;
         }
         layout = w->second.layout->view();
+        if (w->second.list_logprobs && (r.sampling.logprobs || r.sampling.logprob_token_ids)) {
+          j.exchange->Reply(
+              400, kJson,
+              ErrorJson(BadRequest("logprobs cannot be read from engine " + std::to_string(engine) +
+                                       ": its wire generation sends them as lists, which this "
+                                       "server does not read",
+                                   "logprobs")));
+          return false;
+        }
       }
       const Status fits = CheckRequestFits(MakeSpec(j, 0, 0, std::string(), arrival, rank), layout);
       if (!fits.ok()) {
         j.exchange->Reply(
             400, kJson,
             ErrorJson(BadRequest("engine " + std::to_string(engine) + ": " + fits.message())));
-        return;
+        return false;
       }
       layouts.emplace(engine, layout);
     }
@@ -257,6 +338,8 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
         info.n = r.sampling.n;
         if (r.lora) info.lora_name = r.lora->name;
         tracker_.AddRequest(info);
+        // The stall watch counts an idle engine's silence from when it gets work.
+        if (router_.InFlight(engines[index]) == 0) last_heard_[engines[index]] = MonotonicNow();
         router_.Assign(info.request_id, engines[index]);
         choices_[info.request_id] = Choice{&j, index};
         j.request_ids.push_back(info.request_id);
@@ -297,6 +380,7 @@ void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
       break;
     }
   }
+  return true;
 }
 
 EngineCoreRequestSpec RequestService::MakeSpec(const Job& j, size_t prompt, size_t sample,
@@ -332,6 +416,13 @@ std::string RequestService::SetEngineWire(int64_t engine_index, uint32_t candida
   Result<EngineRequestLayout> layout = RequestLayoutFor(candidates);
   std::lock_guard<std::mutex> lock(mu_);
   EngineWire& w = wires_[engine_index];
+  w.list_logprobs = false;
+  const std::span<const WireGeneration> all = WireGenerations();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (((candidates >> i) & 1U) != 0 && all[i].logprobs != LogprobsForm::kTensors) {
+      w.list_logprobs = true;
+    }
+  }
   if (layout.ok()) {
     w.layout = std::move(*layout);
     w.refusal.clear();
@@ -347,6 +438,57 @@ std::string RequestService::SetEngineWire(int64_t engine_index, uint32_t candida
 void RequestService::OnEngineReady(int engine_index) {
   std::lock_guard<std::mutex> lock(mu_);
   router_.MarkAlive(engine_index);
+  fenced_.erase(engine_index);
+  last_heard_[engine_index] = MonotonicNow();
+}
+
+std::chrono::steady_clock::time_point RequestService::MonotonicNow() const {
+  return options_.monotonic_clock ? options_.monotonic_clock() : std::chrono::steady_clock::now();
+}
+
+void RequestService::SetOnEngineBack(std::function<void(int engine_index)> on_engine_back) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_engine_back_ = std::move(on_engine_back);
+}
+
+std::vector<std::pair<int, std::string>> RequestService::FenceStalled(
+    std::chrono::milliseconds bound) {
+  std::vector<std::pair<int, std::string>> fenced;
+  std::vector<Abort> aborts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = MonotonicNow();
+    for (int64_t engine : router_.BusyEngines()) {
+      if (fenced_.contains(engine)) continue;
+      const auto heard = last_heard_.find(engine);
+      if (heard == last_heard_.end() || now - heard->second < bound) continue;
+      const int64_t in_flight = router_.InFlight(engine);
+      const std::string why =
+          "engine " + std::to_string(engine) + " stopped answering: nothing from it for " +
+          std::to_string(
+              std::chrono::duration_cast<std::chrono::milliseconds>(now - heard->second).count()) +
+          " ms with " + std::to_string(in_flight) + " request(s) in flight";
+      fenced_.insert(engine);
+      for (const std::string& id : router_.MarkDead(engine)) {
+        tracker_.AbortRequest(id);
+        aborts.push_back({static_cast<int>(engine), id});
+        auto choice = choices_.find(id);
+        if (choice == choices_.end()) continue;
+        Job& j = *choice->second.job;
+        if (!j.error) j.error = MakeError(503, why);
+        const uint64_t key = j.key;
+        FinishChoiceLocked(j, choice->second.index, "");
+        // The request's choices on other engines stop too: the answer is the error.
+        if (auto still = jobs_.find(key); still != jobs_.end()) {
+          std::vector<Abort> more = AbortJobLocked(*still->second, "");
+          aborts.insert(aborts.end(), more.begin(), more.end());
+        }
+      }
+      fenced.emplace_back(static_cast<int>(engine), why);
+    }
+  }
+  SendAborts(std::move(aborts));
+  return fenced;
 }
 
 int64_t RequestService::ForgetLocked(const std::string& id) {
@@ -438,8 +580,15 @@ void RequestService::CompleteLocked(Job& j) {
 void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
   const EngineCoreOutputs& message = *m;
   std::vector<Abort> aborts;
+  std::function<void(int)> back;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    last_heard_[message.engine_index] = MonotonicNow();
+    if (fenced_.erase(message.engine_index) != 0) {
+      // A fenced engine answers again: it takes requests again.
+      router_.MarkAlive(message.engine_index);
+      back = on_engine_back_;
+    }
     if (message.scheduler_stats)
       router_.ObserveStats(message.engine_index, *message.scheduler_stats);
     // Tokens and finish reasons to the requests first; the tracker (which forgets finished
@@ -537,6 +686,7 @@ void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
     }
   }
   SendAborts(std::move(aborts));
+  if (back) back(static_cast<int>(message.engine_index));
 }
 
 void RequestService::OnEngineDead(int engine_index, const std::string& reason) {

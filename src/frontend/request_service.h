@@ -40,12 +40,14 @@
 #ifndef VMETRICS_FRONTEND_REQUEST_SERVICE_H_
 #define VMETRICS_FRONTEND_REQUEST_SERVICE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,6 +80,11 @@ class RequestService {
     std::function<double()> wall_clock;
     // VLLM_COMPUTE_NANS_IN_LOGITS: requests with NaNs in their logits count as corrupted.
     bool track_nans_in_logits = false;
+    // The monotonic clock of the stall watch (FenceStalled). nullptr = steady_clock.
+    std::function<std::chrono::steady_clock::time_point()> monotonic_clock;
+    // A KV connector is configured (--kv-transfer-config, or the engines' ready responses):
+    // refused remote-prefill completions are released at the engine (ReleaseRemotePrefill).
+    bool kv_connector = false;
     // The engine request id of external request `external`: nullptr = `external` + "-" + 8
     // random hex digits (InputProcessor.assign_request_id). Tests pin it.
     std::function<std::string(const std::string& external)> engine_request_id;
@@ -123,13 +130,27 @@ class RequestService {
   // An engine that died registered again: requests go to it again.
   void OnEngineReady(int engine_index);
 
+  // FenceStalled
+  //
+  // The stall watch. An engine with requests in flight that has sent nothing for `bound`
+  // (counted from its last message, or from when it got work while idle) is fenced: its
+  // requests end at once with a 503 naming it (streams with an error event), they are aborted
+  // at the engine (read if it ever reads again), and it gets no new requests. Its next message
+  // takes it back (OnOutputs; `on_engine_back` then runs). Returns the engines fenced now, each
+  // with the reason, for /health and the log. Called periodically (the frontend's stall watch).
+  std::vector<std::pair<int, std::string>> FenceStalled(std::chrono::milliseconds bound);
+  // Called (outside the lock) when a fenced engine sent a message again.
+  void SetOnEngineBack(std::function<void(int engine_index)> on_engine_back);
+
   // SetEngineWire
   //
   // The wire generations engine `engine_index` may be (WireCandidates: its handshake, its
   // messages, or --engine-wire). Its ADDs are encoded with RequestLayoutFor(candidates) from
   // then on; where there is none, every request for it is refused with a 503 naming the
   // candidates and --engine-wire, and nothing is sent. An engine never set uses the newest
-  // generation's layout. Returns the layout's name, or "refused" and why, for the log.
+  // generation's layout. Requests for sample logprobs are refused (400) while a candidate sends
+  // them as lists (g20250927, g20251105), which the token APIs cannot read. Returns the
+  // layout's name, or "refused" and why, for the log.
   std::string SetEngineWire(int64_t engine_index, uint32_t candidates);
 
   // Answers every request in flight 503 and refuses new ones. Idempotent.
@@ -153,7 +174,12 @@ class RequestService {
     std::string request_id;
   };
 
-  void Submit(ParsedRequest parsed, const HttpRequest& http, std::shared_ptr<HttpExchange> ex);
+  // Sends the request's engine requests, or answers it with why not; false when nothing was
+  // sent.
+  bool Submit(ParsedRequest parsed, const HttpRequest& http, std::shared_ptr<HttpExchange> ex);
+  // A refused completion whose kv_transfer_params ask for a remote prefill: the request the
+  // engine aborts at once (abort_immediately), where its generation has the field.
+  void ReleaseRemotePrefill(const HttpRequest& http);
   // The engine request of choice (`prompt`, `sample`) of `j`.
   EngineCoreRequestSpec MakeSpec(const Job& j, size_t prompt, size_t sample,
                                  const std::string& request_id, double arrival,
@@ -184,8 +210,16 @@ class RequestService {
   struct EngineWire {
     std::optional<EngineRequestLayout> layout;
     std::string refusal;
+    // Some candidate sends sample logprobs as lists, which the token APIs do not read.
+    bool list_logprobs = false;
   };
   std::map<int64_t, EngineWire> wires_;
+  // The stall watch: when each engine was last heard from (a message, or work given to it
+  // while idle), and the engines fenced for silence.
+  std::map<int64_t, std::chrono::steady_clock::time_point> last_heard_;
+  std::set<int64_t> fenced_;
+  std::function<void(int)> on_engine_back_;
+  std::chrono::steady_clock::time_point MonotonicNow() const;
   uint64_t next_id_ = 0;
   uint64_t id_salt_ = 0;
   bool shut_down_ = false;

@@ -925,7 +925,8 @@ Status ReadSamplingKey(StrictReader& in, SamplingKey key, const std::string& pat
         MsgpackType k{};
         if (Status s = in.Check(kWireStr, path, &k); !s.ok()) return s;
         if (Status s = in.Str(path, &name); !s.ok()) return s;
-        const std::string at = path + "." + name;
+        std::string at = path;
+        at.append(".").append(name);
         Status s;
         if (name == "max_pattern_size") {
           s = in.Int(at, &d.max_pattern_size);
@@ -971,11 +972,13 @@ Status ReadSampling(StrictReader& in, const RequestLayout& layout, const std::st
     const auto known =
         std::find_if(layout.sampling.begin(), layout.sampling.end(),
                      [&name](SamplingKey key) { return name == SamplingKeyName(key); });
+    std::string at = path;
+    at.append(".").append(name);
     if (known == layout.sampling.end()) {  // msgspec ignores unknown keys
-      if (Status s = in.SkipAs(0xffff, path + "." + name); !s.ok()) return s;
+      if (Status s = in.SkipAs(0xffff, at); !s.ok()) return s;
       continue;
     }
-    if (Status s = ReadSamplingKey(in, *known, path + "." + name, p); !s.ok()) return s;
+    if (Status s = ReadSamplingKey(in, *known, at, p); !s.ok()) return s;
   }
   return Status::Ok();
 }
@@ -1167,11 +1170,38 @@ bool EngineRouter::Has(int64_t engine_index) const {
   return false;
 }
 
-void EngineRouter::Assign(const std::string& request_id, int64_t engine_index) {
-  request_engine_[request_id] = engine_index;
+EngineRouter::Engine* EngineRouter::Find(int64_t engine_index) {
   for (Engine& e : engines_) {
-    if (e.index == engine_index) ++e.assigned;
+    if (e.index == engine_index) return &e;
   }
+  return nullptr;
+}
+
+void EngineRouter::Assign(const std::string& request_id, int64_t engine_index) {
+  auto [it, added] = request_engine_.try_emplace(request_id, engine_index);
+  if (!added) {
+    if (Engine* before = Find(it->second)) --before->in_flight;
+    it->second = engine_index;
+  }
+  if (Engine* e = Find(engine_index)) {
+    ++e->assigned;
+    ++e->in_flight;
+  }
+}
+
+int64_t EngineRouter::InFlight(int64_t engine_index) const {
+  for (const Engine& e : engines_) {
+    if (e.index == engine_index) return e.in_flight;
+  }
+  return 0;
+}
+
+std::vector<int64_t> EngineRouter::BusyEngines() const {
+  std::vector<int64_t> busy;
+  for (const Engine& e : engines_) {
+    if (e.in_flight > 0) busy.push_back(e.index);
+  }
+  return busy;
 }
 
 int64_t EngineRouter::EngineOf(const std::string& request_id) const {
@@ -1179,7 +1209,12 @@ int64_t EngineRouter::EngineOf(const std::string& request_id) const {
   return it == request_engine_.end() ? -1 : it->second;
 }
 
-void EngineRouter::Release(const std::string& request_id) { request_engine_.erase(request_id); }
+void EngineRouter::Release(const std::string& request_id) {
+  auto it = request_engine_.find(request_id);
+  if (it == request_engine_.end()) return;
+  if (Engine* e = Find(it->second)) --e->in_flight;
+  request_engine_.erase(it);
+}
 
 void EngineRouter::ObserveStats(int64_t engine_index, const SchedulerStats& stats) {
   for (Engine& e : engines_) {
@@ -1192,7 +1227,9 @@ void EngineRouter::ObserveStats(int64_t engine_index, const SchedulerStats& stat
 
 std::vector<std::string> EngineRouter::MarkDead(int64_t engine_index) {
   for (Engine& e : engines_) {
-    if (e.index == engine_index) e.alive = false;
+    if (e.index != engine_index) continue;
+    e.alive = false;
+    e.in_flight = 0;
   }
   std::vector<std::string> lost;
   for (auto it = request_engine_.begin(); it != request_engine_.end();) {

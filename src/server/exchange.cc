@@ -45,7 +45,10 @@ void HttpExchange::StartStream(std::string_view content_type) {
 bool HttpExchange::Write(std::string data) {
   std::lock_guard<std::mutex> lock(mu_);
   if (phase_ != Phase::kStreaming || ended_ || connection_ == nullptr) return false;
-  if (!data.empty()) chunks_.push_back(std::move(data));
+  if (!data.empty()) {
+    wrote_ = true;
+    chunks_.push_back(std::move(data));
+  }
   ResumeLocked();
   return true;
 }
@@ -74,24 +77,35 @@ void HttpExchange::SuspendUntilAnswered() {
 
 int HttpExchange::WaitingSocket() {
   std::lock_guard<std::mutex> lock(mu_);
-  return phase_ == Phase::kWaiting && suspended_ && connection_ != nullptr ? socket_ : -1;
+  if (connection_ == nullptr) return -1;
+  if (phase_ == Phase::kWaiting) return suspended_ ? socket_ : -1;
+  // A stream with nothing written yet (a request still queued at its engine): nothing would
+  // notice the client leaving until the first write, so it is watched too.
+  return phase_ == Phase::kStreaming && !ended_ && !wrote_ ? socket_ : -1;
 }
 
 void HttpExchange::ClientHungUp(int socket) {
   std::function<void()> gone;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // Suspended and waiting: libmicrohttpd has not closed this connection, so `socket` is
-    // still its socket.
-    if (phase_ != Phase::kWaiting || !suspended_ || connection_ == nullptr || socket != socket_) {
+    // libmicrohttpd has not closed this connection (it waits for an answer, or for a
+    // stream's first bytes), so `socket` is still its socket.
+    if (connection_ == nullptr || socket != socket_) return;
+    if (phase_ == Phase::kStreaming && !ended_ && !wrote_) {
+      // A stream nothing was written to: ended, so that libmicrohttpd finishes (and closes)
+      // the connection.
+      ended_ = true;
+      cancelled_ = true;
+    } else if (phase_ == Phase::kWaiting && suspended_) {
+      // Nobody will read an answer: a later Reply or StartStream does nothing, and this one
+      // only lets libmicrohttpd find the connection closed (499: client closed request).
+      phase_ = Phase::kReplied;
+      status_ = 499;
+      content_type_.clear();
+      body_.clear();
+    } else {
       return;
     }
-    // Nobody will read an answer: a later Reply or StartStream does nothing, and this one
-    // only lets libmicrohttpd find the connection closed (499: client closed request).
-    phase_ = Phase::kReplied;
-    status_ = 499;
-    content_type_.clear();
-    body_.clear();
     gone = std::move(on_client_gone_);
     on_client_gone_ = nullptr;
     ResumeLocked();

@@ -178,6 +178,13 @@ struct Simulator::Impl {
   bool ServeUntil(zmq::socket_t& in, zmq::socket_t& out, size_t slot,
                   std::optional<Clock::time_point> until);
   void ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t slot);
+  std::string Encode(const internal::SimMessage& message) const {
+    return options.wire != nullptr
+               ? internal::EncodeEngineCoreOutputs(message, options.connector,
+                                                   options.legacy_multi_shape, *options.wire)
+               : internal::EncodeEngineCoreOutputs(message, options.connector,
+                                                   options.legacy_multi_shape);
+  }
   // Runs `f(model)` for engine `slot` under its lock, so Totals() can read while it runs.
   template <typename F>
   auto WithModel(size_t slot, F f) {
@@ -192,6 +199,9 @@ struct Simulator::Impl {
   std::FILE* capture = nullptr;
   std::vector<std::unique_ptr<internal::EngineModel>> models;
   std::vector<std::unique_ptr<std::mutex>> model_mu;  // one per model
+  // Per engine, its own thread only: a refused ADD ended its input, as it ends a vLLM
+  // engine's input thread; nothing on the input socket is read after it.
+  std::vector<char> input_dead;
   std::vector<std::thread> threads;
   std::mutex mu;
   TransportStatus first_error;
@@ -243,6 +253,7 @@ void Simulator::Impl::Fail(TransportStatus status) {
 }
 
 void Simulator::Impl::ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t slot) {
+  if (input_dead[slot] != 0) return;
   std::vector<zmq::message_t> frames;
   size_t n = 0;
   while (internal::RecvMultipart(in.handle(), &frames, &n, ZMQ_DONTWAIT) == 1) {
@@ -253,7 +264,14 @@ void Simulator::Impl::ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t s
         static_cast<uint8_t>(*static_cast<const char*>(frames[0].data())));
     const std::string_view body(static_cast<const char*>(frames[1].data()), frames[1].size());
     if (options.serve_requests && type == EngineCoreRequestType::kAdd) {
-      Result<EngineCoreRequestSpec> request = DecodeEngineCoreRequest(body);
+      const RequestLayout& layout =
+          options.wire != nullptr ? options.wire->request : NewestWireGeneration().request;
+      Result<EngineCoreRequestSpec> request = DecodeEngineCoreRequest(body, layout);
+      if (request.ok() && layout.PositionOf(RequestField::kEosTokenId) >= 0 &&
+          !request->sampling.ignore_eos) {
+        // Up to g20260204 the engine's EOS stop comes from the request.
+        request->sampling.eos_token_id = request->eos_token_id;
+      }
       WithModel(slot, [&](internal::EngineModel& m) {
         if (request.ok()) {
           (void)m.AddServedRequest(*request);
@@ -261,6 +279,10 @@ void Simulator::Impl::ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t s
           m.mutable_totals().requests_rejected += 1;
         }
       });
+      if (!request.ok() && options.wire != nullptr) {
+        input_dead[slot] = 1;  // what vLLM's process_input_sockets does on a decode error
+        return;
+      }
       continue;
     }
     if (options.serve_requests && type == EngineCoreRequestType::kAbort) {
@@ -373,7 +395,9 @@ void Simulator::Impl::RunEngine(size_t slot) {
     in.set(zmq::sockopt::routing_id, identity);
     internal::ConfigureSocket(in, input_address, 1000);
     in.connect(input_address);
-    in.send(zmq::buffer(internal::EncodeReadyResponse(MakeReadyResponse(options, index))),
+    const EngineCoreReadyResponse ready = MakeReadyResponse(options, index);
+    in.send(zmq::buffer(options.wire != nullptr ? internal::EncodeRegistration(ready, *options.wire)
+                                                : internal::EncodeReadyResponse(ready)),
             zmq::send_flags::none);
     // 3. Connect the output PUSH.
     zmq::socket_t out(context, zmq::socket_type::push);
@@ -383,8 +407,13 @@ void Simulator::Impl::RunEngine(size_t slot) {
     if (hs) {
       std::optional<std::string> hash;
       if (options.engine_start_index + options.engines > 1) hash = std::string(kParallelConfigHash);
-      hs->send(zmq::buffer(internal::EncodeHandshakeStatus(kHandshakeReady, false, true, hash)),
-               zmq::send_flags::none);
+      const bool old_ready =
+          options.wire != nullptr && options.wire->ready_form == ReadyForm::kEmptyRegistration;
+      hs->send(
+          zmq::buffer(
+              old_ready ? internal::EncodeReadyWithBlocks(false, true, hash, options.num_gpu_blocks)
+                        : internal::EncodeHandshakeStatus(kHandshakeReady, false, true, hash)),
+          zmq::send_flags::none);
       hs->close();
     }
 
@@ -402,8 +431,7 @@ void Simulator::Impl::RunEngine(size_t slot) {
     for (uint64_t step = 1; options.steps == 0 || step <= options.steps; ++step) {
       if (wake.Notified()) return;
       WithModel(slot, [&](internal::EngineModel& m) { m.Step(&message); });
-      const std::string frame =
-          internal::EncodeEngineCoreOutputs(message, options.connector, options.legacy_multi_shape);
+      const std::string frame = Encode(message);
       // Faults go before the step's message, so every engine's stream ends with a valid one.
       const FaultInjector::Sent bad = injector.BeforeStep(out, frame, index, message.timestamp);
       if (bad.malformed + bad.truncated_multipart > 0) {
@@ -453,8 +481,7 @@ void Simulator::Impl::RunCapture() {
     for (size_t slot = 0; slot < models.size(); ++slot) {
       if (done[slot]) continue;
       WithModel(slot, [&](internal::EngineModel& m) { m.Step(&message); });
-      const std::string frame =
-          internal::EncodeEngineCoreOutputs(message, options.connector, options.legacy_multi_shape);
+      const std::string frame = Encode(message);
       if (std::fwrite(frame.data(), 1, frame.size(), capture) != frame.size()) {
         Fail(TransportStatus::Socket(
             "", "cannot write the capture file '" + options.capture_path + "'"));
@@ -493,6 +520,7 @@ TransportStatus Simulator::Start() {
         s.options, s.options.engine_start_index + i, s.seed, deterministic_time));
     s.model_mu.push_back(std::make_unique<std::mutex>());
   }
+  s.input_dead.assign(s.models.size(), 0);
   if (!s.options.capture_path.empty()) {
     s.capture = std::fopen(s.options.capture_path.c_str(), "wb");
     if (!s.capture) {

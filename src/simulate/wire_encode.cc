@@ -11,26 +11,30 @@ namespace {
 
 using Writer = MsgspecWriter;
 
-// PrefixCacheStats (BaseCacheStats fields first).
-void WritePrefixCacheStats(Writer& w, const SimPrefixCacheStats& p) {
-  w.Map(7);
+// PrefixCacheStats (BaseCacheStats fields first): 4 keys up to g20250927, 7 after (the
+// preempted ones), 8 with hits_by_source.
+void WritePrefixCacheStats(Writer& w, const SimPrefixCacheStats& p, int keys = 7) {
+  w.Map(static_cast<uint32_t>(keys));
   w.Key("reset").Bool(p.reset);
   w.Key("requests").Int(p.requests);
   w.Key("queries").Int(p.queries);
   w.Key("hits").Int(p.hits);
+  if (keys < 7) return;
   w.Key("preempted_requests").Int(p.preempted_requests);
   w.Key("preempted_queries").Int(p.preempted_queries);
   w.Key("preempted_hits").Int(p.preempted_hits);
+  if (keys > 7) w.Key("hits_by_source").Map(0);
 }
 
-void WriteSpecDecodingStats(Writer& w, const SimSpecDecodingStats& s) {
-  w.Map(6);
+// 5 keys up to g20260413, 6 after (num_draft_tokens_per_pos).
+void WriteSpecDecodingStats(Writer& w, const SimSpecDecodingStats& s, int keys = 6) {
+  w.Map(static_cast<uint32_t>(keys));
   w.Key("num_spec_tokens").Int(s.num_spec_tokens);
   w.Key("num_drafts").Int(s.num_drafts);
   w.Key("num_draft_tokens").Int(s.num_draft_tokens);
   w.Key("num_accepted_tokens").Int(s.num_accepted_tokens);
   w.Key("num_accepted_tokens_per_pos").IntList(s.num_accepted_tokens_per_pos);
-  w.Key("num_draft_tokens_per_pos").IntList(s.num_draft_tokens_per_pos);
+  if (keys > 5) w.Key("num_draft_tokens_per_pos").IntList(s.num_draft_tokens_per_pos);
 }
 
 // NixlKVConnectorStats.data / MooncakeKVConnectorStats.data: every key, lists possibly empty.
@@ -223,7 +227,202 @@ void WriteOutput(Writer& w, const SimOutput& o) {
   w.Nil();   // new_sampling_mask
 }
 
+// PrefillStats with the generation's first `keys` keys (5 in g20260712, 6 after).
+void WritePrefillStats(Writer& w, const SimPrefillStats& p, int keys) {
+  w.Map(static_cast<uint32_t>(keys));
+  w.Key("num_prompt_tokens").Int(p.num_prompt_tokens);
+  w.Key("num_computed_tokens").Int(p.num_computed_tokens);
+  w.Key("num_cached_tokens").Int(p.num_cached_tokens);
+  w.Key("num_local_cached_tokens").Int(p.num_local_cached_tokens);
+  w.Key("num_external_cached_tokens").Int(p.num_external_cached_tokens);
+  if (keys > 5) w.Key("num_cache_creation_tokens").Int(p.num_cache_creation_tokens);
+}
+
+// EngineCoreOutput in `g`'s layout.
+void WriteOutputAs(Writer& w, const SimOutput& o, const WireGeneration& g) {
+  w.Array(g.output_count);
+  const bool tensors = g.logprobs == LogprobsForm::kTensors;
+  for (size_t p = 0; p < g.output_count; ++p) {
+    switch (g.output[p]) {
+      case OutputField::kRequestId:
+        w.Str(o.request_id);
+        break;
+      case OutputField::kNewTokenIds:
+        w.IntList(o.new_token_ids);
+        break;
+      case OutputField::kNewLogprobs:
+        if (o.new_logprobs && tensors) {
+          WriteLogprobs(w, *o.new_logprobs);
+        } else {
+          w.Nil();
+        }
+        break;
+      case OutputField::kNewPromptLogprobsTensors:
+        if (o.new_prompt_logprobs && tensors) {
+          WriteLogprobs(w, *o.new_prompt_logprobs);
+        } else {
+          w.Nil();
+        }
+        break;
+      case OutputField::kFinishReason:
+        if (o.finish_reason) {
+          w.Int(*o.finish_reason);
+        } else {
+          w.Nil();
+        }
+        break;
+      case OutputField::kStopReason:
+        w.OptInt(o.stop_reason);
+        break;
+      case OutputField::kEvents:
+        if (o.events.empty()) {
+          w.Nil();
+        } else {
+          w.Array(static_cast<uint32_t>(o.events.size()));
+          for (const SimEvent& e : o.events) {
+            w.Map(2);
+            w.Key("type").Int(e.type);
+            w.Key("timestamp").Double(e.timestamp);
+          }
+        }
+        break;
+      case OutputField::kKvTransferParams:
+        if (o.kv_transfer_params.empty()) {
+          w.Nil();
+        } else {
+          w.Raw(o.kv_transfer_params);
+        }
+        break;
+      case OutputField::kNumCachedTokens:
+        w.Int(o.prefill_stats ? o.prefill_stats->num_cached_tokens : 0);
+        break;
+      case OutputField::kNumExternalComputedTokens:
+        w.Int(o.prefill_stats ? o.prefill_stats->num_external_cached_tokens : 0);
+        break;
+      case OutputField::kPrefillStats:
+        if (o.prefill_stats) {
+          WritePrefillStats(w, *o.prefill_stats, g.prefill_stats_keys);
+        } else {
+          w.Nil();
+        }
+        break;
+      case OutputField::kNumNansInLogits:
+        w.Int(0);
+        break;
+      case OutputField::kPoolingOutput:
+      case OutputField::kEcTransferParams:
+      case OutputField::kTraceHeaders:
+      case OutputField::kRoutedExperts:
+      case OutputField::kMmCacheMissHashes:
+      case OutputField::kNewSamplingMask:
+      case OutputField::kSpecDecodeMetrics:
+      case OutputField::kUnknown:
+        w.Nil();
+        break;
+    }
+  }
+}
+
+// SchedulerStats with `g`'s keys, in its order.
+void WriteSchedulerStatsAs(Writer& w, const SimSchedulerStats& s, SimConnector connector,
+                           bool legacy_multi_shape, const WireGeneration& g) {
+  w.Map(static_cast<uint32_t>(g.scheduler_stats_keys.size()));
+  for (std::string_view key : g.scheduler_stats_keys) {
+    w.Key(key);
+    if (key == "num_running_reqs") {
+      w.Int(s.num_running_reqs);
+    } else if (key == "num_waiting_reqs") {
+      w.Int(s.num_waiting_reqs);
+    } else if (key == "num_skipped_waiting_reqs") {
+      w.Int(s.num_skipped_waiting_reqs);
+    } else if (key == "step_counter") {
+      w.Int(s.step_counter);
+    } else if (key == "current_wave" || key == "num_corrupted_reqs") {
+      w.Int(key == "current_wave" ? s.current_wave : 0);
+    } else if (key == "kv_cache_usage") {
+      w.Double(s.kv_cache_usage);
+    } else if (key == "encoder_cache_usage") {
+      w.Double(0.0);
+    } else if (key == "prefix_cache_stats") {
+      WritePrefixCacheStats(w, s.prefix_cache_stats, g.prefix_cache_stats_keys);
+    } else if (key == "connector_prefix_cache_stats" && s.connector_prefix_cache_stats) {
+      WritePrefixCacheStats(w, *s.connector_prefix_cache_stats, g.prefix_cache_stats_keys);
+    } else if (key == "kv_cache_eviction_events") {
+      w.Array(0);
+    } else if (key == "spec_decoding_stats" && s.spec_decoding_stats) {
+      WriteSpecDecodingStats(w, *s.spec_decoding_stats, g.spec_decoding_stats_keys);
+    } else if (key == "kv_connector_stats" && s.kv_connector_stats) {
+      WriteKvConnectorStats(w, *s.kv_connector_stats, connector, legacy_multi_shape);
+    } else if (key == "waiting_lora_adapters" || key == "running_lora_adapters" ||
+               key == "num_kv_fetch_reqs_by_stage") {
+      w.Map(0);
+    } else {
+      w.Nil();  // iteration_details, cudagraph_stats, perf_stats, ec_connector_stats, ...
+    }
+  }
+}
+
 }  // namespace
+
+std::string EncodeEngineCoreOutputs(const SimMessage& m, SimConnector connector,
+                                    bool legacy_multi_shape, const WireGeneration& wire) {
+  Writer w;
+  w.Array(8);
+  w.Int(m.engine_index);
+  w.Array(static_cast<uint32_t>(m.outputs.size()));
+  for (const SimOutput& o : m.outputs) WriteOutputAs(w, o, wire);
+  WriteSchedulerStatsAs(w, m.scheduler_stats, connector, legacy_multi_shape, wire);
+  w.Double(m.timestamp);
+  w.Nil();  // utility_output
+  w.Nil();  // finished_requests
+  w.Nil();  // wave_complete
+  w.Nil();  // start_wave
+  return w.Take();
+}
+
+std::string EncodeRegistration(const EngineCoreReadyResponse& r, const WireGeneration& wire) {
+  Writer w;
+  switch (wire.ready_form) {
+    case ReadyForm::kEmptyRegistration:
+      return "";
+    case ReadyForm::kThreeFields:
+      w.Map(3);
+      w.Key("max_model_len").OptInt(r.max_model_len);
+      w.Key("num_gpu_blocks").OptInt(r.num_gpu_blocks);
+      w.Key("dp_stats_address").OptStr(r.dp_stats_address);
+      return w.Take();
+    case ReadyForm::kWithVersion:
+      w.Map(10);
+      w.Key("max_model_len").OptInt(r.max_model_len);
+      w.Key("num_gpu_blocks").OptInt(r.num_gpu_blocks);
+      w.Key("block_size").OptInt(r.block_size);
+      w.Key("dp_stats_address").OptStr(r.dp_stats_address);
+      w.Key("dtype").Str(r.dtype);
+      w.Key("vllm_version").Str(r.vllm_version);
+      w.Key("world_size").Int(r.world_size);
+      w.Key("data_parallel_size").Int(r.data_parallel_size);
+      w.Key("kv_cache_size_tokens").OptInt(r.kv_cache_size_tokens);
+      w.Key("kv_cache_max_concurrency").OptDouble(r.kv_cache_max_concurrency);
+      return w.Take();
+    case ReadyForm::kWithParallelism:
+      break;
+  }
+  return EncodeReadyResponse(r);
+}
+
+std::string EncodeReadyWithBlocks(bool local, bool headless,
+                                  const std::optional<std::string>& parallel_config_hash,
+                                  int64_t num_gpu_blocks) {
+  Writer w;
+  w.Map(parallel_config_hash ? 6 : 5);
+  w.Key("status").Str(kHandshakeReady);
+  w.Key("local").Bool(local);
+  w.Key("headless").Bool(headless);
+  w.Key("num_gpu_blocks").Int(num_gpu_blocks);
+  w.Key("dp_stats_address").Nil();
+  if (parallel_config_hash) w.Key("parallel_config_hash").Str(*parallel_config_hash);
+  return w.Take();
+}
 
 std::string EncodeEngineCoreOutputs(const SimMessage& m, SimConnector connector,
                                     bool legacy_multi_shape) {

@@ -19,6 +19,7 @@
 #include "engine_model.h"
 #include "vmetrics/handshake.h"
 #include "vmetrics/simulator.h"
+#include "vmetrics/wire_generation.h"
 
 namespace vmetrics::internal {
 
@@ -28,6 +29,21 @@ namespace vmetrics::internal {
 // {"data": ...}).
 std::string EncodeEngineCoreOutputs(const SimMessage& message, SimConnector connector,
                                     bool legacy_multi_shape);
+// The same in the layouts of wire generation `wire`: EngineCoreOutput position by position as
+// its table says, SchedulerStats with its keys, PrefixCacheStats, SpecDecodingStats and
+// PrefillStats with its key counts. Logprobs travel only where the generation sends tensors
+// (an older generation's list forms are nil here: RequestService refuses logprobs for them).
+std::string EncodeEngineCoreOutputs(const SimMessage& message, SimConnector connector,
+                                    bool legacy_multi_shape, const WireGeneration& wire);
+
+// The first frame an engine of `wire` sends on an input socket: "" (the empty registration of
+// engines before 2026-04-09), or its ready response with that generation's keys.
+std::string EncodeRegistration(const EngineCoreReadyResponse& response, const WireGeneration& wire);
+
+// READY as an engine before 2026-04-09 sends it: also num_gpu_blocks and dp_stats_address.
+std::string EncodeReadyWithBlocks(bool local, bool headless,
+                                  const std::optional<std::string>& parallel_config_hash,
+                                  int64_t num_gpu_blocks);
 
 // {"status": status, "local": local, "headless": headless} plus "parallel_config_hash" when
 // given (READY with data_parallel_size > 1).

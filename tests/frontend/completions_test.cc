@@ -283,6 +283,33 @@ TEST_F(CompletionsTest, ClientHangingUpOnANonStreamedRequestAbortsIt) {
   ExpectAbortedWithoutStatistics();
 }
 
+// A streamed request still queued at its engine (no token written yet) whose client hangs up:
+// aborted at the engine within a second, as the non-streamed one is, instead of at the first
+// write (the engine steps once every 5 s here, so no token comes before the hang-up).
+TEST_F(CompletionsTest, ClientHangingUpOnAStreamBeforeItsFirstTokenAbortsIt) {
+  Start([](SimulatorOptions* so) { so->rate_hz = 0.2; });
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(frontend_->http_port());
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+  const std::string body = R"({"prompt":[1,2,3],"max_tokens":50,"ignore_eos":true,"stream":true})";
+  const std::string request =
+      "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  ASSERT_TRUE(Eventually([&] { return Engine0().requests_arrived == 1; }));
+  close(fd);
+  EXPECT_TRUE(
+      Eventually([&] { return Engine0().requests_aborted == 1; }, std::chrono::milliseconds(1000)))
+      << "no ABORT within a second of the hang-up";
+  ExpectAbortedWithoutStatistics();
+}
+
 // The engine sends ENGINE_CORE_DEAD in the middle of a long request: the request ends with an
 // error the client sees, and its state is freed.
 TEST_F(CompletionsTest, EngineDeathEndsTheRequestWithAnError) {

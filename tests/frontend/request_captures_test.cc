@@ -23,6 +23,7 @@
 #include "token_request.h"
 #include "vmetrics/engine_request.h"
 #include "vmetrics/http_server.h"
+#include "vmetrics/internal/json_from_msgpack.h"
 #include "vmetrics/wire_decoder.h"
 #include "vmetrics/wire_generation.h"
 
@@ -212,6 +213,16 @@ ServingConfig CaptureConfig() {
   return config;
 }
 
+void ExpectRefused(HttpExchange& exchange, unsigned want, const std::string& naming,
+                   const std::string& where) {
+  unsigned status = 0;
+  std::string type;
+  std::string body;
+  ASSERT_EQ(exchange.TakeAnswer(&status, &type, &body), HttpExchange::Phase::kReplied) << where;
+  EXPECT_EQ(status, want) << where << ": " << body;
+  EXPECT_NE(body.find(naming), std::string::npos) << where << ": " << body;
+}
+
 struct Sent {
   EngineCoreRequestType type;
   std::string body;
@@ -255,6 +266,13 @@ TEST(RequestCaptures, VmetricsSendsEachGenerationWhatItsOwnFrontendSent) {
       auto exchange = std::make_shared<HttpExchange>(nullptr);
       service.HandleCompletion(http, exchange);
       const std::string where = std::string(name) + " " + c;
+      if (body.contains("logprobs") && gen.logprobs != LogprobsForm::kTensors) {
+        // Its engines send sample logprobs as lists, which vmetrics does not read: refused.
+        ExpectRefused(*exchange, 400, "logprobs", where);
+        EXPECT_TRUE(sent.empty()) << where;
+        service.Shutdown();
+        continue;
+      }
       ASSERT_EQ(sent.size(), adds.size()) << where;
       for (size_t k = 0; k < adds.size(); ++k) {
         EXPECT_EQ(sent[k].type, EngineCoreRequestType::kAdd) << where;
@@ -268,6 +286,181 @@ TEST(RequestCaptures, VmetricsSendsEachGenerationWhatItsOwnFrontendSent) {
         if (gen.name.starts_with("g20250927") && adds.size() > 1) continue;
         EXPECT_EQ(sent[k].body, want) << where << " (ADD " << k << ")";
       }
+      service.Shutdown();
+    }
+  }
+}
+
+// An engine whose handshake leaves g20250927, g20251105, g20260112 and g20260204 (an empty
+// registration: nothing tells them apart): every user request of the captures is sent in the
+// layout all four read alike, and each of the four decodes every ADD to the fields its own
+// frontend would have sent (the stop set aside for g20250927's children, as above).
+TEST(RequestCaptures, AnAmbiguousHandshakeGetsAddsEveryCandidateReadsAlike) {
+  const char* old[] = {kGenerations[0], kGenerations[1], kGenerations[2], kGenerations[3]};
+  uint32_t candidates = 0;
+  for (const char* name : old) candidates |= uint32_t{1} << WireGenerationIndex(Gen(name));
+  int decoded = 0;
+  for (const json& m : Load(kGenerations[3])) {
+    if (m["type"] != "ADD" || m["case"].get<std::string>().find('#') != std::string::npos) {
+      continue;  // one request per user request
+    }
+    std::vector<std::string> sent;
+    RequestService::Options o;
+    o.config = CaptureConfig();
+    o.engine_indexes = {0};
+    o.send = [&sent](int, EngineCoreRequestType, std::string body) {
+      sent.push_back(std::move(body));
+      return TransportStatus::Ok();
+    };
+    o.wall_clock = [] { return 1767225600.25; };
+    RequestService service(o);
+    EXPECT_TRUE(service.SetEngineWire(0, candidates).starts_with("common to "));
+    HttpRequest http;
+    http.body = m["user_request"]["body"].dump();
+    auto exchange = std::make_shared<HttpExchange>(nullptr);
+    service.HandleCompletion(http, exchange);
+    if (m["user_request"]["body"].contains("logprobs")) {
+      // g20250927 and g20251105 send sample logprobs as lists: refused while they are possible.
+      ExpectRefused(*exchange, 400, "logprobs", m["case"]);
+      EXPECT_TRUE(sent.empty());
+      service.Shutdown();
+      continue;
+    }
+    ASSERT_EQ(sent.size(), 1U) << m["case"];
+    for (const char* name : old) {
+      const std::string where = std::string(name) + " " + m["case"].get<std::string>();
+      Result<EngineCoreRequestSpec> got = DecodeEngineCoreRequest(sent[0], Gen(name).request);
+      ASSERT_TRUE(got.ok()) << where << ": " << got.status().ToString();
+      // What that generation's own frontend sent for the same request, but the id.
+      for (const json& own : Load(name)) {
+        if (own["case"] != m["case"]) continue;
+        json want = own["decoded"];
+        want["request_id"] = got->request_id;
+        if (want.contains("external_req_id")) want["external_req_id"] = nullptr;
+        EngineCoreRequestSpec read = *got;
+        read.external_req_id.clear();
+        ExpectFields(want, read, Gen(name).request, where);
+        ++decoded;
+      }
+    }
+    service.Shutdown();
+  }
+  EXPECT_EQ(decoded, 4 * 12);
+}
+
+// Candidates that no array reads alike (EOS at position 5 for one, arrival_time for the
+// other): the request is refused with a 503 naming them and --engine-wire, and nothing is sent.
+TEST(RequestCaptures, CandidatesWithoutACommonLayoutAreRefusedAndSentNothing) {
+  std::vector<std::string> sent;
+  RequestService::Options o;
+  o.config = CaptureConfig();
+  o.engine_indexes = {0};
+  o.send = [&sent](int, EngineCoreRequestType, std::string body) {
+    sent.push_back(std::move(body));
+    return TransportStatus::Ok();
+  };
+  RequestService service(o);
+  const uint32_t candidates = (uint32_t{1} << WireGenerationIndex(Gen(kGenerations[3]))) |
+                              (uint32_t{1} << WireGenerationIndex(Gen(kGenerations[4])));
+  EXPECT_TRUE(service.SetEngineWire(0, candidates).starts_with("refused"));
+  HttpRequest http;
+  http.body = R"({"prompt": [1, 2, 3], "max_tokens": 4})";
+  auto exchange = std::make_shared<HttpExchange>(nullptr);
+  service.HandleCompletion(http, exchange);
+  unsigned status = 0;
+  std::string type;
+  std::string body;
+  ASSERT_EQ(exchange->TakeAnswer(&status, &type, &body), HttpExchange::Phase::kReplied);
+  EXPECT_EQ(status, 503U);
+  EXPECT_NE(body.find("--engine-wire"), std::string::npos) << body;
+  EXPECT_NE(body.find("g20260413-f72b2097, g20260204-08e09499"), std::string::npos) << body;
+  EXPECT_TRUE(sent.empty());
+  EXPECT_EQ(service.num_live_requests(), 0U);
+  // Once the engine is known, requests go out.
+  EXPECT_EQ(service.SetEngineWire(0, uint32_t{1} << WireGenerationIndex(Gen(kGenerations[4]))),
+            kGenerations[4]);
+  auto again = std::make_shared<HttpExchange>(nullptr);
+  service.HandleCompletion(http, again);
+  EXPECT_EQ(sent.size(), 1U);
+  service.Shutdown();
+}
+
+// A request the engine's generation cannot carry is refused by name before anything is sent.
+TEST(RequestCaptures, AFeatureTheEnginesGenerationLacksIsRefusedByName) {
+  std::vector<std::string> sent;
+  RequestService::Options o;
+  o.config = CaptureConfig();
+  o.engine_indexes = {0};
+  o.send = [&sent](int, EngineCoreRequestType, std::string body) {
+    sent.push_back(std::move(body));
+    return TransportStatus::Ok();
+  };
+  RequestService service(o);
+  (void)service.SetEngineWire(0, uint32_t{1} << WireGenerationIndex(Gen(kGenerations[3])));
+  HttpRequest http;
+  http.body = R"({"prompt": [1, 2, 3], "max_tokens": 4, "thinking_token_budget": 8})";
+  auto exchange = std::make_shared<HttpExchange>(nullptr);
+  service.HandleCompletion(http, exchange);
+  unsigned status = 0;
+  std::string type;
+  std::string body;
+  ASSERT_EQ(exchange->TakeAnswer(&status, &type, &body), HttpExchange::Phase::kReplied);
+  EXPECT_EQ(status, 400U) << body;
+  EXPECT_NE(body.find("thinking_token_budget"), std::string::npos) << body;
+  EXPECT_TRUE(sent.empty());
+  service.Shutdown();
+}
+
+// vLLM's _with_kv_transfer_rejection_cleanup: a completion refused before it reaches an engine
+// whose kv_transfer_params ask for a remote prefill is sent as a request the engine aborts at
+// once (prompt [0], max_tokens 1, the params in extra_args, the body's request_id), so that the
+// connector frees the prefill's blocks; only to generations that have abort_immediately, and
+// only with a KV connector configured.
+TEST(RemotePrefillRelease, ARefusedDecodeRequestIsSentAsAnImmediateAbort) {
+  const std::string refused =
+      R"({"prompt": [1, 2, 3], "max_tokens": 99999, "request_id": "req-pd-1",)"
+      R"( "kv_transfer_params": {"do_remote_decode": false, "do_remote_prefill": true,)"
+      R"( "remote_engine_id": "p0", "remote_block_ids": [3, 4], "remote_port": 5600}})";
+  for (const char* name : {kGenerations[4], kGenerations[5], kGenerations[7]}) {
+    for (const bool kv_connector : {false, true}) {
+      std::vector<std::string> sent;
+      RequestService::Options o;
+      o.config = CaptureConfig();
+      o.engine_indexes = {0};
+      o.kv_connector = kv_connector;
+      o.send = [&sent](int, EngineCoreRequestType type, std::string body) {
+        EXPECT_EQ(type, EngineCoreRequestType::kAdd);
+        sent.push_back(std::move(body));
+        return TransportStatus::Ok();
+      };
+      RequestService service(o);
+      (void)service.SetEngineWire(0, uint32_t{1} << WireGenerationIndex(Gen(name)));
+      HttpRequest http;
+      http.body = refused;
+      auto exchange = std::make_shared<HttpExchange>(nullptr);
+      service.HandleCompletion(http, exchange);
+      unsigned status = 0;
+      std::string type;
+      std::string body;
+      ASSERT_EQ(exchange->TakeAnswer(&status, &type, &body), HttpExchange::Phase::kReplied);
+      EXPECT_EQ(status, 400U) << body;
+      const bool has_field = Gen(name).request.PositionOf(RequestField::kAbortImmediately) >= 0;
+      if (!kv_connector || !has_field) {
+        EXPECT_TRUE(sent.empty()) << name;
+        continue;
+      }
+      ASSERT_EQ(sent.size(), 1U) << name;
+      Result<EngineCoreRequestSpec> got = DecodeEngineCoreRequest(sent[0], Gen(name).request);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      EXPECT_TRUE(got->abort_immediately);
+      EXPECT_EQ(got->request_id, "req-pd-1");
+      EXPECT_EQ(got->prompt_token_ids, (std::vector<int64_t>{0}));
+      EXPECT_EQ(got->sampling.max_tokens, std::optional<int64_t>(1));
+      Result<nlohmann::ordered_json> extra = protocol::MsgpackToJson(got->sampling.extra_args);
+      ASSERT_TRUE(extra.ok());
+      EXPECT_EQ(extra->dump(),
+                R"({"kv_transfer_params":{"do_remote_decode":false,"do_remote_prefill":true,)"
+                R"("remote_engine_id":"p0","remote_block_ids":[3,4],"remote_port":5600}})");
       service.Shutdown();
     }
   }

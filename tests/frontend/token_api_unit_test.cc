@@ -97,7 +97,8 @@ TEST(ParseCompletionRequest, NullMaxTokensIs16) {
 }
 
 // EOS: --eos-token-id reaches the engine as _eos_token_id and in _all_stop_token_ids (which
-// min_tokens masks), unless ignore_eos; stop_token_ids join the latter.
+// min_tokens masks), unless ignore_eos; stop_token_ids join the latter, first, in the order a
+// Python set of them is built (the encoder writes it in CPython's iteration order).
 TEST(ParseCompletionRequest, EosAndStopTokensAsVllmsFrontendSetsThem) {
   ServingConfig config;
   config.generation.eos_token_id = 2;
@@ -106,7 +107,9 @@ TEST(ParseCompletionRequest, EosAndStopTokensAsVllmsFrontendSetsThem) {
   ASSERT_TRUE(p.ok()) << p.error->message;
   EXPECT_EQ(p.request.sampling.eos_token_id, 2);
   EXPECT_EQ(p.request.sampling.stop_token_ids, (std::vector<int64_t>{9, 7}));
-  EXPECT_EQ(p.request.sampling.all_stop_token_ids, (std::vector<int64_t>{2, 7, 9}));
+  EXPECT_EQ(p.request.sampling.all_stop_token_ids, (std::vector<int64_t>{9, 7, 2}));
+  // /usr/bin/python3: s = set([9, 7]); s.add(2); list(s) == [9, 2, 7]
+  EXPECT_EQ(PythonSetOrder(p.request.sampling.all_stop_token_ids), (std::vector<int64_t>{9, 2, 7}));
   ParsedRequest ignore = ParseCompletionRequest(R"({"prompt":[1],"ignore_eos":true})", config);
   ASSERT_TRUE(ignore.ok());
   EXPECT_FALSE(ignore.request.sampling.eos_token_id.has_value());
