@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // EngineCoreRequest / ABORT encoding and decoding, driven by the wire generations' request
-// tables, and engine choice (docs/wire_format.md "Requests"; msgspec's rules: docs/design.md
-// §4.1).
+// tables, and engine choice (docs/wire_format.md "Requests per generation"; msgspec's rules:
+// docs/design.md §4.1).
 #include "vmetrics/engine_request.h"
 
 #include <algorithm>
