@@ -5,6 +5,7 @@
 #include "vmetrics/engine_request.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <msgpack.hpp>
 
@@ -40,9 +41,52 @@ void PackFloat64(msgpack::sbuffer& buf, double v) {
   buf.write(bytes, sizeof(bytes));
 }
 
-void PackInts(Packer& pk, const std::vector<int64_t>& v) {
+// An int in its smallest msgpack form (as msgspec and msgpack-cxx's pack_int64 write it) at
+// `out`; returns the bytes written (at most 9).
+size_t WriteInt(int64_t v, char* out) {
+  auto be = [out](uint8_t tag, uint64_t u, int bytes) {
+    out[0] = static_cast<char>(tag);
+    for (int i = 0; i < bytes; ++i) {
+      out[1 + i] = static_cast<char>((u >> (8 * (bytes - 1 - i))) & 0xff);
+    }
+    return static_cast<size_t>(1 + bytes);
+  };
+  if (v >= 0) {
+    const auto u = static_cast<uint64_t>(v);
+    if (u <= 0x7f) {
+      out[0] = static_cast<char>(u);
+      return 1;
+    }
+    if (u <= 0xff) return be(0xcc, u, 1);
+    if (u <= 0xffff) return be(0xcd, u, 2);
+    if (u <= 0xffffffff) return be(0xce, u, 4);
+    return be(0xcf, u, 8);
+  }
+  if (v >= -32) {
+    out[0] = static_cast<char>(static_cast<uint8_t>(v));
+    return 1;
+  }
+  const auto u = static_cast<uint64_t>(v);
+  if (v >= -128) return be(0xd0, u, 1);
+  if (v >= -32768) return be(0xd1, u, 2);
+  if (v >= INT32_MIN) return be(0xd2, u, 4);
+  return be(0xd3, u, 8);
+}
+
+// A list of ints (prompts run to thousands): written through a stack chunk, not an int at a
+// time through the packer.
+void PackInts(msgpack::sbuffer& buf, Packer& pk, const std::vector<int64_t>& v) {
   pk.pack_array(static_cast<uint32_t>(v.size()));
-  for (int64_t t : v) pk.pack_int64(t);
+  char chunk[9 * 128];
+  size_t n = 0;
+  for (int64_t t : v) {
+    n += WriteInt(t, chunk + n);
+    if (n > sizeof(chunk) - 9) {
+      buf.write(chunk, n);
+      n = 0;
+    }
+  }
+  buf.write(chunk, n);
 }
 
 void PackStrs(Packer& pk, const std::vector<std::string>& v) {
@@ -185,7 +229,7 @@ void PackSamplingValue(SamplingKey key, const SamplingParams& p, msgpack::sbuffe
     case S::kStop:
       return PackStrs(pk, *p.stop);
     case S::kStopTokenIds:
-      return PackInts(pk, *p.stop_token_ids);
+      return PackInts(buf, pk, *p.stop_token_ids);
     case S::kIgnoreEos:
       return PackBool(pk, p.ignore_eos);
     case S::kMaxTokens:
@@ -198,7 +242,7 @@ void PackSamplingValue(SamplingKey key, const SamplingParams& p, msgpack::sbuffe
     case S::kPromptLogprobs:
       return PackOptInt(pk, p.prompt_logprobs);
     case S::kLogprobTokenIds:
-      return PackInts(pk, *p.logprob_token_ids);
+      return PackInts(buf, pk, *p.logprob_token_ids);
     case S::kFlatLogprobs:
       return PackBool(pk, p.flat_logprobs);
     case S::kDetokenize:
@@ -222,7 +266,7 @@ void PackSamplingValue(SamplingKey key, const SamplingParams& p, msgpack::sbuffe
     case S::kEosTokenId:
       return PackOptInt(pk, p.eos_token_id);
     case S::kAllStopTokenIds:
-      return PackInts(pk, PythonSetOrder(p.all_stop_token_ids));
+      return PackInts(buf, pk, PythonSetOrder(p.all_stop_token_ids));
     case S::kLogitBias:
       pk.pack_map(static_cast<uint32_t>(p.logit_bias->size()));
       for (const auto& [token, bias] : *p.logit_bias) {
@@ -231,7 +275,7 @@ void PackSamplingValue(SamplingKey key, const SamplingParams& p, msgpack::sbuffe
       }
       return;
     case S::kAllowedTokenIds:
-      return PackInts(pk, *p.allowed_token_ids);
+      return PackInts(buf, pk, *p.allowed_token_ids);
     case S::kExtraArgs:
       buf.write(p.extra_args.data(), p.extra_args.size());
       return;
@@ -270,15 +314,21 @@ void PackSamplingValue(SamplingKey key, const SamplingParams& p, msgpack::sbuffe
 // keys there are.
 void PackSampling(msgpack::sbuffer& buf, Packer& pk, const SamplingParams& p,
                   std::span<const SamplingKey> keys) {
+  // Each key's verdict once: a table has at most 64 keys.
+  uint64_t written = 0;
   uint16_t count = 0;
-  for (SamplingKey k : keys) count += Written(k, p) ? 1 : 0;
+  for (size_t i = 0; i < keys.size() && i < 64; ++i) {
+    if (!Written(keys[i], p)) continue;
+    written |= uint64_t{1} << i;
+    ++count;
+  }
   const char header[3] = {static_cast<char>(0xde), static_cast<char>(count >> 8),
                           static_cast<char>(count & 0xff)};
   buf.write(header, sizeof(header));
-  for (SamplingKey k : keys) {
-    if (!Written(k, p)) continue;
-    PackStr(pk, SamplingKeyName(k));
-    PackSamplingValue(k, p, buf, pk);
+  for (size_t i = 0; i < keys.size() && i < 64; ++i) {
+    if (((written >> i) & 1U) == 0) continue;
+    PackStr(pk, SamplingKeyName(keys[i]));
+    PackSamplingValue(keys[i], p, buf, pk);
   }
 }
 
@@ -416,7 +466,7 @@ std::string EncodeEngineCoreRequest(const EngineCoreRequestSpec& spec,
         PackStr(pk, spec.request_id);
         break;
       case R::kPromptTokenIds:
-        PackInts(pk, spec.prompt_token_ids);
+        PackInts(buf, pk, spec.prompt_token_ids);
         break;
       case R::kSamplingParams:
         PackSampling(buf, pk, spec.sampling, layout.sampling);
@@ -492,6 +542,7 @@ std::string EncodeAbort(std::span<const std::string> request_ids) {
 }
 
 std::vector<int64_t> PythonSetOrder(const std::vector<int64_t>& ids) {
+  if (ids.size() <= 1) return ids;  // the common case: EOS alone
   // CPython 3.11 Objects/setobject.c: PySet_MINSIZE 8, LINEAR_PROBES 9, PERTURB_SHIFT 5, grow
   // when fill * 5 >= mask * 3 to the smallest power of two above used * 4 (used * 2 past
   // 50000). An int's hash is its value modulo 2**61 - 1 (sign kept), -1 hashing as -2.
