@@ -2,6 +2,9 @@
 // Strict readers of a request's JSON fields; see json_fields.h.
 #include "json_fields.h"
 
+#include <utility>
+#include <vector>
+
 namespace vmetrics::frontend {
 
 JsonFields::JsonFields(const Json& object, std::string prefix)
@@ -126,6 +129,10 @@ MaybeError JsonFields::OptObject(std::string_view key, const Json** out) {
   *out = nullptr;
   if (v == nullptr || v->is_null()) return std::nullopt;
   if (!v->is_object()) return Refuse(key, Name(key) + " must be an object");
+  if (JsonNestedDeeperThan(*v, kMaxJsonNestingDepth)) {
+    return Refuse(key, Name(key) + " is nested more than " + std::to_string(kMaxJsonNestingDepth) +
+                           " levels deep");
+  }
   *out = v;
   return std::nullopt;
 }
@@ -139,6 +146,22 @@ MaybeError JsonFields::Unread() const {
     }
   }
   return std::nullopt;
+}
+
+bool JsonNestedDeeperThan(const Json& v, size_t limit) {
+  // Depth-first with an explicit stack of (container, its depth): a body of a few hundred
+  // kilobytes can nest tens of thousands of levels, more than the thread's stack holds frames.
+  if (!v.is_structured()) return false;
+  std::vector<std::pair<const Json*, size_t>> stack{{&v, 1}};
+  while (!stack.empty()) {
+    const auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (depth > limit) return true;
+    for (const Json& child : *node) {
+      if (child.is_structured()) stack.emplace_back(&child, depth + 1);
+    }
+  }
+  return false;
 }
 
 std::string DumpJson(const Json& v) {

@@ -23,6 +23,7 @@
 #ifndef VMETRICS_FRONTEND_JSON_FIELDS_H_
 #define VMETRICS_FRONTEND_JSON_FIELDS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -37,6 +38,18 @@ namespace vmetrics::frontend {
 
 using Json = nlohmann::ordered_json;
 using MaybeError = std::optional<ApiError>;
+
+// The deepest nesting of arrays and objects a JSON field that goes to an engine may have, the
+// field's own object counted ({} is 1, {"a":[1]} is 2): kv_transfer_params,
+// ec_transfer_params, vllm_xargs, generate's sampling_params.extra_args. An engine decodes
+// these with msgspec, which recurses once per level under Python's recursion limit (1000 by
+// default; CPython 3.11's json.loads refuses about 1,000 levels of a bare array); 64 leaves
+// room for the frames below it, is what MsgpackToJson renders back without "<too deep>", and
+// is far above what a transfer connector sends (two or three levels).
+inline constexpr size_t kMaxJsonNestingDepth = 64;
+
+// Whether `v` nests arrays and objects more than `limit` deep (iterative: any depth is safe).
+bool JsonNestedDeeperThan(const Json& v, size_t limit);
 
 class JsonFields {
  public:
@@ -60,7 +73,8 @@ class JsonFields {
   // A list of integers; `min`..`max` per element. null -> nullopt.
   MaybeError OptIntList(std::string_view key, std::optional<std::vector<int64_t>>* out,
                         int64_t min = INT64_MIN, int64_t max = INT64_MAX);
-  // An object (null -> nullptr, absent -> nullptr).
+  // An object (null -> nullptr, absent -> nullptr), nested at most kMaxJsonNestingDepth deep
+  // (deeper: a 400 naming the field).
   MaybeError OptObject(std::string_view key, const Json** out);
 
   // A refusal of the first field nobody read, or nullopt.

@@ -450,5 +450,40 @@ TEST_F(CompletionsTest, BadRequestsAreRefusedWithClearMessages) {
   EXPECT_EQ(Engine0().requests_served, 0u);
 }
 
+// JSON nested 58,000 deep in a field that goes to the engine (117 kB: it overflowed the stack of
+// a recursive encoder) is a 400 naming the field and the server carries on; a value at the
+// documented limit (64 levels) reaches the engine.
+TEST_F(CompletionsTest, DeeplyNestedTransferParamsAreRefusedAndTheServerCarriesOn) {
+  Start();
+  auto nested = [](size_t depth) {
+    return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+  };
+  const std::string generate_url =
+      "http://127.0.0.1:" + std::to_string(frontend_->http_port()) + "/inference/v1/generate";
+  struct Case {
+    std::string url, body, param;
+  };
+  const std::vector<Case> cases = {
+      {url_, R"({"prompt":[1],"kv_transfer_params":)" + nested(58000) + "}", "kv_transfer_params"},
+      {url_, R"({"prompt":[1],"ec_transfer_params":)" + nested(58000) + "}", "ec_transfer_params"},
+      {generate_url, R"({"token_ids":[1],"sampling_params":{"extra_args":)" + nested(58000) + "}}",
+       "sampling_params.extra_args"},
+      {url_, R"({"prompt":[1],"kv_transfer_params":)" + nested(65) + "}", "kv_transfer_params"},
+  };
+  for (const Case& c : cases) {
+    HttpClientResponse r = HttpPost(c.url, c.body);
+    EXPECT_EQ(r.status, 400) << c.param << ": " << r.error;
+    json doc = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << r.body;
+    EXPECT_EQ(doc["error"]["param"], c.param) << r.body;
+  }
+  EXPECT_EQ(Engine0().requests_served, 0u);
+  HttpClientResponse at_limit =
+      Post(R"({"prompt":[1],"max_tokens":1,"kv_transfer_params":)" + nested(64) + "}");
+  EXPECT_EQ(at_limit.status, 200) << at_limit.body << at_limit.error;
+  EXPECT_EQ(Post(R"({"prompt":[1],"max_tokens":1})").status, 200);
+  EXPECT_EQ(Engine0().requests_served, 2u);
+}
+
 }  // namespace
 }  // namespace vmetrics

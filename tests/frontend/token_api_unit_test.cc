@@ -13,6 +13,7 @@
 #include "api_error.h"
 #include "completion_api.h"
 #include "generate_api.h"
+#include "json_fields.h"
 #include "logprobs.h"
 #include "msgpack_from_json.h"
 #include "vmetrics/engine_request.h"
@@ -63,6 +64,89 @@ TEST(MsgpackFromJson, KvTransferParamsReachTheEngineRequest) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->sampling.extra_args, p.request.sampling.extra_args);
   EXPECT_FALSE(back->sampling.detokenize);  // a tokens-only server
+}
+
+// A JSON object `depth` levels deep, the object counted: {"a":[[...[]...]]}.
+std::string Nested(size_t depth) {
+  return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+}
+
+// nlohmann's parser keeps its own stack and its destructor flattens nested values onto the heap,
+// and the encoder writes with an explicit stack: 100,000 levels (200 kB) neither recurse nor
+// overflow the stack.
+TEST(MsgpackFromJson, HundredThousandLevelsNeedNoStack) {
+  constexpr size_t kDepth = 100000;
+  const std::string text = std::string(kDepth, '[') + std::string(kDepth, ']');
+  const Json v = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(v.is_array());
+  EXPECT_TRUE(JsonNestedDeeperThan(v, kMaxJsonNestingDepth));
+  EXPECT_FALSE(JsonNestedDeeperThan(v, kDepth));
+  EXPECT_TRUE(JsonNestedDeeperThan(v, kDepth - 1));
+  const std::string packed = MsgpackFromJson(v);
+  ASSERT_EQ(packed.size(), kDepth);  // fixarray of one, ..., the innermost empty
+  EXPECT_EQ(packed.find_first_not_of('\x91'), kDepth - 1);
+  EXPECT_EQ(packed.back(), '\x90');
+}
+
+TEST(JsonNestedDeeperThan, CountsArraysAndObjectsOnTheDeepestPath) {
+  EXPECT_FALSE(JsonNestedDeeperThan(Json(1), 0));
+  EXPECT_FALSE(JsonNestedDeeperThan(Json::parse("{}"), 1));
+  EXPECT_TRUE(JsonNestedDeeperThan(Json::parse("{}"), 0));
+  const Json v = Json::parse(R"({"a":1,"b":[2,{"c":[]}],"d":{}})");
+  EXPECT_FALSE(JsonNestedDeeperThan(v, 4));
+  EXPECT_TRUE(JsonNestedDeeperThan(v, 3));
+  EXPECT_FALSE(
+      JsonNestedDeeperThan(Json::parse(Nested(kMaxJsonNestingDepth)), kMaxJsonNestingDepth));
+  EXPECT_TRUE(
+      JsonNestedDeeperThan(Json::parse(Nested(kMaxJsonNestingDepth + 1)), kMaxJsonNestingDepth));
+}
+
+// Every JSON field that reaches an engine as msgpack is accepted at kMaxJsonNestingDepth levels
+// and refused one deeper, and 58,000 levels (the depth that overflowed the stack of a recursive
+// encoder) are refused the same way: a 400 naming the field.
+TEST(ParseTokenRequest, NestedFieldsAreAcceptedAtTheDepthLimitAndRefusedPastIt) {
+  ServingConfig config;
+  config.served_model_name = "m";
+  config.max_model_len = 100;
+  for (const char* field : {"kv_transfer_params", "ec_transfer_params"}) {
+    for (const bool generate : {false, true}) {
+      auto parse = [&](size_t depth) {
+        const std::string value = std::string("\"") + field + "\":" + Nested(depth);
+        return generate ? ParseGenerateRequest(
+                              R"({"token_ids":[1],"sampling_params":{},)" + value + "}", config)
+                        : ParseCompletionRequest(R"({"prompt":[1],)" + value + "}", config);
+      };
+      const std::string what = std::string(field) + (generate ? " (generate)" : " (completions)");
+      ParsedRequest at = parse(kMaxJsonNestingDepth);
+      ASSERT_TRUE(at.ok()) << what << ": " << at.error->message;
+      EXPECT_NE(at.request.sampling.extra_args.find(field), std::string::npos) << what;
+      for (const size_t depth : {kMaxJsonNestingDepth + 1, size_t{58000}}) {
+        ParsedRequest past = parse(depth);
+        ASSERT_FALSE(past.ok()) << what << " at " << depth;
+        EXPECT_EQ(past.error->status, 400) << what;
+        EXPECT_EQ(past.error->param, field) << what;
+        EXPECT_EQ(past.error->message, std::string(field) + " is nested more than 64 levels deep")
+            << what;
+      }
+    }
+  }
+  // generate's sampling_params.extra_args goes to the engine as it is.
+  auto generate = [&](size_t depth) {
+    return ParseGenerateRequest(
+        R"({"token_ids":[1],"sampling_params":{"extra_args":)" + Nested(depth) + "}}", config);
+  };
+  ASSERT_TRUE(generate(kMaxJsonNestingDepth).ok());
+  for (const size_t depth : {kMaxJsonNestingDepth + 1, size_t{58000}}) {
+    ParsedRequest past = generate(depth);
+    ASSERT_FALSE(past.ok()) << depth;
+    EXPECT_EQ(past.error->status, 400);
+    EXPECT_EQ(past.error->param, "sampling_params.extra_args");
+  }
+  // vllm_xargs takes scalars and lists only; a deep value is refused by its depth first.
+  ParsedRequest xargs =
+      ParseCompletionRequest(R"({"prompt":[1],"vllm_xargs":)" + Nested(58000) + "}", config);
+  ASSERT_FALSE(xargs.ok());
+  EXPECT_EQ(xargs.error->param, "vllm_xargs");
 }
 
 // vLLM's test_protocol.py: an omitted max_tokens is not "provided" (the server computes it),
