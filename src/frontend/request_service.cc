@@ -9,6 +9,7 @@
 #include <random>
 #include <utility>
 
+#include "api_common.h"
 #include "completion_api.h"
 #include "generate_api.h"
 #include "json_fields.h"
@@ -107,12 +108,16 @@ size_t RequestService::num_live_completions() const {
 
 void RequestService::HandleCompletion(const HttpRequest& request,
                                       std::shared_ptr<HttpExchange> exchange) {
-  Submit(ParseCompletionRequest(request.body, options_.config), request, std::move(exchange));
+  Submit(CheckRequestIdHeader(ParseCompletionRequest(request.body, options_.config),
+                              request.header(kRequestIdHeader)),
+         request, std::move(exchange));
 }
 
 void RequestService::HandleGenerate(const HttpRequest& request,
                                     std::shared_ptr<HttpExchange> exchange) {
-  Submit(ParseGenerateRequest(request.body, options_.config), request, std::move(exchange));
+  Submit(CheckRequestIdHeader(ParseGenerateRequest(request.body, options_.config),
+                              request.header(kRequestIdHeader)),
+         request, std::move(exchange));
 }
 
 void RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,

@@ -485,5 +485,55 @@ TEST_F(CompletionsTest, DeeplyNestedTransferParamsAreRefusedAndTheServerCarriesO
   EXPECT_EQ(Engine0().requests_served, 2u);
 }
 
+// POSTs `body` to /v1/completions on `port` over a raw socket with `X-Request-Id: <id>` (bytes as
+// given) and `Connection: close`; returns everything the server sent until it closed.
+std::string PostWithRequestId(uint16_t port, const std::string& id, const std::string& body) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string got;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
+    const std::string request =
+        "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        "X-Request-Id: " +
+        id + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+        static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, n);
+    }
+  }
+  close(fd);
+  return got;
+}
+
+// X-Request-Id becomes the engine's request_id: one that is not valid UTF-8 (a vLLM engine's
+// msgspec decoder refuses such a str, and the error ends its input thread), longer than 512
+// bytes, or holding control characters never reaches an engine: a 400 naming the header. At
+// 512 bytes it is the answer's id.
+TEST_F(CompletionsTest, RequestIdHeaderThatAnEngineCouldNotDecodeIsRefused) {
+  Start();
+  const std::string body = R"({"prompt":[1],"max_tokens":1})";
+  for (const std::string& id : {std::string("bad\xff\xfe"), std::string("a\xc3"),
+                                std::string("\xed\xa0\x80"), std::string(513, 'a')}) {
+    const std::string reply = PostWithRequestId(frontend_->http_port(), id, body);
+    ASSERT_EQ(reply.rfind("HTTP/1.1 400 ", 0), 0u) << reply;
+    const json doc = json::parse(reply.substr(reply.find("\r\n\r\n") + 4), nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << reply;
+    EXPECT_EQ(doc["error"]["param"], "X-Request-Id") << reply;
+  }
+  EXPECT_EQ(Engine0().requests_arrived, 0u);
+  const std::string id(512, 'i');
+  const std::string reply = PostWithRequestId(frontend_->http_port(), id, body);
+  ASSERT_EQ(reply.rfind("HTTP/1.1 200 ", 0), 0u) << reply;
+  const json doc = json::parse(reply.substr(reply.find("\r\n\r\n") + 4), nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << reply;
+  EXPECT_EQ(doc["id"], "cmpl-" + id);
+  EXPECT_EQ(Engine0().requests_arrived, 1u);
+}
+
 }  // namespace
 }  // namespace vmetrics

@@ -149,6 +149,76 @@ TEST(ParseTokenRequest, NestedFieldsAreAcceptedAtTheDepthLimitAndRefusedPastIt) 
   EXPECT_EQ(xargs.error->param, "vllm_xargs");
 }
 
+// Ids a client gives go to the engine as msgpack str: valid UTF-8, at most 512 bytes, no
+// control characters; a 400 naming the field otherwise.
+TEST(CheckClientId, RefusesWhatAnEngineCouldNotDecodeOrShouldNotHold) {
+  EXPECT_FALSE(CheckClientId("req-1", "request_id"));
+  EXPECT_FALSE(CheckClientId("r\xc3\xa9q", "request_id"));  // é
+  EXPECT_FALSE(CheckClientId(std::string(kMaxClientIdBytes, 'a'), "request_id"));
+  struct Case {
+    std::string value, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {std::string(kMaxClientIdBytes + 1, 'a'), "x must be at most 512 bytes, got 513."},
+           {"a\xff", "x must be valid UTF-8."},
+           {"\xc0\xaf", "x must be valid UTF-8."},      // overlong '/'
+           {"\xed\xa0\x80", "x must be valid UTF-8."},  // a surrogate
+           {"a\nb", "x must not contain control characters."},
+           {std::string("a\0b", 3), "x must not contain control characters."},
+           {"a\x7f", "x must not contain control characters."}}) {
+    MaybeError e = CheckClientId(c.value, "x");
+    ASSERT_TRUE(e) << c.message;
+    EXPECT_EQ(e->status, 400);
+    EXPECT_EQ(e->param, "x");
+    EXPECT_EQ(e->message, c.message);
+  }
+}
+
+// The body's request_id and session_id pass the same check; JSON strings are UTF-8 already
+// (nlohmann's parser refuses invalid bytes and unpaired surrogate escapes), so length and
+// control characters are what remains.
+TEST(ParseTokenRequest, ClientIdsInTheBodyAreBounded) {
+  ServingConfig config;
+  config.served_model_name = "m";
+  config.max_model_len = 100;
+  const std::string long_id(kMaxClientIdBytes + 1, 'a');
+  const std::string ok_id(kMaxClientIdBytes, 'a');
+  struct Case {
+    std::string body, param;
+    bool generate;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"({"prompt":[1],"request_id":")" + long_id + "\"}", "request_id", false},
+           {R"({"prompt":[1],"request_id":"a\u0001"})", "request_id", false},
+           {R"({"prompt":[1],"session_id":")" + long_id + "\"}", "session_id", false},
+           {R"({"token_ids":[1],"sampling_params":{},"request_id":")" + long_id + "\"}",
+            "request_id", true},
+       }) {
+    ParsedRequest p =
+        c.generate ? ParseGenerateRequest(c.body, config) : ParseCompletionRequest(c.body, config);
+    ASSERT_FALSE(p.ok()) << c.body.substr(0, 60);
+    EXPECT_EQ(p.error->status, 400);
+    EXPECT_EQ(p.error->param, c.param);
+  }
+  ParsedRequest at = ParseCompletionRequest(
+      R"({"prompt":[1],"request_id":")" + ok_id + R"(","session_id":")" + ok_id + "\"}", config);
+  ASSERT_TRUE(at.ok()) << at.error->message;
+  EXPECT_EQ(at.request.request_id, ok_id);
+  // Invalid UTF-8 in a JSON string and an unpaired surrogate escape: not JSON at all.
+  for (const std::string& body : {std::string(R"({"prompt":[1],"request_id":"a)") + "\xff\"}",
+                                  std::string(R"({"prompt":[1],"request_id":"\ud800"})")}) {
+    ParsedRequest p = ParseCompletionRequest(body, config);
+    ASSERT_FALSE(p.ok());
+    EXPECT_EQ(p.error->message, "request body is not valid JSON");
+  }
+  ParsedRequest header = CheckRequestIdHeader(at, nullptr);
+  EXPECT_TRUE(header.ok());
+  const std::string bad = "id\xff";
+  header = CheckRequestIdHeader(at, &bad);
+  ASSERT_FALSE(header.ok());
+  EXPECT_EQ(header.error->param, "X-Request-Id");
+}
+
 // vLLM's test_protocol.py: an omitted max_tokens is not "provided" (the server computes it),
 // an explicit one is kept.
 TEST(ParseGenerateRequest, OmittedMaxTokensIsComputedExplicitIsKept) {
