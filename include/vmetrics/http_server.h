@@ -22,10 +22,16 @@
 //                       bodies of 404 and 405 are FastAPI's JSON, as from vLLM.
 //   other paths         404.
 //   malformed requests  400 for a request line without an HTTP/1.x version, a header line
-//                       without a name, an HTTP/1.1 request without Host or any request with
-//                       two Host lines; 431 for more than max_headers header lines or a head
-//                       above max_request_bytes, 414 for a URI above it. libmicrohttpd closes
-//                       the connection on a request line it cannot parse at all.
+//                       without a name or whose name is not a token, an obs-folded header
+//                       line, a control byte in the target (raw or percent-encoded: %00-%20,
+//                       %7F), an HTTP/1.1 request without Host or any request with two Host
+//                       lines, two Content-Length lines, one not of digits only, or one beside
+//                       Transfer-Encoding (RFC 9112 §3.2, §5.2, §6.3); each of these 400s
+//                       carries `Connection: close` and ends the connection. 431 for more than
+//                       max_headers header lines or a head above max_request_bytes, 414 for a
+//                       URI above it. libmicrohttpd closes the connection on a request line it
+//                       cannot parse at all, and answers a first Content-Length it cannot read
+//                       itself (400, its head written twice: docs/reliability.md §1.6).
 //   route bodies        411 for a body sent with Transfer-Encoding (chunked): a route's body
 //                       needs a Content-Length; 417 for `Expect: 100-continue` with a
 //                       Content-Length above the route's limit (no `100 Continue` is sent);

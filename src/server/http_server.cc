@@ -204,6 +204,16 @@ HttpReply RouteError(const HttpRoute& route, unsigned status, std::string_view m
 
 // Stored in *req_cls once a request's head has been accepted; only its address matters.
 char head_accepted_tag;
+// Stored in *req_cls by CheckTarget when the raw request target holds control bytes: the
+// first call answers 400 (RejectMalformed).
+char bad_target_tag;
+
+// MHD_OPTION_URI_LOG_CALLBACK: the one place libmicrohttpd shows the request target as sent,
+// before it percent-decodes the path into a C string (where "%00" would end it). What it
+// returns becomes the request's *req_cls.
+void* CheckTarget(void* /*cls*/, const char* uri, MHD_Connection* /*connection*/) {
+  return uri != nullptr && internal::TargetHasControlBytes(uri) ? &bad_target_tag : nullptr;
+}
 
 // What *req_cls points to when a request needs state across calls; RequestCompleted frees it.
 struct RequestContext {
@@ -249,7 +259,7 @@ void RequestCompleted(void* cls, MHD_Connection* connection, void** req_cls,
   if (ConnectionGuard::Connection* account = Account(connection)) {
     state->guard->RequestDone(account);
   }
-  if (*req_cls != nullptr && *req_cls != &head_accepted_tag) {
+  if (*req_cls != nullptr && *req_cls != &head_accepted_tag && *req_cls != &bad_target_tag) {
     delete static_cast<RequestContext*>(*req_cls);
   }
   *req_cls = nullptr;
@@ -486,6 +496,17 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
                          const char* version, const char* upload_data, size_t* upload_data_size,
                          void** req_cls) {
   auto* state = static_cast<HttpServerState*>(cls);
+  const bool bad_target = *req_cls == &bad_target_tag;
+  if ((*req_cls == nullptr || bad_target) &&
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_HTTP_STATUS) != nullptr) {
+    // A reply is queued already: libmicrohttpd's own (0.9.75 queues a 400 or 413 for a
+    // Content-Length it cannot read, then calls the handler anyway), or ours on an earlier
+    // call. A second one would put a second status line on the wire; libmicrohttpd closes
+    // the connection after its error reply.
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  if (bad_target) *req_cls = nullptr;  // a first call; the head says what was wrong
   if (*req_cls != nullptr && *req_cls != &head_accepted_tag) {
     auto* context = static_cast<RequestContext*>(*req_cls);
     if (auto* posted = dynamic_cast<PostedRequest*>(context)) {
@@ -497,7 +518,8 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
   }
   // Read on each call rather than kept in *req_cls: it is a walk over a few headers, and
   // keeping it would need a completion callback to free it.
-  const internal::RequestHead head = internal::ReadRequestHead(connection, url, method, version);
+  internal::RequestHead head = internal::ReadRequestHead(connection, url, method, version);
+  head.bad_target = bad_target;
   if (*req_cls == nullptr) {
     ConnectionGuard::Connection* account = Account(connection);
     if (account != nullptr) {
@@ -699,6 +721,7 @@ MHD_Daemon* StartDaemon(HttpServerState* state, const sockaddr_storage& address)
       MHD_OPTION_EXTERNAL_LOGGER, &LogFromMhd, state,
       MHD_OPTION_NOTIFY_COMPLETED, &RequestCompleted, state,
       MHD_OPTION_NOTIFY_CONNECTION, &ConnectionNotice, state,
+      MHD_OPTION_URI_LOG_CALLBACK, &CheckTarget, state,
       MHD_OPTION_SOCK_ADDR, reinterpret_cast<const sockaddr*>(&address),
       MHD_OPTION_THREAD_POOL_SIZE, pool_size,
       // The guard keeps max_connections plus the scrape reserve; libmicrohttpd's own limit is

@@ -59,10 +59,27 @@ struct RequestHead {
   size_t authorization_count = 0;  // Authorization header lines; only exactly one can pass
   size_t host_count = 0;           // Host header lines: HTTP/1.1 needs one, none may have two
   bool transfer_encoding = false;  // a Transfer-Encoding header: the body's length is not given
-  bool content_length_valid = false;  // a Content-Length header of digits only (the last one)
-  uint64_t content_length = 0;        // its value, when valid
-  bool expect_continue = false;       // `Expect: 100-continue` (any case)
+  bool content_length_valid = false;      // a Content-Length header of digits only (the last one)
+  uint64_t content_length = 0;            // its value, when valid
+  bool expect_continue = false;           // `Expect: 100-continue` (any case)
+  size_t content_length_count = 0;        // Content-Length header lines
+  bool content_length_malformed = false;  // a Content-Length that is not digits only
+  bool invalid_header_name = false;       // a name with a byte outside RFC 9110's token characters
+  bool folded_header = false;             // an obs-folded line (set by ReadRequestHead)
+  bool bad_target = false;  // control bytes in the raw request target (TargetHasControlBytes)
 };
+
+// TargetHasControlBytes
+//
+// Whether a raw request target (as sent, before percent-decoding) holds a byte RFC 9112 §3.2
+// does not allow there: a control byte (below 0x21: space included) or DEL, sent as it is or
+// percent-encoded (%00-%20, %7F). libmicrohttpd decodes the path into a C string, so
+// "/abort_requests%00.png" would reach the handler of "/abort_requests".
+//
+// Example:
+//   EXPECT_TRUE(TargetHasControlBytes("/v1/completions%00junk"));
+//   EXPECT_FALSE(TargetHasControlBytes("/metrics?name=a%2Fb"));
+bool TargetHasControlBytes(std::string_view raw_target);
 
 // AddHeader
 //
@@ -91,6 +108,7 @@ struct Reply {
   std::string_view www_authenticate;  // the challenge of a 401, else ""
   std::string_view retry_after;       // seconds, on a 429, else ""
   std::string_view cache_control;     // "no-cache" on a stream, else ""
+  bool close = false;  // `Connection: close`: libmicrohttpd closes once the reply is sent
 };
 
 // RequestRules
@@ -107,9 +125,13 @@ struct RequestRules {
 
 // RejectMalformed
 //
-// The first checks of RejectReply: no HTTP/1.x version, a header line without a name, an
-// HTTP/1.1 request without Host or any request with two Host lines (400; RFC 9112 §3.2),
-// more than rules.max_headers header lines (431). nullopt when all pass.
+// The first checks of RejectReply: no HTTP/1.x version, a header line without a name or with a
+// name that is not a token, an obs-folded header line (RFC 9112 §5.2), control bytes in the
+// request target, an HTTP/1.1 request without Host or any request with two Host lines
+// (RFC 9112 §3.2), more than one Content-Length line, a Content-Length that is not digits only,
+// or one beside Transfer-Encoding (RFC 9112 §6.3: the framing would be ambiguous) are 400 with
+// `Connection: close` (Reply::close): whatever a client sent after such a head is not read as
+// another request. More than rules.max_headers header lines is 431. nullopt when all pass.
 std::optional<Reply> RejectMalformed(const RequestRules& rules, const RequestHead& head);
 
 // BodyRefusal: why a route's request is refused before its body is read.
