@@ -75,7 +75,8 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
                   "Show metrics hidden since this version (vLLM's escape hatch for deprecated "
                   "metrics, e.g. 0.31)");
   cmd->add_option("--max-model-len", a->max_model_len,
-                  "Override the engines' max_model_len for the token buckets");
+                  "Override the engines' max_model_len for the token buckets")
+      ->check(DecimalInRange(1, INT64_MAX));
   cmd->add_option("--cache-config-info", a->cache_config_info,
                   "JSON object of CacheConfig labels for vllm:cache_config_info");
   cmd->add_flag("--disable-created-series", a->disable_created_series, "Omit _created samples");
@@ -86,8 +87,9 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
       ->capture_default_str();
   cmd->add_option("--max-label-value-bytes", a->max_label_value_bytes,
                   "Longest label value accepted from engines; longer ones are dropped and "
-                  "counted in vmetrics_wire_values_skipped_total. 0 = no limit")
-      ->capture_default_str();
+                  "counted in vmetrics_wire_values_skipped_total")
+      ->capture_default_str()
+      ->check(DecimalInRange(1, kMaxLabelValueBytesLimit));
   cmd->add_flag("--enable-lora", a->enable_lora,
                 "LoRA is enabled: register vllm:lora_requests_info (also on when the engines "
                 "report LoRA support)");

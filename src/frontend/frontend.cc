@@ -17,6 +17,7 @@
 #include "build_info.h"
 #include "engine_states.h"
 #include "environment.h"
+#include "flag_checks.h"
 #include "generation_config.h"
 #include "observability_flags.h"
 #include "openai_routes.h"
@@ -120,14 +121,19 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
     if (!ec.ok()) return ec.status();
     checked.ec_connector = std::move(*ec);
   }
-  if (!o->speculative_config.empty()) {
-    auto doc = nlohmann::json::parse(o->speculative_config, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) {
-      return Status::InvalidArgument("--speculative-config must be a JSON object");
+  Result<int64_t> speculative = frontend::ParseNumSpeculativeTokens(o->speculative_config);
+  if (!speculative.ok()) return speculative.status();
+  checked.num_speculative_tokens = *speculative;
+  if (Status s = frontend::CheckMaxModelLen(o->max_model_len, /*zero_is_from_engines=*/true);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = frontend::CheckMaxLabelValueBytes(o->max_label_value_bytes); !s.ok()) return s;
+  if (!o->served_model_name.empty()) {  // empty: serve's default name
+    if (Status s = frontend::CheckServedModelName(o->served_model_name, o->max_label_value_bytes);
+        !s.ok()) {
+      return s;
     }
-    auto k = doc.find("num_speculative_tokens");
-    if (k != doc.end() && k->is_number_integer())
-      checked.num_speculative_tokens = k->get<int64_t>();
   }
   Result<bool> nans = frontend::ComputeNansInLogitsFromEnvironment();
   if (!nans.ok()) return nans.status();

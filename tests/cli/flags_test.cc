@@ -238,6 +238,33 @@ TEST(Flags, UnusableOptionsEndAtOnceNamingTheFlag) {
       {{"serve", "--handshake-address", "tcp://0.0.0.0:0", "--port", "0"},
        2,
        "give --advertise-address HOST"},
+      // Values CLI11 would clamp ("1e20"), take negative, or read as "no limit" ("-1" into an
+      // unsigned field), and names that would make /metrics unparsable or huge.
+      {{"serve", "--max-model-len", "1e20"}, 2, "--max-model-len"},
+      {{"serve", "--max-model-len", "-5"}, 2, "--max-model-len"},
+      {{"serve", "--max-model-len", "0"}, 2, "--max-model-len"},
+      {{"serve", "--max-model-len", "9223372036854775808"}, 2, "--max-model-len"},
+      {{"replay", "-", "--max-model-len", "1e20"}, 2, "--max-model-len"},
+      {{"serve", "--max-label-value-bytes", "-1"}, 2, "--max-label-value-bytes"},
+      {{"serve", "--max-label-value-bytes", "0"}, 2, "--max-label-value-bytes"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--served-model-name",
+        "model\xfe"},
+       2,
+       "--served-model-name must be valid UTF-8"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--served-model-name",
+        std::string(120 * 1024, 'm')},
+       2,
+       "--served-model-name is 122880 bytes, more than --max-label-value-bytes (1024)"},
+      {{"replay", "-", "--served-model-name", "model\xfe"},
+       2,
+       "--served-model-name must be valid UTF-8"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--speculative-config",
+        R"({"num_speculative_tokens":"3"})"},
+       2,
+       "--speculative-config: num_speculative_tokens must be an integer from 1 to 128"},
+      {{"replay", "-", "--speculative-config", R"({"num_speculative_tokens":2.5})"},
+       2,
+       "--speculative-config: num_speculative_tokens must be an integer"},
   };
   for (const Case& c : cases) {
     const RunResult r = RunVmetrics(c.args);

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Checks of serve's and replay's options; see flag_checks.h.
+#include "flag_checks.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "vmetrics/frontend.h"
+#include "vmetrics/internal/wire_text.h"
+
+namespace vmetrics::frontend {
+
+Result<int64_t> ParseNumSpeculativeTokens(std::string_view speculative_config) {
+  if (speculative_config.empty()) return int64_t{0};
+  const nlohmann::json doc = nlohmann::json::parse(speculative_config, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return Status::InvalidArgument("--speculative-config must be a JSON object");
+  }
+  const auto k = doc.find("num_speculative_tokens");
+  if (k == doc.end() || k->is_null()) return int64_t{0};
+  const std::string range = "an integer from 1 to " + std::to_string(kMaxSpeculativeTokens);
+  if (!k->is_number_integer()) {
+    return Status::InvalidArgument("--speculative-config: num_speculative_tokens must be " + range +
+                                   ", got " + k->dump());
+  }
+  // Unsigned above INT64_MAX reads as negative here: refused with the rest.
+  const bool fits = k->is_number_unsigned() ? k->get<uint64_t>() <= uint64_t{kMaxSpeculativeTokens}
+                                            : k->get<int64_t>() <= kMaxSpeculativeTokens;
+  if (!fits || k->get<int64_t>() < 1) {
+    return Status::InvalidArgument("--speculative-config: num_speculative_tokens must be " + range +
+                                   ", got " + k->dump());
+  }
+  return k->get<int64_t>();
+}
+
+Status CheckMaxModelLen(int64_t max_model_len, bool zero_is_from_engines) {
+  if (max_model_len > 0 || (max_model_len == 0 && zero_is_from_engines)) return Status::Ok();
+  return Status::InvalidArgument("--max-model-len must be a positive integer, got " +
+                                 std::to_string(max_model_len));
+}
+
+Status CheckMaxLabelValueBytes(size_t max_label_value_bytes) {
+  if (max_label_value_bytes >= 1 && max_label_value_bytes <= kMaxLabelValueBytesLimit) {
+    return Status::Ok();
+  }
+  return Status::InvalidArgument("--max-label-value-bytes must be from 1 to " +
+                                 std::to_string(kMaxLabelValueBytesLimit) + ", got " +
+                                 std::to_string(max_label_value_bytes));
+}
+
+Status CheckServedModelName(std::string_view name, size_t max_label_value_bytes) {
+  if (name.empty()) return Status::InvalidArgument("--served-model-name must not be empty");
+  if (!internal::IsValidUtf8(name)) {
+    return Status::InvalidArgument("--served-model-name must be valid UTF-8");
+  }
+  if (name.size() > max_label_value_bytes) {
+    return Status::InvalidArgument("--served-model-name is " + std::to_string(name.size()) +
+                                   " bytes, more than --max-label-value-bytes (" +
+                                   std::to_string(max_label_value_bytes) +
+                                   "): it is the model_name label of every series");
+  }
+  return Status::Ok();
+}
+
+}  // namespace vmetrics::frontend
