@@ -248,7 +248,9 @@ struct FrontendOptions {
 
   // Where to listen and the per-client limits (--host, --port, --http-threads; the defaults
   // are loopback port 8000 with two threads, so nothing is exposed until asked; see
-  // http_server.h for each field). http.port 0 picks an ephemeral port.
+  // http_server.h for each field). http.port 0 picks an ephemeral port. http.api_keys
+  // (--api-key, else VLLM_API_KEY in `vmetrics serve`) guards, with http.api_key_path_prefixes
+  // left empty, vLLM's API paths /v1, /v2, /inference, /cohere, and /abort_requests.
   HttpServerOptions http;
 
   // --web-config-file: a Prometheus exporter-toolkit web config (TLS, basic auth, extra

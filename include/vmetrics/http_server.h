@@ -21,6 +21,8 @@
 //   other methods       405 with `Allow: GET, HEAD` on /metrics and /health;
 //                       bodies of 404 and 405 are FastAPI's JSON, as from vLLM.
 //   other paths         404.
+//   API keys            with HttpServerOptions::api_keys, 401 {"error":"Unauthorized"} for a
+//                       guarded path without the Bearer key, before 404 and 405.
 //   malformed requests  400 for a request line without an HTTP/1.x version, a header line
 //                       without a name or whose name is not a token, an obs-folded header
 //                       line, a control byte in the target (raw or percent-encoded: %00-%20,
@@ -314,6 +316,16 @@ struct HttpServerOptions {
   // src/server/basic_auth.h, verification_queue.h and docs/reliability.md). With TLS, the
   // handshake counts against connection_timeout_s like any other idle time.
   std::optional<WebConfig> web_config;
+
+  // vLLM's --api-key: when not empty, a request whose path starts with one of
+  // api_key_path_prefixes (every path when that is empty) must carry exactly one
+  // `Authorization: Bearer <key>` header with one of these keys, compared in constant time as
+  // SHA-256 digests; otherwise 401 with vLLM's body {"error":"Unauthorized"}, checked after
+  // the web config's checks and before the path is looked up. OPTIONS needs no key, as in
+  // vLLM. Keys must be non-empty, without control characters or blanks at either end, and
+  // cannot be combined with the web config's basic_auth_users (both use Authorization).
+  std::vector<std::string> api_keys;
+  std::vector<std::string> api_key_path_prefixes;
 };
 
 // HealthReport: what HttpHandlers::health returns. `healthy` selects 200 or 503; `body` is

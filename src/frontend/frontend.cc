@@ -509,7 +509,11 @@ Status Frontend::Bind() {
   handlers.log = [](std::string_view line) {
     LogWarning(std::string("http: ") + std::string(line));
   };
-  Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(a.http, std::move(handlers));
+  HttpServerOptions http = a.http;
+  if (!http.api_keys.empty() && http.api_key_path_prefixes.empty()) {
+    http.api_key_path_prefixes = frontend::ApiKeyPathPrefixes();
+  }
+  Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(http, std::move(handlers));
   if (!server.ok()) {
     // The server's own words name the host and port; the flags are named here.
     const std::string& why = server.status().message();

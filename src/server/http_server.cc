@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -46,6 +47,8 @@ struct HttpServerState {
   // string for the TLS versions allowed ("" without TLS).
   std::unique_ptr<BasicAuthVerifier> basic_auth;
   std::unique_ptr<VerificationQueue> verifications;
+  // From options.api_keys; null without keys.
+  std::unique_ptr<internal::ApiKeyCheck> api_keys;
   // handlers.routes, indexed; `rules` points at it.
   RouteTable routes;
   RequestRules rules;
@@ -592,6 +595,27 @@ Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handle
   if (options.max_body_bytes == 0) {
     return Status::InvalidArgument("HttpServerOptions::max_body_bytes must be >= 1");
   }
+  for (const std::string& key : options.api_keys) {
+    // Sent as `Authorization: Bearer <key>`: a header value, which cannot hold control bytes
+    // and whose blanks at either end are not part of it.
+    const bool usable =
+        !key.empty() && key.front() != ' ' && key.front() != '\t' && key.back() != ' ' &&
+        key.back() != '\t' &&
+        std::none_of(key.begin(), key.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 && c != '\t'; }) &&
+        key.find('\x7f') == std::string::npos;
+    if (!usable) {
+      return Status::InvalidArgument(
+          "--api-key: a key must be non-empty, without control characters or blanks at either "
+          "end");
+    }
+  }
+  if (!options.api_keys.empty() && options.web_config.has_value() &&
+      !options.web_config->basic_auth_users.empty()) {
+    return Status::InvalidArgument(
+        "--api-key and basic_auth_users in --web-config-file both need the Authorization "
+        "header: use one of them");
+  }
   if (Result<internal::RouteTable> routes = internal::RouteTable::Build(handlers.routes);
       !routes.ok()) {
     return routes.status();
@@ -812,6 +836,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   if (!state->routes.empty()) {
     state->rules.routes = &state->routes;
     state->client_watcher = std::make_unique<internal::ClientWatcher>();
+  }
+  if (!state->options.api_keys.empty()) {
+    state->api_keys = std::make_unique<internal::ApiKeyCheck>(state->options.api_keys,
+                                                              state->options.api_key_path_prefixes);
+    state->rules.api_keys = state->api_keys.get();
   }
   if (const std::optional<WebConfig>& web = state->options.web_config; web.has_value()) {
     if (!web->basic_auth_users.empty()) {

@@ -22,6 +22,8 @@ constexpr std::string_view kAllowGetHead = "GET, HEAD";
 // parses ours.
 constexpr std::string_view kNotFoundBody = R"({"detail":"Not Found"})";
 constexpr std::string_view kMethodNotAllowedBody = R"({"detail":"Method Not Allowed"})";
+// vLLM's AuthenticationMiddleware: JSONResponse(content={"error": "Unauthorized"}).
+constexpr std::string_view kUnauthorizedApiKeyBody = R"({"error":"Unauthorized"})";
 
 Reply TextReply(unsigned status, std::string_view body) {
   Reply reply;
@@ -385,6 +387,12 @@ std::optional<Reply> RejectUnrouted(const RequestHead& head) {
 }
 
 std::optional<Reply> RejectUnrouted(const RequestRules& rules, const RequestHead& head) {
+  // Two Authorization headers are refused, as basic auth refuses them: a proxy and the server
+  // could read different ones (vLLM reads the first).
+  if (rules.api_keys != nullptr && rules.api_keys->Guards(head.method, head.path) &&
+      (head.authorization_count != 1 || !rules.api_keys->Accepts(head.authorization))) {
+    return JsonReply(MHD_HTTP_UNAUTHORIZED, kUnauthorizedApiKeyBody);
+  }
   if (RouteFor(head.path) == Endpoint::kNotFound) {
     const RouteTable::Match match =
         rules.routes != nullptr ? rules.routes->Find(head.method, head.path) : RouteTable::Match{};

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "api_key.h"
 #include "basic_auth.h"
 #include "body_shelf.h"
 #include "route_table.h"
@@ -121,6 +122,9 @@ struct RequestRules {
   const BasicAuthVerifier* basic_auth = nullptr;
   // The application's routes (HttpHandlers::routes); nullptr = none.
   const RouteTable* routes = nullptr;
+  // HttpServerOptions::api_keys; nullptr = none. A guarded path needs exactly one
+  // Authorization header with a Bearer key it accepts.
+  const ApiKeyCheck* api_keys = nullptr;
 };
 
 // RejectMalformed
@@ -187,9 +191,12 @@ CredentialsCheck CheckCredentialsQuickly(const RequestRules& rules, const Reques
 
 // RejectUnrouted
 //
-// The last checks of RejectReply: a path neither the server's own nor a route's (404), a method
-// other than GET or HEAD on /metrics and /health, or none of a route path's methods (405, with
-// Allow: the path's methods). nullopt when both pass. The one-argument form has no routes.
+// The last checks of RejectReply: with rules.api_keys, a guarded path without exactly one
+// Authorization header carrying an accepted Bearer key (401 with vLLM's body
+// {"error":"Unauthorized"}, before the path is looked up, as vLLM's middleware runs before its
+// router); then a path neither the server's own nor a route's (404), a method other than GET or
+// HEAD on /metrics and /health, or none of a route path's methods (405, with Allow: the path's
+// methods). nullopt when all pass. The one-argument form has no routes and no keys.
 std::optional<Reply> RejectUnrouted(const RequestRules& rules, const RequestHead& head);
 std::optional<Reply> RejectUnrouted(const RequestHead& head);
 

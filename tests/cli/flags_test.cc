@@ -265,6 +265,9 @@ TEST(Flags, UnusableOptionsEndAtOnceNamingTheFlag) {
       {{"replay", "-", "--speculative-config", R"({"num_speculative_tokens":2.5})"},
        2,
        "--speculative-config: num_speculative_tokens must be an integer"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--api-key", " sk"},
+       2,
+       "--api-key: a key must be non-empty, without control characters or blanks at either end"},
   };
   for (const Case& c : cases) {
     const RunResult r = RunVmetrics(c.args);
@@ -296,6 +299,17 @@ TEST(Flags, ABadNanCheckingSwitchEndsAtOnceNamingTheVariable) {
   EXPECT_NE(on.out.find(R"(vllm:corrupted_requests_total{engine="0",model_name="model"} 0.0)"),
             std::string::npos)
       << on.out;
+}
+
+// VLLM_API_KEY is the key when --api-key is not given, as in vLLM: it is checked like one.
+TEST(Flags, VllmApiKeyFromTheEnvironmentIsCheckedLikeTheFlag) {
+  ASSERT_EQ(setenv("VLLM_API_KEY", "sk\x01", 1), 0);
+  const RunResult serve =
+      RunVmetrics({"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0"});
+  unsetenv("VLLM_API_KEY");
+  ASSERT_EQ(serve.error, "");
+  EXPECT_EQ(ExitStatus(serve), 2) << serve.err;
+  EXPECT_NE(serve.err.find("--api-key"), std::string::npos) << serve.err;
 }
 
 // An HTTP port in use ends serve at once, naming the flag, before any engine is waited for.

@@ -485,9 +485,9 @@ TEST_F(CompletionsTest, DeeplyNestedTransferParamsAreRefusedAndTheServerCarriesO
   EXPECT_EQ(Engine0().requests_served, 2u);
 }
 
-// POSTs `body` to /v1/completions on `port` over a raw socket with `X-Request-Id: <id>` (bytes as
-// given) and `Connection: close`; returns everything the server sent until it closed.
-std::string PostWithRequestId(uint16_t port, const std::string& id, const std::string& body) {
+// Sends `request` (raw bytes, which should ask for `Connection: close`) to 127.0.0.1:`port` and
+// returns everything the server sent until it closed.
+std::string RawExchange(uint16_t port, const std::string& request) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return "";
   sockaddr_in address{};
@@ -495,19 +495,30 @@ std::string PostWithRequestId(uint16_t port, const std::string& id, const std::s
   address.sin_port = htons(port);
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::string got;
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
-    const std::string request =
-        "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-        "X-Request-Id: " +
-        id + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-    if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-        static_cast<ssize_t>(request.size())) {
-      char buf[4096];
-      for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, n);
-    }
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 &&
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
+    char buf[4096];
+    for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, n);
   }
   close(fd);
   return got;
+}
+
+// A request's text: `method target`, Host, the given header lines (each ending in \r\n), and
+// `body` with its Content-Length (none for an empty GET).
+std::string RawRequest(const std::string& method, const std::string& target,
+                       const std::string& headers, const std::string& body = "") {
+  return method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + headers +
+         (method == "GET" ? std::string()
+                          : "Content-Length: " + std::to_string(body.size()) + "\r\n") +
+         "\r\n" + body;
+}
+
+// POSTs `body` to /v1/completions with `X-Request-Id: <id>` (bytes as given).
+std::string PostWithRequestId(uint16_t port, const std::string& id, const std::string& body) {
+  return RawExchange(port,
+                     RawRequest("POST", "/v1/completions", "X-Request-Id: " + id + "\r\n", body));
 }
 
 // X-Request-Id becomes the engine's request_id: one that is not valid UTF-8 (a vLLM engine's
@@ -533,6 +544,48 @@ TEST_F(CompletionsTest, RequestIdHeaderThatAnEngineCouldNotDecodeIsRefused) {
   ASSERT_TRUE(doc.is_object()) << reply;
   EXPECT_EQ(doc["id"], "cmpl-" + id);
   EXPECT_EQ(Engine0().requests_arrived, 1u);
+}
+
+// --api-key as vLLM's: the API paths need `Authorization: Bearer <key>` (401 with vLLM's
+// {"error":"Unauthorized"} otherwise, nothing sent to the engine), and so does /abort_requests,
+// which vLLM serves only in its development modes; /metrics, /health, /ping and /version do not.
+TEST_F(CompletionsTest, ApiKeyGuardsTheApiAndAbortRequestsButNotMetricsOrHealth) {
+  Start(nullptr, [](FrontendOptions* o) { o->http.api_keys = {"sk-test"}; });
+  const uint16_t port = frontend_->http_port();
+  const std::string completion = R"({"prompt":[1],"max_tokens":1})";
+  const std::string generate = R"({"token_ids":[1],"sampling_params":{"max_tokens":1}})";
+  const std::string abort = R"({"request_ids":["cmpl-x-0"]})";
+  struct Case {
+    std::string method, target, body;
+  };
+  const std::vector<Case> guarded = {{"POST", "/v1/completions", completion},
+                                     {"POST", "/inference/v1/generate", generate},
+                                     {"POST", "/abort_requests", abort},
+                                     {"GET", "/v1/models", ""},
+                                     {"POST", "/v1/chat/completions", completion}};
+  for (const Case& c : guarded) {
+    for (const std::string& auth : {std::string(), std::string("Authorization: Bearer sk-bad\r\n"),
+                                    std::string("Authorization: Basic c2stdGVzdA==\r\n")}) {
+      const std::string reply = RawExchange(port, RawRequest(c.method, c.target, auth, c.body));
+      EXPECT_EQ(reply.rfind("HTTP/1.1 401 ", 0), 0u) << c.target << " " << auth << reply;
+      EXPECT_NE(reply.find("\r\n\r\n{\"error\":\"Unauthorized\"}"), std::string::npos) << reply;
+    }
+  }
+  EXPECT_EQ(Engine0().requests_arrived, 0u);
+  const std::string key = "Authorization: Bearer sk-test\r\n";
+  EXPECT_EQ(RawExchange(port, RawRequest("POST", "/v1/completions", key, completion))
+                .rfind("HTTP/1.1 200 ", 0),
+            0u);
+  EXPECT_EQ(RawExchange(port, RawRequest("POST", "/inference/v1/generate", key, generate))
+                .rfind("HTTP/1.1 200 ", 0),
+            0u);
+  EXPECT_EQ(RawExchange(port, RawRequest("POST", "/abort_requests", key, abort))
+                .rfind("HTTP/1.1 200 ", 0),
+            0u);
+  EXPECT_EQ(Engine0().requests_arrived, 2u);
+  for (const char* open : {"/metrics", "/health", "/ping", "/version"}) {
+    EXPECT_EQ(RawExchange(port, RawRequest("GET", open, "")).rfind("HTTP/1.1 200 ", 0), 0u) << open;
+  }
 }
 
 }  // namespace
