@@ -11,7 +11,7 @@ CLI::Validator DecimalInRange(uint64_t min, uint64_t max) {
   const std::string range = std::to_string(min) + " to " + std::to_string(max);
   return CLI::Validator(
       [min, max, range](std::string& text) -> std::string {
-        const std::string wanted =
+        std::string wanted =
             "an integer from " + range + " (decimal digits only), got '" + text + "'";
         if (text.empty() || text.size() > 20) return wanted;
         uint64_t value = 0;

@@ -502,10 +502,9 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
   const bool bad_target = *req_cls == &bad_target_tag;
   if ((*req_cls == nullptr || bad_target) &&
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_HTTP_STATUS) != nullptr) {
-    // A reply is queued already: libmicrohttpd's own (0.9.75 queues a 400 or 413 for a
-    // Content-Length it cannot read, then calls the handler anyway), or ours on an earlier
-    // call. A second one would put a second status line on the wire; libmicrohttpd closes
-    // the connection after its error reply.
+    // A reply is queued already (the 400 of a refused target, on the first call): a second
+    // one would put a second status line on the wire. libmicrohttpd 0.9.75 skips the handler
+    // itself after queueing one of its own error replies; this holds should it not.
     *upload_data_size = 0;
     return MHD_YES;
   }

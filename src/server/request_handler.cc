@@ -127,9 +127,6 @@ bool ParseDecimal(std::string_view text, uint64_t* value) {
   return true;
 }
 
-// Collects what RequestHead needs from each header line, for ReadRequestHead. libmicrohttpd
-// passes a NULL key for a line without a name; values are never NULL for headers, but a NULL
-// would read as empty.
 // libmicrohttpd 0.9.75 keeps each header as pointers into its read buffer: the name, ended by
 // the NUL written over its colon, then the value after the blanks that follow. An obs-folded
 // line ("Name: a\r\n b") is accepted silently: the continuation is appended to a copy of the
@@ -137,15 +134,20 @@ bool ParseDecimal(std::string_view text, uint64_t* value) {
 // value begins. Both pointers are in that one pool, so the bytes between are readable; a gap
 // larger than any request head cannot be adjacency.
 bool ValueFollowsName(const char* key, const char* value) {
-  const auto name_end = reinterpret_cast<uintptr_t>(key) + std::strlen(key);
-  const auto value_start = reinterpret_cast<uintptr_t>(value);
-  if (value_start <= name_end || value_start - name_end > 64 * 1024) return false;
-  for (const char* p = key + (name_end - reinterpret_cast<uintptr_t>(key)) + 1; p < value; ++p) {
+  const char* name_end = key + std::strlen(key);  // the NUL over the colon
+  // Compared as integers: the two may point into different blocks of the pool.
+  const auto end_at = reinterpret_cast<uintptr_t>(name_end);
+  const auto value_at = reinterpret_cast<uintptr_t>(value);
+  if (value_at <= end_at || value_at - end_at > uintptr_t{64} * 1024) return false;
+  for (const char* p = name_end + 1; p != value; ++p) {
     if (*p != ' ' && *p != '\t') return false;
   }
   return true;
 }
 
+// Collects what RequestHead needs from each header line, for ReadRequestHead. libmicrohttpd
+// passes a NULL key for a line without a name; values are never NULL for headers, but a NULL
+// would read as empty.
 MHD_Result CollectHeader(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* value) {
   auto* head = static_cast<RequestHead*>(cls);
   if (key != nullptr && value != nullptr && !ValueFollowsName(key, value)) {
