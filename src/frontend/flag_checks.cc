@@ -20,8 +20,9 @@ Result<int64_t> ParseNumSpeculativeTokens(std::string_view speculative_config) {
   if (k == doc.end() || k->is_null()) return int64_t{0};
   const std::string range = "an integer from 1 to " + std::to_string(kMaxSpeculativeTokens);
   if (!k->is_number_integer()) {
+    // The type, not the value: dump() recurses, and the value may nest arbitrarily deep.
     return Status::InvalidArgument("--speculative-config: num_speculative_tokens must be " + range +
-                                   ", got " + k->dump());
+                                   ", got a " + k->type_name());
   }
   // Unsigned above INT64_MAX reads as negative here: refused with the rest.
   const bool fits = k->is_number_unsigned() ? k->get<uint64_t>() <= uint64_t{kMaxSpeculativeTokens}

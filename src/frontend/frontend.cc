@@ -19,6 +19,7 @@
 #include "environment.h"
 #include "flag_checks.h"
 #include "generation_config.h"
+#include "json_fields.h"
 #include "observability_flags.h"
 #include "openai_routes.h"
 #include "request_service.h"
@@ -166,6 +167,12 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
         return Status::InvalidArgument("--cache-config-info: key \"" + k +
                                        "\" is not a usable label name ([a-zA-Z_][a-zA-Z0-9_]*, "
                                        "not engine, not __...)");
+      }
+      // PyRepr writes lists and dicts with dump(), which recurses once per level.
+      if (frontend::JsonNestedDeeperThan(it.value(), frontend::kMaxJsonNestingDepth)) {
+        return Status::InvalidArgument(
+            "--cache-config-info: the value of \"" + k + "\" is nested more than " +
+            std::to_string(frontend::kMaxJsonNestingDepth) + " levels deep");
       }
       checked.cache_config_info.emplace_back(k, PyRepr(it.value()));
     }

@@ -2,9 +2,6 @@
 // Strict readers of a request's JSON fields; see json_fields.h.
 #include "json_fields.h"
 
-#include <utility>
-#include <vector>
-
 namespace vmetrics::frontend {
 
 JsonFields::JsonFields(const Json& object, std::string prefix)
@@ -146,22 +143,6 @@ MaybeError JsonFields::Unread() const {
     }
   }
   return std::nullopt;
-}
-
-bool JsonNestedDeeperThan(const Json& v, size_t limit) {
-  // Depth-first with an explicit stack of (container, its depth): a body of a few hundred
-  // kilobytes can nest tens of thousands of levels, more than the thread's stack holds frames.
-  if (!v.is_structured()) return false;
-  std::vector<std::pair<const Json*, size_t>> stack{{&v, 1}};
-  while (!stack.empty()) {
-    const auto [node, depth] = stack.back();
-    stack.pop_back();
-    if (depth > limit) return true;
-    for (const Json& child : *node) {
-      if (child.is_structured()) stack.emplace_back(&child, depth + 1);
-    }
-  }
-  return false;
 }
 
 std::string DumpJson(const Json& v) {

@@ -30,6 +30,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "api_error.h"
@@ -48,8 +49,23 @@ using MaybeError = std::optional<ApiError>;
 // is far above what a transfer connector sends (two or three levels).
 inline constexpr size_t kMaxJsonNestingDepth = 64;
 
-// Whether `v` nests arrays and objects more than `limit` deep (iterative: any depth is safe).
-bool JsonNestedDeeperThan(const Json& v, size_t limit);
+// Whether `v` (nlohmann::json or ordered_json) nests arrays and objects more than `limit` deep.
+// Depth-first with an explicit stack of (container, its depth): a body of a few hundred
+// kilobytes can nest tens of thousands of levels, more than the thread's stack holds frames.
+template <typename J>
+bool JsonNestedDeeperThan(const J& v, size_t limit) {
+  if (!v.is_structured()) return false;
+  std::vector<std::pair<const J*, size_t>> stack{{&v, 1}};
+  while (!stack.empty()) {
+    const auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (depth > limit) return true;
+    for (const J& child : *node) {
+      if (child.is_structured()) stack.emplace_back(&child, depth + 1);
+    }
+  }
+  return false;
+}
 
 class JsonFields {
  public:

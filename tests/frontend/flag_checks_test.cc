@@ -36,6 +36,16 @@ TEST(ParseNumSpeculativeTokens, IntegerFromOneTo128OrAbsent) {
   EXPECT_FALSE(ParseNumSpeculativeTokens("{").ok());
 }
 
+// A value nested 100,000 deep is named by its type, never written out (dump() recurses).
+TEST(ParseNumSpeculativeTokens, DeeplyNestedValueIsRefusedWithoutWritingItOut) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  Result<int64_t> r = ParseNumSpeculativeTokens(R"({"num_speculative_tokens":)" + deep + "}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "--speculative-config: num_speculative_tokens must be an integer from 1 to 128, got "
+            "a array");
+}
+
 TEST(CheckMaxModelLen, PositiveOrFromTheEngines) {
   EXPECT_TRUE(CheckMaxModelLen(1, false).ok());
   EXPECT_TRUE(CheckMaxModelLen(INT64_MAX, false).ok());

@@ -180,6 +180,11 @@ TEST(FrontendOptionsCheck, BadOptionsFailBindNamingTheFlag) {
        "--served-model-name"},
       {[](FrontendOptions* o) { o->speculative_config = R"({"num_speculative_tokens":"3"})"; },
        "--speculative-config: num_speculative_tokens"},
+      {[](FrontendOptions* o) {
+         o->cache_config_info =
+             R"({"block_size":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+       },
+       "--cache-config-info: the value of \"block_size\" is nested more than 64 levels deep"},
   };
   for (const Case& c : cases) {
     FrontendOptions options;
