@@ -63,4 +63,32 @@ Status CheckServedModelName(std::string_view name, size_t max_label_value_bytes)
   return Status::Ok();
 }
 
+Status CheckLoraModules(const std::vector<LoraModule>& modules, size_t max_label_value_bytes) {
+  auto check = [](const std::string& name, const std::string& what, const std::string& value,
+                  size_t max_bytes) -> Status {
+    const std::string where = "--lora-modules: " + what + " of " + name;
+    if (value.empty()) return Status::InvalidArgument(where + " is empty");
+    if (!internal::IsValidUtf8(value))
+      return Status::InvalidArgument(where + " is not valid UTF-8");
+    for (const char c : value) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        return Status::InvalidArgument(where + " holds a control character");
+      }
+    }
+    if (value.size() > max_bytes) {
+      return Status::InvalidArgument(where + " is " + std::to_string(value.size()) +
+                                     " bytes, more than " + std::to_string(max_bytes));
+    }
+    return Status::Ok();
+  };
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const std::string name = "adapter " + std::to_string(i + 1);
+    if (Status s = check(name, "the name", modules[i].name, max_label_value_bytes); !s.ok()) {
+      return s;
+    }
+    if (Status s = check(name, "the path", modules[i].path, kMaxLoraPathBytes); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 }  // namespace vmetrics::frontend

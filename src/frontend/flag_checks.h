@@ -13,7 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
+#include "vmetrics/frontend.h"
 #include "vmetrics/status.h"
 
 namespace vmetrics::frontend {
@@ -52,6 +54,19 @@ Status CheckMaxLabelValueBytes(size_t max_label_value_bytes);
 // so it passes what label values from the wire pass (docs/recording.md): valid UTF-8 (RFC
 // 3629) and at most `max_label_value_bytes` bytes; and it is not empty.
 Status CheckServedModelName(std::string_view name, size_t max_label_value_bytes);
+
+// The longest LoRA adapter path --lora-modules may give (Linux's PATH_MAX).
+inline constexpr size_t kMaxLoraPathBytes = 4096;
+
+// CheckLoraModules
+//
+// --lora-modules: each adapter's name and path go into every EngineCoreRequest that names the
+// adapter (LoRARequest's lora_name and lora_path, msgpack str), and a vLLM engine's msgspec
+// decoder refuses a str that is not UTF-8, which ends its input thread. So each name and path
+// is non-empty valid UTF-8 without control characters; a name is at most
+// `max_label_value_bytes` bytes (it is a label value of vllm:lora_requests_info), a path at
+// most kMaxLoraPathBytes.
+Status CheckLoraModules(const std::vector<LoraModule>& modules, size_t max_label_value_bytes);
 
 }  // namespace vmetrics::frontend
 

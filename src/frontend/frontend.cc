@@ -107,6 +107,9 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
   if (!o->lora_modules.empty() && !o->enable_lora) {
     return Status::InvalidArgument("--lora-modules requires --enable-lora");
   }
+  if (Status s = frontend::CheckLoraModules(o->lora_modules, o->max_label_value_bytes); !s.ok()) {
+    return s;
+  }
   checked.lora_modules = o->lora_modules;
   for (size_t i = 0; i < checked.lora_modules.size(); ++i) {
     checked.lora_modules[i].lora_int_id = static_cast<int64_t>(i) + 1;  // vLLM's numbering

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "vmetrics/frontend.h"
 #include "vmetrics/frontend/replay.h"
@@ -74,6 +75,31 @@ TEST(CheckServedModelName, LikeALabelValueFromTheWire) {
   for (const char* bad : {"m\xff", "m\xc3", "\xed\xa0\x80", "\xc0\xaf"}) {
     Status s = CheckServedModelName(bad, 1024);
     EXPECT_EQ(s.message(), "--served-model-name must be valid UTF-8") << bad;
+  }
+}
+
+// LoRA names and paths go to the engines as msgpack str: UTF-8, no control characters, bounded.
+TEST(CheckLoraModules, NamesAndPathsAnEngineCanDecode) {
+  EXPECT_TRUE(CheckLoraModules({}, 1024).ok());
+  EXPECT_TRUE(
+      CheckLoraModules({{"sql", "/adapters/sql", 0}, {"chat\xc3\xa9", "/a/c", 0}}, 1024).ok());
+  struct Case {
+    LoraModule module;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"sql\xff", "/a", 0}, "--lora-modules: the name of adapter 2 is not valid UTF-8"},
+           {{"sql", "/a\xc3", 0}, "--lora-modules: the path of adapter 2 is not valid UTF-8"},
+           {{"", "/a", 0}, "--lora-modules: the name of adapter 2 is empty"},
+           {{"s\nql", "/a", 0}, "--lora-modules: the name of adapter 2 holds a control character"},
+           {{std::string(1025, 'n'), "/a", 0},
+            "--lora-modules: the name of adapter 2 is 1025 bytes, more than 1024"},
+           {{"sql", "/" + std::string(kMaxLoraPathBytes, 'p'), 0},
+            "--lora-modules: the path of adapter 2 is 4097 bytes, more than 4096"},
+       }) {
+    const Status s = CheckLoraModules({{"ok", "/ok", 0}, c.module}, 1024);
+    EXPECT_EQ(s.message(), c.message);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   }
 }
 
