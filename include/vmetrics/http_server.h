@@ -25,7 +25,7 @@
 //                       guarded path without the Bearer key, before 404 and 405.
 //   malformed requests  400 for a request line without an HTTP/1.x version, a header line
 //                       without a name or whose name is not a token, an obs-folded header
-//                       line, a control byte in the target (raw or percent-encoded: %00-%20,
+//                       line, a control byte in the target (raw or percent-encoded: %00-%1F,
 //                       %7F), an HTTP/1.1 request without Host or any request with two Host
 //                       lines, two Content-Length lines, one not of digits only, or one beside
 //                       Transfer-Encoding (RFC 9112 §3.2, §5.2, §6.3); each of these 400s

@@ -242,7 +242,8 @@ bool TargetHasControlBytes(std::string_view raw_target) {
       const int lo = HexValue(raw_target[i + 2]);
       if (hi >= 0 && lo >= 0) {
         const int decoded = hi * 16 + lo;
-        if (decoded < 0x21 || decoded == 0x7f) return true;
+        // A decoded space is data (a query's "a%20b"); a decoded control byte is not.
+        if (decoded < 0x20 || decoded == 0x7f) return true;
       }
     }
   }

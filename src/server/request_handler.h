@@ -72,10 +72,10 @@ struct RequestHead {
 
 // TargetHasControlBytes
 //
-// Whether a raw request target (as sent, before percent-decoding) holds a byte RFC 9112 §3.2
-// does not allow there: a control byte (below 0x21: space included) or DEL, sent as it is or
-// percent-encoded (%00-%20, %7F). libmicrohttpd decodes the path into a C string, so
-// "/abort_requests%00.png" would reach the handler of "/abort_requests".
+// Whether a raw request target (as sent, before percent-decoding) holds a control byte or DEL:
+// sent as it is (where RFC 9112 §3.2 allows no control byte, nor a space), or percent-encoded
+// (%00-%1F, %7F; %20 is a space, which a query may carry). libmicrohttpd decodes the path into
+// a C string, so "/abort_requests%00.png" would reach the handler of "/abort_requests".
 //
 // Example:
 //   EXPECT_TRUE(TargetHasControlBytes("/v1/completions%00junk"));

@@ -316,9 +316,9 @@ TEST_F(HttpProtocolTest, ControlBytesInTheTargetAreOne400AndTheConnectionCloses)
     ExpectOne400AndClose(port(), std::string("GET ") + target + " HTTP/1.1\r\nHost: x\r\n\r\n");
   }
   EXPECT_EQ(calls_.load(), 0);
-  // Percent-encoded printable bytes are fine.
+  // Percent-encoded printable bytes and spaces are fine.
   EXPECT_EQ(Exchange(port(),
-                     "GET /metrics?name%5B%5D=a%2Fb HTTP/1.1\r\nHost: x\r\n"
+                     "GET /metrics?name%5B%5D=a%2Fb%20c HTTP/1.1\r\nHost: x\r\n"
                      "Connection: close\r\n\r\n")
                 .status,
             200);
