@@ -11,8 +11,10 @@
 //   - an accepted request keeps every limit the server promises: 1..max_prompts prompts, none
 //     empty, token ids within the vocabulary, max_tokens >= 1 (0 only for echo), n in 1..max_n,
 //     temperature >= 0, min_tokens within max_tokens, and every
-//     prompt plus max_tokens within max_model_len; and a LoRA adapter only if `model` named one
-//     of the server's (FuzzCompletionLimits has one, "fuzz-lora");
+//     prompt plus max_tokens within max_model_len; a LoRA adapter only if `model` named one
+//     of the server's (FuzzCompletionLimits has one, "fuzz-lora"); and extra_args (the JSON
+//     fields that reach the engine as msgpack) nested at most kMaxJsonNestingDepth deep inside
+//     its map: read back with that bound, it re-encodes to the same bytes;
 //   - what reaches an engine is readable by it: max_tokens is set (an engine cannot run a
 //     request without it), and the ADD of the first prompt, encoded for every wire generation
 //     whose table carries the request (CheckRequestFits) and for the layout the four
@@ -27,7 +29,10 @@
 
 #include "completion_api.h"
 #include "generate_api.h"
+#include "json_fields.h"
+#include "msgpack_from_json.h"
 #include "vmetrics/engine_request.h"
+#include "vmetrics/internal/json_from_msgpack.h"
 #include "vmetrics/wire_generation.h"
 
 namespace vmetrics::fuzz {
@@ -77,6 +82,15 @@ std::string CheckTokenRequestInvariants(std::string_view body, Parse parse) {
   }
   if (r.lora && (r.lora->name != "fuzz-lora" || r.lora->lora_int_id != 1)) {
     return "a LoRA adapter the server does not have accepted";
+  }
+  if (!p.extra_args.empty()) {
+    // The map of fields, then each field's own levels: deeper ones read back as "<too deep>".
+    const Result<nlohmann::ordered_json> back =
+        protocol::MsgpackToJson(p.extra_args, static_cast<int>(frontend::kMaxJsonNestingDepth) + 1);
+    if (!back.ok()) return "extra_args is not msgpack";
+    if (frontend::MsgpackFromJson(back.value()) != p.extra_args) {
+      return "extra_args nested deeper than kMaxJsonNestingDepth accepted";
+    }
   }
   if (r.prompts.empty() || r.prompts.size() > limits.max_prompts) return "prompt count off limits";
   const int64_t min_max_tokens = r.echo_without_generation ? 0 : 1;

@@ -27,7 +27,10 @@
 //   * ParseBasicAuthorization's credentials survive re-encoding: "Basic " + base64 of
 //     user:password parses back to the same pair;
 //   * the status is one the server documents, a 405 carries Allow, a 401 carries the challenge;
-//   * 200 only for GET or HEAD of a known path, HTTP/1.0 or 1.1, at most max_headers lines;
+//   * 200 only for GET or HEAD of a known path, HTTP/1.0 or 1.1, at most max_headers lines,
+//     every header name a token, a target without control bytes (raw or percent-encoded), at
+//     most one Content-Length, of digits only and not beside Transfer-Encoding;
+//   * every 400 closes the connection (Connection: close);
 //   * with a user configured, nothing but 400, 431 or 401 without that user's exact
 //     credentials in exactly one Authorization header: never 200, 404 or 405.
 #ifndef VMETRICS_FUZZ_HTTP_REQUEST_FUZZ_CHECK_H_
@@ -108,6 +111,7 @@ inline internal::RequestHead ParseFuzzRequest(std::string_view input) {
     const size_t second = rest.find(' ');
     const std::string_view target = rest.substr(0, second);
     head.path = target.substr(0, target.find('?'));
+    head.bad_target = internal::TargetHasControlBytes(target);
     if (second != std::string_view::npos) head.version = rest.substr(second + 1);
   }
   while (!input.empty()) {
@@ -175,7 +179,14 @@ inline std::string CheckReply(const internal::RequestHead& head, const internal:
   if (auth_configured && !right_credentials && s != 400 && s != 431 && s != 401) {
     return "status " + std::to_string(s) + " without credentials";
   }
+  if (s == 400 && !reply.close) return "400 without Connection: close";
   if (s != 200) return "";
+  if (head.bad_target) return "200 for a target with control bytes";
+  if (head.invalid_header_name) return "200 with a header name that is not a token";
+  if (head.content_length_count > 1 || head.content_length_malformed ||
+      (head.content_length_count > 0 && head.transfer_encoding)) {
+    return "200 with Content-Length repeated, malformed or beside Transfer-Encoding";
+  }
   if (head.method != "GET" && head.method != "HEAD")
     return "200 for method " + std::string(head.method);
   if (head.version != "HTTP/1.1" && head.version != "HTTP/1.0") return "200 for a bad version";

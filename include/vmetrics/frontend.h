@@ -60,6 +60,7 @@
 #define VMETRICS_FRONTEND_H_
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -86,6 +87,10 @@ enum class LogFormat : uint8_t {
   kText,  // vmetrics: engine 0 joined (max_model_len 8192)
   kJson,  // {"ts":1700000000.123,"level":"info","msg":"engine 0 joined (max_model_len 8192)"}
 };
+
+// The largest FrontendOptions::max_label_value_bytes (--max-label-value-bytes): a label value
+// is copied into every scrape, and this keeps an exposition's size finite.
+inline constexpr size_t kMaxLabelValueBytesLimit = size_t{1} << 20;
 
 // FrontendOptions
 //
@@ -152,7 +157,8 @@ struct FrontendOptions {
   // ---- Metrics ----
 
   // --served-model-name: the `model_name` label, and the `model` a completion may name.
-  // "" means "model".
+  // "" means "model". Otherwise checked like a label value from the wire: valid UTF-8, at most
+  // max_label_value_bytes bytes (Bind fails naming the flag).
   std::string served_model_name = "model";
 
   // --kv-transfer-config: vLLM's KVTransferConfig as JSON ({"kv_connector":"NixlConnector"},
@@ -166,8 +172,9 @@ struct FrontendOptions {
   // after the KV connectors' and fed from SchedulerStats.ec_connector_stats. "" = none.
   std::string ec_transfer_config;
 
-  // --speculative-config: vLLM's speculative config as JSON; num_speculative_tokens > 0
-  // registers the spec-decode families.
+  // --speculative-config: vLLM's speculative config as JSON; num_speculative_tokens (absent,
+  // null, or an integer from 1 to 128) > 0 registers the spec-decode families. Any other
+  // num_speculative_tokens fails Bind naming the flag.
   std::string speculative_config;
 
   // --diffusion-model: the served model is a diffusion LLM (vLLM's ModelConfig.is_diffusion,
@@ -191,7 +198,8 @@ struct FrontendOptions {
   std::string show_hidden_metrics_for_version;
 
   // --max-model-len: the top of the 1-2-5 token buckets and the completions' context limit.
-  // 0: what the engines' ready responses say (8192 when they say nothing).
+  // 0: what the engines' ready responses say (8192 when they say nothing). Negative: Bind fails
+  // naming the flag (the flag itself takes 1 to 2^63 - 1, decimal digits only).
   int64_t max_model_len = 0;
 
   // --cache-config-info: a JSON object of extra vllm:cache_config_info labels, added to (and
@@ -210,7 +218,8 @@ struct FrontendOptions {
   // --max-label-value-bytes: longest label value accepted from the engines; longer ones are
   // refused like new values past the limit above (counted in
   // vmetrics_wire_values_skipped_total{reason="label_value_too_long"}). With the limit above
-  // it bounds the exposition's size; 0 = no limit.
+  // it bounds the exposition's size. From 1 to kMaxLabelValueBytesLimit (1 MiB); anything else
+  // fails Bind naming the flag.
   size_t max_label_value_bytes = 1024;
 
   // ---- LoRA ----
@@ -248,7 +257,9 @@ struct FrontendOptions {
 
   // Where to listen and the per-client limits (--host, --port, --http-threads; the defaults
   // are loopback port 8000 with two threads, so nothing is exposed until asked; see
-  // http_server.h for each field). http.port 0 picks an ephemeral port.
+  // http_server.h for each field). http.port 0 picks an ephemeral port. http.api_keys
+  // (--api-key, else VLLM_API_KEY in `vmetrics serve`) guards, with http.api_key_path_prefixes
+  // left empty, vLLM's API paths /v1, /v2, /inference, /cohere, and /abort_requests.
   HttpServerOptions http;
 
   // --web-config-file: a Prometheus exporter-toolkit web config (TLS, basic auth, extra

@@ -21,11 +21,19 @@
 //   other methods       405 with `Allow: GET, HEAD` on /metrics and /health;
 //                       bodies of 404 and 405 are FastAPI's JSON, as from vLLM.
 //   other paths         404.
+//   API keys            with HttpServerOptions::api_keys, 401 {"error":"Unauthorized"} for a
+//                       guarded path without the Bearer key, before 404 and 405.
 //   malformed requests  400 for a request line without an HTTP/1.x version, a header line
-//                       without a name, an HTTP/1.1 request without Host or any request with
-//                       two Host lines; 431 for more than max_headers header lines or a head
-//                       above max_request_bytes, 414 for a URI above it. libmicrohttpd closes
-//                       the connection on a request line it cannot parse at all.
+//                       without a name or whose name is not a token, an obs-folded header
+//                       line, a control byte in the target (raw or percent-encoded: %00-%1F,
+//                       %7F), an HTTP/1.1 request without Host or any request with two Host
+//                       lines, two Content-Length lines, one not of digits only, or one beside
+//                       Transfer-Encoding (RFC 9112 §3.2, §5.2, §6.3); each of these 400s
+//                       carries `Connection: close` and ends the connection. 431 for more than
+//                       max_headers header lines or a head above max_request_bytes, 414 for a
+//                       URI above it. libmicrohttpd closes the connection on a request line it
+//                       cannot parse at all, and answers a first Content-Length it cannot read
+//                       itself (400, its head written twice: docs/reliability.md §1.6).
 //   route bodies        411 for a body sent with Transfer-Encoding (chunked): a route's body
 //                       needs a Content-Length; 417 for `Expect: 100-continue` with a
 //                       Content-Length above the route's limit (no `100 Continue` is sent);
@@ -310,6 +318,16 @@ struct HttpServerOptions {
   // src/server/basic_auth.h, verification_queue.h and docs/reliability.md). With TLS, the
   // handshake counts against connection_timeout_s like any other idle time.
   std::optional<WebConfig> web_config;
+
+  // vLLM's --api-key: when not empty, a request whose path starts with one of
+  // api_key_path_prefixes (every path when that is empty) must carry exactly one
+  // `Authorization: Bearer <key>` header with one of these keys, compared in constant time as
+  // SHA-256 digests; otherwise 401 with vLLM's body {"error":"Unauthorized"}, checked after
+  // the web config's checks and before the path is looked up. OPTIONS needs no key, as in
+  // vLLM. Keys must be non-empty, without control characters or blanks at either end, and
+  // cannot be combined with the web config's basic_auth_users (both use Authorization).
+  std::vector<std::string> api_keys;
+  std::vector<std::string> api_key_path_prefixes;
 };
 
 // HealthReport: what HttpHandlers::health returns. `healthy` selects 200 or 503; `body` is

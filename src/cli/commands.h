@@ -7,6 +7,8 @@
 #define VMETRICS_CLI_COMMANDS_H_
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
 
 namespace vmetrics::cli {
 
@@ -19,6 +21,11 @@ void AddDemoCommand(CLI::App& app, int* exit_code);
 void AddMetricsReferenceCommand(CLI::App& app, int* exit_code);
 void AddDescribeConnectorsCommand(CLI::App& app, int* exit_code);
 void AddBenchServeCommand(CLI::App& app, int* exit_code);
+
+// A CLI11 check for an integer flag, on the text as given: decimal digits only (no sign, no
+// exponent, no hex, no blanks) and a value from `min` to `max`. CLI11's own conversion clamps
+// "1e20" and takes "-1" into an unsigned field; this refuses both, naming the flag (exit 2).
+CLI::Validator DecimalInRange(uint64_t min, uint64_t max);
 
 }  // namespace vmetrics::cli
 

@@ -58,7 +58,7 @@ void AddReplayCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--ec-transfer-config", o.ec_transfer_config,
                   "vLLM's ECTransferConfig JSON (the EC connector whose families are recorded)");
   cmd->add_option("--max-model-len", o.max_model_len, "Max model length (1-2-5 token buckets)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+      ->check(DecimalInRange(1, uint64_t{1} << 40));
   cmd->add_option(
       "--speculative-config", o.speculative_config,
       "vLLM's speculative config JSON (num_speculative_tokens adds spec-decode families)");

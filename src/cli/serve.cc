@@ -4,6 +4,7 @@
 #include "vmetrics/frontend/serve.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -80,7 +81,8 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
                   "Show metrics hidden since this version (vLLM's escape hatch for deprecated "
                   "metrics, e.g. 0.31)");
   cmd->add_option("--max-model-len", a->max_model_len,
-                  "Override the engines' max_model_len for the token buckets");
+                  "Override the engines' max_model_len for the token buckets")
+      ->check(DecimalInRange(1, INT64_MAX));
   cmd->add_option("--cache-config-info", a->cache_config_info,
                   "JSON object of CacheConfig labels for vllm:cache_config_info");
   cmd->add_flag("--disable-created-series", a->disable_created_series, "Omit _created samples");
@@ -91,8 +93,9 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
       ->capture_default_str();
   cmd->add_option("--max-label-value-bytes", a->max_label_value_bytes,
                   "Longest label value accepted from engines; longer ones are dropped and "
-                  "counted in vmetrics_wire_values_skipped_total. 0 = no limit")
-      ->capture_default_str();
+                  "counted in vmetrics_wire_values_skipped_total")
+      ->capture_default_str()
+      ->check(DecimalInRange(1, kMaxLabelValueBytesLimit));
   cmd->add_flag("--enable-lora", a->enable_lora,
                 "LoRA is enabled: register vllm:lora_requests_info (also on when the engines "
                 "report LoRA support)");
@@ -115,6 +118,10 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
   cmd->add_flag("--enable-prompt-tokens-details", a->enable_prompt_tokens_details,
                 "usage.prompt_tokens_details.cached_tokens in answers");
+  cmd->add_option("--api-key", a->http.api_keys,
+                  "vLLM's --api-key: requests to /v1, /v2, /inference, /cohere and "
+                  "/abort_requests need `Authorization: Bearer <key>` (one of these keys; "
+                  "default: VLLM_API_KEY)");
   cmd->add_option("--host", a->http.host, "HTTP bind address (loopback by default)");
   cmd->add_option("--port", f->port, "HTTP port (0 = ephemeral)")->check(CLI::Range(0, 65535));
   cmd->add_option("--http-threads", a->http.threads, "HTTP worker threads")
@@ -182,6 +189,13 @@ int RunServe(const ServeFlags& flags) {
     return 2;
   }
   options.lora_modules = std::move(*lora);
+  // As vLLM: --api-key takes precedence over VLLM_API_KEY; empty keys count as none.
+  if (options.http.api_keys.empty()) {
+    if (const char* key = std::getenv("VLLM_API_KEY"); key != nullptr) {
+      options.http.api_keys.emplace_back(key);
+    }
+  }
+  std::erase(options.http.api_keys, std::string());
   // 2: the options are unusable (the message names the flag); 1: the engines or a socket
   // failed.
   if (Status s = frontend::Serve(options); !s.ok()) {

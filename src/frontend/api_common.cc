@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "vmetrics/internal/json_from_msgpack.h"
+#include "vmetrics/internal/wire_text.h"
 
 namespace vmetrics::frontend {
 
@@ -21,6 +22,28 @@ MaybeError CheckCacheSalt(const std::optional<std::string>& salt) {
         "cache_salt");
   }
   return std::nullopt;
+}
+
+MaybeError CheckClientId(std::string_view value, std::string_view name) {
+  const std::string n(name);
+  if (value.size() > kMaxClientIdBytes) {
+    return BadRequest(n + " must be at most " + std::to_string(kMaxClientIdBytes) + " bytes, got " +
+                          std::to_string(value.size()) + ".",
+                      n);
+  }
+  if (!internal::IsValidUtf8(value)) return BadRequest(n + " must be valid UTF-8.", n);
+  for (const char c : value) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return BadRequest(n + " must not contain control characters.", n);
+    }
+  }
+  return std::nullopt;
+}
+
+ParsedRequest CheckRequestIdHeader(ParsedRequest parsed, const std::string* value) {
+  if (!parsed.ok() || value == nullptr || value->empty()) return parsed;
+  if (MaybeError e = CheckClientId(*value, "X-Request-Id")) return Refuse(*e);
+  return parsed;
 }
 
 ParsedRequest Refuse(ApiError error) {

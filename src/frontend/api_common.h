@@ -33,6 +33,23 @@ ParsedRequest StartTokenRequest(const Json& doc, JsonFields& f, const ServingCon
 // '@', '/', '\\' or NUL.
 MaybeError CheckCacheSalt(const std::optional<std::string>& salt);
 
+// The longest id a client may give, in bytes: X-Request-Id, the body's request_id and
+// session_id. Each goes into every EngineCoreRequest of the request (and its children's ids),
+// the request table and the log; vLLM bounds none of them. 512 bytes holds a UUID under any
+// router prefix vLLM's disaggregation proxies put before it.
+inline constexpr size_t kMaxClientIdBytes = 512;
+
+// An id from a client (`name`: the header or field it came in) that goes to an engine as a
+// msgpack str: refused (400 naming it) unless valid UTF-8 (RFC 3629, as Python's strict
+// decoder, which a vLLM engine's msgspec decoder applies: an invalid str there ends the
+// engine's input thread), at most kMaxClientIdBytes, and free of control characters (C0, DEL).
+MaybeError CheckClientId(std::string_view value, std::string_view name);
+
+// The X-Request-Id header (`value`, nullptr when absent) checked as CheckClientId: `parsed`
+// as it was when the header is absent, empty or good, else the refusal. vLLM reads header
+// bytes as Latin-1, so a non-UTF-8 id reaches its engines re-encoded; vmetrics refuses it.
+ParsedRequest CheckRequestIdHeader(ParsedRequest parsed, const std::string* value);
+
 // `model`: absent, null, the served name, or a LoRA module's name (returned in `lora`);
 // anything else is vLLM's 404 "The model `X` does not exist." (models/serving.py at 00153c8b).
 MaybeError CheckModel(JsonFields& f, const ServingConfig& config, std::optional<LoraModule>* lora);

@@ -160,7 +160,11 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
   }
   if (MaybeError e = f.Int("priority", &r.priority)) return Refuse(*e);
   if (MaybeError e = f.Str("request_id", &r.request_id)) return Refuse(*e);
+  if (MaybeError e = CheckClientId(r.request_id, "request_id")) return Refuse(*e);
   if (MaybeError e = f.OptStr("session_id", &r.session_id)) return Refuse(*e);
+  if (r.session_id) {
+    if (MaybeError e = CheckClientId(*r.session_id, "session_id")) return Refuse(*e);
+  }
   std::optional<bool> as_token_ids;
   if (MaybeError e = f.OptBool("return_tokens_as_token_ids", &as_token_ids)) return Refuse(*e);
   std::optional<bool> return_token_ids;

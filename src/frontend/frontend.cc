@@ -19,7 +19,9 @@
 #include "build_info.h"
 #include "engine_states.h"
 #include "environment.h"
+#include "flag_checks.h"
 #include "generation_config.h"
+#include "json_fields.h"
 #include "observability_flags.h"
 #include "openai_routes.h"
 #include "request_service.h"
@@ -111,6 +113,9 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
   if (!o->lora_modules.empty() && !o->enable_lora) {
     return Status::InvalidArgument("--lora-modules requires --enable-lora");
   }
+  if (Status s = frontend::CheckLoraModules(o->lora_modules, o->max_label_value_bytes); !s.ok()) {
+    return s;
+  }
   checked.lora_modules = o->lora_modules;
   for (size_t i = 0; i < checked.lora_modules.size(); ++i) {
     checked.lora_modules[i].lora_int_id = static_cast<int64_t>(i) + 1;  // vLLM's numbering
@@ -126,14 +131,19 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
     if (!ec.ok()) return ec.status();
     checked.ec_connector = std::move(*ec);
   }
-  if (!o->speculative_config.empty()) {
-    auto doc = nlohmann::json::parse(o->speculative_config, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) {
-      return Status::InvalidArgument("--speculative-config must be a JSON object");
+  Result<int64_t> speculative = frontend::ParseNumSpeculativeTokens(o->speculative_config);
+  if (!speculative.ok()) return speculative.status();
+  checked.num_speculative_tokens = *speculative;
+  if (Status s = frontend::CheckMaxModelLen(o->max_model_len, /*zero_is_from_engines=*/true);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = frontend::CheckMaxLabelValueBytes(o->max_label_value_bytes); !s.ok()) return s;
+  if (!o->served_model_name.empty()) {  // empty: serve's default name
+    if (Status s = frontend::CheckServedModelName(o->served_model_name, o->max_label_value_bytes);
+        !s.ok()) {
+      return s;
     }
-    auto k = doc.find("num_speculative_tokens");
-    if (k != doc.end() && k->is_number_integer())
-      checked.num_speculative_tokens = k->get<int64_t>();
   }
   Result<bool> nans = frontend::ComputeNansInLogitsFromEnvironment();
   if (!nans.ok()) return nans.status();
@@ -166,6 +176,12 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
         return Status::InvalidArgument("--cache-config-info: key \"" + k +
                                        "\" is not a usable label name ([a-zA-Z_][a-zA-Z0-9_]*, "
                                        "not engine, not __...)");
+      }
+      // PyRepr writes lists and dicts with dump(), which recurses once per level.
+      if (frontend::JsonNestedDeeperThan(it.value(), frontend::kMaxJsonNestingDepth)) {
+        return Status::InvalidArgument(
+            "--cache-config-info: the value of \"" + k + "\" is nested more than " +
+            std::to_string(frontend::kMaxJsonNestingDepth) + " levels deep");
       }
       checked.cache_config_info.emplace_back(k, PyRepr(it.value()));
     }
@@ -548,7 +564,11 @@ Status Frontend::Bind() {
   handlers.log = [](std::string_view line) {
     LogWarning(std::string("http: ") + std::string(line));
   };
-  Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(a.http, std::move(handlers));
+  HttpServerOptions http = a.http;
+  if (!http.api_keys.empty() && http.api_key_path_prefixes.empty()) {
+    http.api_key_path_prefixes = frontend::ApiKeyPathPrefixes();
+  }
+  Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(http, std::move(handlers));
   if (!server.ok()) {
     // The server's own words name the host and port; the flags are named here.
     const std::string& why = server.status().message();

@@ -20,6 +20,7 @@ ParsedRequest ParseGenerateRequest(std::string_view body, const ServingConfig& c
   if (!parsed.ok()) return parsed;
   TokenRequest& r = parsed.request;
   if (MaybeError e = f.Str("request_id", &r.request_id)) return Refuse(*e);
+  if (MaybeError e = CheckClientId(r.request_id, "request_id")) return Refuse(*e);
 
   const Json* ids = f.Get("token_ids");
   if (ids == nullptr || ids->is_null()) {

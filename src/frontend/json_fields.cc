@@ -126,6 +126,10 @@ MaybeError JsonFields::OptObject(std::string_view key, const Json** out) {
   *out = nullptr;
   if (v == nullptr || v->is_null()) return std::nullopt;
   if (!v->is_object()) return Refuse(key, Name(key) + " must be an object");
+  if (JsonNestedDeeperThan(*v, kMaxJsonNestingDepth)) {
+    return Refuse(key, Name(key) + " is nested more than " + std::to_string(kMaxJsonNestingDepth) +
+                           " levels deep");
+  }
   *out = v;
   return std::nullopt;
 }

@@ -23,12 +23,14 @@
 #ifndef VMETRICS_FRONTEND_JSON_FIELDS_H_
 #define VMETRICS_FRONTEND_JSON_FIELDS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "api_error.h"
@@ -37,6 +39,33 @@ namespace vmetrics::frontend {
 
 using Json = nlohmann::ordered_json;
 using MaybeError = std::optional<ApiError>;
+
+// The deepest nesting of arrays and objects a JSON field that goes to an engine may have, the
+// field's own object counted ({} is 1, {"a":[1]} is 2): kv_transfer_params,
+// ec_transfer_params, vllm_xargs, generate's sampling_params.extra_args. An engine decodes
+// these with msgspec, which recurses once per level under Python's recursion limit (1000 by
+// default; CPython 3.11's json.loads refuses about 1,000 levels of a bare array); 64 leaves
+// room for the frames below it, is what MsgpackToJson renders back without "<too deep>", and
+// is far above what a transfer connector sends (two or three levels).
+inline constexpr size_t kMaxJsonNestingDepth = 64;
+
+// Whether `v` (nlohmann::json or ordered_json) nests arrays and objects more than `limit` deep.
+// Depth-first with an explicit stack of (container, its depth): a body of a few hundred
+// kilobytes can nest tens of thousands of levels, more than the thread's stack holds frames.
+template <typename J>
+bool JsonNestedDeeperThan(const J& v, size_t limit) {
+  if (!v.is_structured()) return false;
+  std::vector<std::pair<const J*, size_t>> stack{{&v, 1}};
+  while (!stack.empty()) {
+    const auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (depth > limit) return true;
+    for (const J& child : *node) {
+      if (child.is_structured()) stack.emplace_back(&child, depth + 1);
+    }
+  }
+  return false;
+}
 
 class JsonFields {
  public:
@@ -60,7 +89,8 @@ class JsonFields {
   // A list of integers; `min`..`max` per element. null -> nullopt.
   MaybeError OptIntList(std::string_view key, std::optional<std::vector<int64_t>>* out,
                         int64_t min = INT64_MIN, int64_t max = INT64_MAX);
-  // An object (null -> nullptr, absent -> nullptr).
+  // An object (null -> nullptr, absent -> nullptr), nested at most kMaxJsonNestingDepth deep
+  // (deeper: a 400 naming the field).
   MaybeError OptObject(std::string_view key, const Json** out);
 
   // A refusal of the first field nobody read, or nullopt.

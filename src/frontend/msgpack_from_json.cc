@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <msgpack.hpp>
+#include <vector>
 
 namespace vmetrics::frontend {
 namespace {
@@ -16,7 +17,9 @@ void PackString(Packer& pk, const std::string& s) {
   pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
 }
 
-void Pack(msgpack::sbuffer& buf, Packer& pk, const Json& v) {
+// One value's own bytes: a scalar whole, an array or map its header only (Pack writes the
+// elements).
+void PackHead(msgpack::sbuffer& buf, Packer& pk, const Json& v) {
   switch (v.type()) {
     case Json::value_t::null:
     case Json::value_t::discarded:
@@ -53,15 +56,36 @@ void Pack(msgpack::sbuffer& buf, Packer& pk, const Json& v) {
       return;
     case Json::value_t::array:
       pk.pack_array(static_cast<uint32_t>(v.size()));
-      for (const Json& e : v) Pack(buf, pk, e);
       return;
     case Json::value_t::object:
       pk.pack_map(static_cast<uint32_t>(v.size()));
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        PackString(pk, it.key());
-        Pack(buf, pk, it.value());
-      }
       return;
+  }
+}
+
+// The whole value, depth first with an explicit stack of the containers being written: the
+// request parsers bound what reaches here (kMaxJsonNestingDepth), and whatever does, no depth
+// can exhaust the thread's stack.
+void Pack(msgpack::sbuffer& buf, Packer& pk, const Json& v) {
+  struct Open {
+    const Json* container;
+    Json::const_iterator next;
+  };
+  std::vector<Open> open;
+  auto write = [&](const Json& value) {
+    PackHead(buf, pk, value);
+    if (value.is_structured() && !value.empty()) open.push_back({&value, value.cbegin()});
+  };
+  write(v);
+  while (!open.empty()) {
+    Open& top = open.back();
+    if (top.next == top.container->cend()) {
+      open.pop_back();
+      continue;
+    }
+    const Json::const_iterator it = top.next++;
+    if (top.container->is_object()) PackString(pk, it.key());
+    write(*it);  // may grow `open`: `top` is not used after this
   }
 }
 

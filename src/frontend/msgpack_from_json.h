@@ -9,6 +9,10 @@
 // vllm_xargs reach an engine inside SamplingParams.extra_args (request JSON -> msgpack), the
 // reverse of protocol::MsgpackToJson, which renders what the engine sends back.
 //
+// Written with an explicit stack, not recursion: any depth is encoded without exhausting the
+// thread's stack (the request parsers refuse fields nested past kMaxJsonNestingDepth,
+// json_fields.h, before they get here).
+//
 // Pure functions: safe from any thread.
 //
 // Example:

@@ -114,7 +114,12 @@ Result<CustomHistogramBuckets> ParseCustomHistogramBuckets(std::string_view json
         return BucketError(family, std::string("bound ") + (b.get<bool>() ? "True" : "False") +
                                        " must be a number, not a boolean");
       }
-      if (!b.is_number()) return BucketError(family, "bound " + b.dump() + " must be a number");
+      if (!b.is_number()) {
+        // A list or an object is named by its type: dump() recurses once per level.
+        return BucketError(family, "bound " +
+                                       (b.is_structured() ? std::string(b.type_name()) : b.dump()) +
+                                       " must be a number");
+      }
       const double v = b.get<double>();
       if (!std::isfinite(v) || v <= 0) {
         return BucketError(family, "bound " + b.dump() + " must be finite and greater than 0");

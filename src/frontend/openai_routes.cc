@@ -138,4 +138,8 @@ std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
   return routes;
 }
 
+std::vector<std::string> ApiKeyPathPrefixes() {
+  return {"/v1", "/v2", "/inference", "/cohere", "/abort_requests"};
+}
+
 }  // namespace vmetrics::frontend

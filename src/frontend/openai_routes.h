@@ -74,6 +74,13 @@ std::string VersionJson(const std::vector<EngineVersion>& engines);
 // Every route above, in the order they are listed.
 std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context);
 
+// The paths --api-key guards (HttpServerOptions::api_key_path_prefixes): vLLM's
+// ("/v1", "/v2", "/inference", "/cohere": GUARDED_PREFIX in vllm/entrypoints/serve/utils/
+// server_utils.py at vllm-project/vllm 6adad087), and /abort_requests, which vLLM serves only
+// in its tokens-only and development modes and leaves unguarded there: any client could abort
+// any request by id. /metrics, /health, /ping and /version stay open, as in vLLM.
+std::vector<std::string> ApiKeyPathPrefixes();
+
 }  // namespace vmetrics::frontend
 
 #endif  // VMETRICS_FRONTEND_OPENAI_ROUTES_H_

@@ -9,6 +9,7 @@
 
 #include "capture.h"
 #include "environment.h"
+#include "flag_checks.h"
 #include "observability_flags.h"
 #include "requests_sidecar.h"
 #include "vmetrics/recorder.h"
@@ -26,6 +27,14 @@ std::string ResolveBesideInput(const std::string& path, const std::string& input
 }  // namespace
 
 Result<ReplayOutput> Replay(const ReplayOptions& args) {
+  if (Status s = CheckMaxModelLen(args.max_model_len, /*zero_is_from_engines=*/false); !s.ok()) {
+    return s;
+  }
+  if (Status s =
+          CheckServedModelName(args.served_model_name, RecorderOptions{}.max_label_value_bytes);
+      !s.ok()) {
+    return s;
+  }
   RecorderOptions options;
   options.served_model_name = args.served_model_name;
   options.engine_indexes.clear();
@@ -61,15 +70,9 @@ Result<ReplayOutput> Replay(const ReplayOptions& args) {
     if (!ec.ok()) return ec.status();
     options.ec_connector = std::move(*ec);
   }
-  if (!args.speculative_config.empty()) {
-    auto doc = nlohmann::json::parse(args.speculative_config, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) {
-      return Status::InvalidArgument("--speculative-config must be a JSON object");
-    }
-    auto k = doc.find("num_speculative_tokens");
-    if (k != doc.end() && k->is_number_integer())
-      options.num_speculative_tokens = k->get<int64_t>();
-  }
+  Result<int64_t> speculative = ParseNumSpeculativeTokens(args.speculative_config);
+  if (!speculative.ok()) return speculative.status();
+  options.num_speculative_tokens = *speculative;
   options.diffusion_model = args.diffusion_model;
   auto log = [&args](std::string_view line) {
     if (args.log) args.log(line);

@@ -9,11 +9,11 @@
 #include <random>
 #include <utility>
 
+#include "api_common.h"
 #include "completion_api.h"
 #include "generate_api.h"
 #include "json_fields.h"
 #include "msgpack_from_json.h"
-#include "vmetrics/internal/wire_text.h"
 
 namespace vmetrics::frontend {
 
@@ -125,7 +125,9 @@ bool RefuseWithoutContextLength(const ServingConfig& config, HttpExchange& excha
 void RequestService::HandleCompletion(const HttpRequest& request,
                                       std::shared_ptr<HttpExchange> exchange) {
   if (!RefuseWithoutContextLength(options_.config, *exchange) &&
-      Submit(ParseCompletionRequest(request.body, options_.config), request, std::move(exchange))) {
+      Submit(CheckRequestIdHeader(ParseCompletionRequest(request.body, options_.config),
+                                  request.header(kRequestIdHeader)),
+             request, std::move(exchange))) {
     return;
   }
   ReleaseRemotePrefill(request);
@@ -155,7 +157,7 @@ void RequestService::ReleaseRemotePrefill(const HttpRequest& http) {
   } else {
     spec.request_id = Hex(Mix(id_salt_ ^ 0x5eed), 16) + Hex(Mix(id_salt_ + 0x5eed), 16);
   }
-  if (!internal::IsValidUtf8(spec.request_id) || spec.request_id.size() > 512) return;
+  if (CheckClientId(spec.request_id, "request_id")) return;  // as a request's own id is
   spec.prompt_token_ids = {0};
   spec.sampling.max_tokens = 1;
   spec.sampling.stop.emplace();
@@ -201,7 +203,9 @@ void RequestService::ReleaseRemotePrefill(const HttpRequest& http) {
 void RequestService::HandleGenerate(const HttpRequest& request,
                                     std::shared_ptr<HttpExchange> exchange) {
   if (RefuseWithoutContextLength(options_.config, *exchange)) return;
-  Submit(ParseGenerateRequest(request.body, options_.config), request, std::move(exchange));
+  Submit(CheckRequestIdHeader(ParseGenerateRequest(request.body, options_.config),
+                              request.header(kRequestIdHeader)),
+         request, std::move(exchange));
 }
 
 bool RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -46,6 +47,8 @@ struct HttpServerState {
   // string for the TLS versions allowed ("" without TLS).
   std::unique_ptr<BasicAuthVerifier> basic_auth;
   std::unique_ptr<VerificationQueue> verifications;
+  // From options.api_keys; null without keys.
+  std::unique_ptr<internal::ApiKeyCheck> api_keys;
   // handlers.routes, indexed; `rules` points at it.
   RouteTable routes;
   RequestRules rules;
@@ -204,6 +207,16 @@ HttpReply RouteError(const HttpRoute& route, unsigned status, std::string_view m
 
 // Stored in *req_cls once a request's head has been accepted; only its address matters.
 char head_accepted_tag;
+// Stored in *req_cls by CheckTarget when the raw request target holds control bytes: the
+// first call answers 400 (RejectMalformed).
+char bad_target_tag;
+
+// MHD_OPTION_URI_LOG_CALLBACK: the one place libmicrohttpd shows the request target as sent,
+// before it percent-decodes the path into a C string (where "%00" would end it). What it
+// returns becomes the request's *req_cls.
+void* CheckTarget(void* /*cls*/, const char* uri, MHD_Connection* /*connection*/) {
+  return uri != nullptr && internal::TargetHasControlBytes(uri) ? &bad_target_tag : nullptr;
+}
 
 // What *req_cls points to when a request needs state across calls; RequestCompleted frees it.
 struct RequestContext {
@@ -249,7 +262,7 @@ void RequestCompleted(void* cls, MHD_Connection* connection, void** req_cls,
   if (ConnectionGuard::Connection* account = Account(connection)) {
     state->guard->RequestDone(account);
   }
-  if (*req_cls != nullptr && *req_cls != &head_accepted_tag) {
+  if (*req_cls != nullptr && *req_cls != &head_accepted_tag && *req_cls != &bad_target_tag) {
     delete static_cast<RequestContext*>(*req_cls);
   }
   *req_cls = nullptr;
@@ -486,6 +499,16 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
                          const char* version, const char* upload_data, size_t* upload_data_size,
                          void** req_cls) {
   auto* state = static_cast<HttpServerState*>(cls);
+  const bool bad_target = *req_cls == &bad_target_tag;
+  if ((*req_cls == nullptr || bad_target) &&
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_HTTP_STATUS) != nullptr) {
+    // A reply is queued already (the 400 of a refused target, on the first call): a second
+    // one would put a second status line on the wire. libmicrohttpd 0.9.75 skips the handler
+    // itself after queueing one of its own error replies; this holds should it not.
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  if (bad_target) *req_cls = nullptr;  // a first call; the head says what was wrong
   if (*req_cls != nullptr && *req_cls != &head_accepted_tag) {
     auto* context = static_cast<RequestContext*>(*req_cls);
     if (auto* posted = dynamic_cast<PostedRequest*>(context)) {
@@ -497,7 +520,8 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
   }
   // Read on each call rather than kept in *req_cls: it is a walk over a few headers, and
   // keeping it would need a completion callback to free it.
-  const internal::RequestHead head = internal::ReadRequestHead(connection, url, method, version);
+  internal::RequestHead head = internal::ReadRequestHead(connection, url, method, version);
+  head.bad_target = bad_target;
   if (*req_cls == nullptr) {
     ConnectionGuard::Connection* account = Account(connection);
     if (account != nullptr) {
@@ -569,6 +593,27 @@ Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handle
   }
   if (options.max_body_bytes == 0) {
     return Status::InvalidArgument("HttpServerOptions::max_body_bytes must be >= 1");
+  }
+  for (const std::string& key : options.api_keys) {
+    // Sent as `Authorization: Bearer <key>`: a header value, which cannot hold control bytes
+    // and whose blanks at either end are not part of it.
+    const bool usable =
+        !key.empty() && key.front() != ' ' && key.front() != '\t' && key.back() != ' ' &&
+        key.back() != '\t' &&
+        std::none_of(key.begin(), key.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 && c != '\t'; }) &&
+        key.find('\x7f') == std::string::npos;
+    if (!usable) {
+      return Status::InvalidArgument(
+          "--api-key: a key must be non-empty, without control characters or blanks at either "
+          "end");
+    }
+  }
+  if (!options.api_keys.empty() && options.web_config.has_value() &&
+      !options.web_config->basic_auth_users.empty()) {
+    return Status::InvalidArgument(
+        "--api-key and basic_auth_users in --web-config-file both need the Authorization "
+        "header: use one of them");
   }
   if (Result<internal::RouteTable> routes = internal::RouteTable::Build(handlers.routes);
       !routes.ok()) {
@@ -699,6 +744,7 @@ MHD_Daemon* StartDaemon(HttpServerState* state, const sockaddr_storage& address)
       MHD_OPTION_EXTERNAL_LOGGER, &LogFromMhd, state,
       MHD_OPTION_NOTIFY_COMPLETED, &RequestCompleted, state,
       MHD_OPTION_NOTIFY_CONNECTION, &ConnectionNotice, state,
+      MHD_OPTION_URI_LOG_CALLBACK, &CheckTarget, state,
       MHD_OPTION_SOCK_ADDR, reinterpret_cast<const sockaddr*>(&address),
       MHD_OPTION_THREAD_POOL_SIZE, pool_size,
       // The guard keeps max_connections plus the scrape reserve; libmicrohttpd's own limit is
@@ -789,6 +835,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   if (!state->routes.empty()) {
     state->rules.routes = &state->routes;
     state->client_watcher = std::make_unique<internal::ClientWatcher>();
+  }
+  if (!state->options.api_keys.empty()) {
+    state->api_keys = std::make_unique<internal::ApiKeyCheck>(state->options.api_keys,
+                                                              state->options.api_key_path_prefixes);
+    state->rules.api_keys = state->api_keys.get();
   }
   if (const std::optional<WebConfig>& web = state->options.web_config; web.has_value()) {
     if (!web->basic_auth_users.empty()) {

@@ -22,6 +22,8 @@ constexpr std::string_view kAllowGetHead = "GET, HEAD";
 // parses ours.
 constexpr std::string_view kNotFoundBody = R"({"detail":"Not Found"})";
 constexpr std::string_view kMethodNotAllowedBody = R"({"detail":"Method Not Allowed"})";
+// vLLM's AuthenticationMiddleware: JSONResponse(content={"error": "Unauthorized"}).
+constexpr std::string_view kUnauthorizedApiKeyBody = R"({"error":"Unauthorized"})";
 
 Reply TextReply(unsigned status, std::string_view body) {
   Reply reply;
@@ -125,13 +127,47 @@ bool ParseDecimal(std::string_view text, uint64_t* value) {
   return true;
 }
 
+// libmicrohttpd 0.9.75 keeps each header as pointers into its read buffer: the name, ended by
+// the NUL written over its colon, then the value after the blanks that follow. An obs-folded
+// line ("Name: a\r\n b") is accepted silently: the continuation is appended to a copy of the
+// name made elsewhere in the connection's memory pool, so the name no longer ends where its
+// value begins. Both pointers are in that one pool, so the bytes between are readable; a gap
+// larger than any request head cannot be adjacency.
+bool ValueFollowsName(const char* key, const char* value) {
+  const char* name_end = key + std::strlen(key);  // the NUL over the colon
+  // Compared as integers: the two may point into different blocks of the pool.
+  const auto end_at = reinterpret_cast<uintptr_t>(name_end);
+  const auto value_at = reinterpret_cast<uintptr_t>(value);
+  if (value_at <= end_at || value_at - end_at > uintptr_t{64} * 1024) return false;
+  for (const char* p = name_end + 1; p != value; ++p) {
+    if (*p != ' ' && *p != '\t') return false;
+  }
+  return true;
+}
+
 // Collects what RequestHead needs from each header line, for ReadRequestHead. libmicrohttpd
 // passes a NULL key for a line without a name; values are never NULL for headers, but a NULL
 // would read as empty.
 MHD_Result CollectHeader(void* cls, MHD_ValueKind /*kind*/, const char* key, const char* value) {
-  AddHeader(key != nullptr ? key : "", value != nullptr ? value : "",
-            static_cast<RequestHead*>(cls));
+  auto* head = static_cast<RequestHead*>(cls);
+  if (key != nullptr && value != nullptr && !ValueFollowsName(key, value)) {
+    head->folded_header = true;
+  }
+  AddHeader(key != nullptr ? key : "", value != nullptr ? value : "", head);
   return MHD_YES;
+}
+
+// RFC 9110 §5.6.2: tchar.
+bool IsTokenChar(unsigned char c) {
+  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+  return c != '\0' && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
 }
 
 void FreeBody(void* cls) { delete static_cast<std::string*>(cls); }
@@ -164,6 +200,7 @@ MHD_Result QueueResponse(MHD_Connection* connection, MHD_Response* response, con
   add_header(MHD_HTTP_HEADER_ALLOW, reply.allow);
   add_header(MHD_HTTP_HEADER_WWW_AUTHENTICATE, reply.www_authenticate);
   add_header(MHD_HTTP_HEADER_RETRY_AFTER, reply.retry_after);
+  if (reply.close) add_header(MHD_HTTP_HEADER_CONNECTION, "close");
   for (const auto& [name, value] : extra_headers) add_header(name.c_str(), value);
   const MHD_Result queued =
       headers_ok ? MHD_queue_response(connection, reply.status, response) : MHD_NO;
@@ -196,11 +233,31 @@ Reply ScrapeReserveReply() {
   return reply;
 }
 
+bool TargetHasControlBytes(std::string_view raw_target) {
+  for (size_t i = 0; i < raw_target.size(); ++i) {
+    const auto c = static_cast<unsigned char>(raw_target[i]);
+    if (c < 0x21 || c == 0x7f) return true;
+    if (c == '%' && i + 2 < raw_target.size()) {
+      const int hi = HexValue(raw_target[i + 1]);
+      const int lo = HexValue(raw_target[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        const int decoded = hi * 16 + lo;
+        // A decoded space is data (a query's "a%20b"); a decoded control byte is not.
+        if (decoded < 0x20 || decoded == 0x7f) return true;
+      }
+    }
+  }
+  return false;
+}
+
 void AddHeader(std::string_view name, std::string_view value, RequestHead* head) {
   ++head->header_count;
   if (name.empty()) {
     head->empty_header_name = true;
     return;
+  }
+  for (const char c : name) {
+    if (!IsTokenChar(static_cast<unsigned char>(c))) head->invalid_header_name = true;
   }
   if (NameIs(name, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
     head->has_body = true;
@@ -209,7 +266,9 @@ void AddHeader(std::string_view name, std::string_view value, RequestHead* head)
   }
   if (NameIs(name, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
     if (value != "0") head->has_body = true;
+    ++head->content_length_count;
     head->content_length_valid = ParseDecimal(value, &head->content_length);
+    if (!head->content_length_valid) head->content_length_malformed = true;
     return;
   }
   if (NameIs(name, MHD_HTTP_HEADER_HOST)) {
@@ -250,15 +309,33 @@ std::optional<Reply> RejectMalformed(const RequestRules& rules, const RequestHea
   // such a line is garbage, and answering it with a body would only confuse the sender.
   // Likewise a header line with no name (": value"): a field name is at least one character
   // (RFC 9110 §5.1), so the sender is not speaking HTTP.
+  //
+  // Every 400 here closes the connection: the head was not what the client meant to send or
+  // what a proxy in front may have read, so what follows it cannot be trusted to be a request.
+  Reply bad = TextReply(MHD_HTTP_BAD_REQUEST, "Bad Request");
+  bad.close = true;
   if ((head.version != MHD_HTTP_VERSION_1_1 && head.version != MHD_HTTP_VERSION_1_0) ||
       head.empty_header_name) {
-    return TextReply(MHD_HTTP_BAD_REQUEST, "Bad Request");
+    return bad;
   }
+  // A field name is a token (RFC 9110 §5.1); a line folded onto the previous one
+  // (obs-fold) must be refused by a server (RFC 9112 §5.2) — libmicrohttpd glues it to the
+  // name, so "Transfer-Encoding:\r\n chunked" would go unseen. Control bytes in the target:
+  // a decoded NUL would cut the path short ("/abort_requests%00.png").
+  if (head.invalid_header_name || head.folded_header || head.bad_target) return bad;
   // RFC 9112 §3.2: a server MUST answer 400 to an HTTP/1.1 request without Host and to any
   // request with more than one Host line. Two Host lines would also leave a proxy and this
   // server free to read different ones.
   if (head.host_count > 1 || (head.host_count == 0 && head.version == MHD_HTTP_VERSION_1_1)) {
-    return TextReply(MHD_HTTP_BAD_REQUEST, "Bad Request");
+    return bad;
+  }
+  // RFC 9112 §6.3: two Content-Length lines (equal or not), one that is not a number, or one
+  // beside Transfer-Encoding leave the body's end open to interpretation, which is how a
+  // request is smuggled past a proxy that reads it differently. libmicrohttpd 0.9.75 reads the
+  // first line only, and the rest of the body as the next request.
+  if (head.content_length_count > 1 || head.content_length_malformed ||
+      (head.content_length_count > 0 && head.transfer_encoding)) {
+    return bad;
   }
   // Checked before routing: the header count is a cost the client already imposed, whatever
   // the path.
@@ -313,6 +390,12 @@ std::optional<Reply> RejectUnrouted(const RequestHead& head) {
 }
 
 std::optional<Reply> RejectUnrouted(const RequestRules& rules, const RequestHead& head) {
+  // Two Authorization headers are refused, as basic auth refuses them: a proxy and the server
+  // could read different ones (vLLM reads the first).
+  if (rules.api_keys != nullptr && rules.api_keys->Guards(head.method, head.path) &&
+      (head.authorization_count != 1 || !rules.api_keys->Accepts(head.authorization))) {
+    return JsonReply(MHD_HTTP_UNAUTHORIZED, kUnauthorizedApiKeyBody);
+  }
   if (RouteFor(head.path) == Endpoint::kNotFound) {
     const RouteTable::Match match =
         rules.routes != nullptr ? rules.routes->Find(head.method, head.path) : RouteTable::Match{};

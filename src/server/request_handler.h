@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "api_key.h"
 #include "basic_auth.h"
 #include "body_shelf.h"
 #include "route_table.h"
@@ -59,10 +60,27 @@ struct RequestHead {
   size_t authorization_count = 0;  // Authorization header lines; only exactly one can pass
   size_t host_count = 0;           // Host header lines: HTTP/1.1 needs one, none may have two
   bool transfer_encoding = false;  // a Transfer-Encoding header: the body's length is not given
-  bool content_length_valid = false;  // a Content-Length header of digits only (the last one)
-  uint64_t content_length = 0;        // its value, when valid
-  bool expect_continue = false;       // `Expect: 100-continue` (any case)
+  bool content_length_valid = false;      // a Content-Length header of digits only (the last one)
+  uint64_t content_length = 0;            // its value, when valid
+  bool expect_continue = false;           // `Expect: 100-continue` (any case)
+  size_t content_length_count = 0;        // Content-Length header lines
+  bool content_length_malformed = false;  // a Content-Length that is not digits only
+  bool invalid_header_name = false;       // a name with a byte outside RFC 9110's token characters
+  bool folded_header = false;             // an obs-folded line (set by ReadRequestHead)
+  bool bad_target = false;  // control bytes in the raw request target (TargetHasControlBytes)
 };
+
+// TargetHasControlBytes
+//
+// Whether a raw request target (as sent, before percent-decoding) holds a control byte or DEL:
+// sent as it is (where RFC 9112 §3.2 allows no control byte, nor a space), or percent-encoded
+// (%00-%1F, %7F; %20 is a space, which a query may carry). libmicrohttpd decodes the path into
+// a C string, so "/abort_requests%00.png" would reach the handler of "/abort_requests".
+//
+// Example:
+//   EXPECT_TRUE(TargetHasControlBytes("/v1/completions%00junk"));
+//   EXPECT_FALSE(TargetHasControlBytes("/metrics?name=a%2Fb"));
+bool TargetHasControlBytes(std::string_view raw_target);
 
 // AddHeader
 //
@@ -91,6 +109,7 @@ struct Reply {
   std::string_view www_authenticate;  // the challenge of a 401, else ""
   std::string_view retry_after;       // seconds, on a 429, else ""
   std::string_view cache_control;     // "no-cache" on a stream, else ""
+  bool close = false;  // `Connection: close`: libmicrohttpd closes once the reply is sent
 };
 
 // RequestRules
@@ -103,13 +122,20 @@ struct RequestRules {
   const BasicAuthVerifier* basic_auth = nullptr;
   // The application's routes (HttpHandlers::routes); nullptr = none.
   const RouteTable* routes = nullptr;
+  // HttpServerOptions::api_keys; nullptr = none. A guarded path needs exactly one
+  // Authorization header with a Bearer key it accepts.
+  const ApiKeyCheck* api_keys = nullptr;
 };
 
 // RejectMalformed
 //
-// The first checks of RejectReply: no HTTP/1.x version, a header line without a name, an
-// HTTP/1.1 request without Host or any request with two Host lines (400; RFC 9112 §3.2),
-// more than rules.max_headers header lines (431). nullopt when all pass.
+// The first checks of RejectReply: no HTTP/1.x version, a header line without a name or with a
+// name that is not a token, an obs-folded header line (RFC 9112 §5.2), control bytes in the
+// request target, an HTTP/1.1 request without Host or any request with two Host lines
+// (RFC 9112 §3.2), more than one Content-Length line, a Content-Length that is not digits only,
+// or one beside Transfer-Encoding (RFC 9112 §6.3: the framing would be ambiguous) are 400 with
+// `Connection: close` (Reply::close): whatever a client sent after such a head is not read as
+// another request. More than rules.max_headers header lines is 431. nullopt when all pass.
 std::optional<Reply> RejectMalformed(const RequestRules& rules, const RequestHead& head);
 
 // BodyRefusal: why a route's request is refused before its body is read.
@@ -165,9 +191,12 @@ CredentialsCheck CheckCredentialsQuickly(const RequestRules& rules, const Reques
 
 // RejectUnrouted
 //
-// The last checks of RejectReply: a path neither the server's own nor a route's (404), a method
-// other than GET or HEAD on /metrics and /health, or none of a route path's methods (405, with
-// Allow: the path's methods). nullopt when both pass. The one-argument form has no routes.
+// The last checks of RejectReply: with rules.api_keys, a guarded path without exactly one
+// Authorization header carrying an accepted Bearer key (401 with vLLM's body
+// {"error":"Unauthorized"}, before the path is looked up, as vLLM's middleware runs before its
+// router); then a path neither the server's own nor a route's (404), a method other than GET or
+// HEAD on /metrics and /health, or none of a route path's methods (405, with Allow: the path's
+// methods). nullopt when all pass. The one-argument form has no routes and no keys.
 std::optional<Reply> RejectUnrouted(const RequestRules& rules, const RequestHead& head);
 std::optional<Reply> RejectUnrouted(const RequestHead& head);
 

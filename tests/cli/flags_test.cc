@@ -238,6 +238,40 @@ TEST(Flags, UnusableOptionsEndAtOnceNamingTheFlag) {
       {{"serve", "--handshake-address", "tcp://0.0.0.0:0", "--port", "0"},
        2,
        "give --advertise-address HOST"},
+      // Values CLI11 would clamp ("1e20"), take negative, or read as "no limit" ("-1" into an
+      // unsigned field), and names that would make /metrics unparsable or huge.
+      {{"serve", "--max-model-len", "1e20"}, 2, "--max-model-len"},
+      {{"serve", "--max-model-len", "-5"}, 2, "--max-model-len"},
+      {{"serve", "--max-model-len", "0"}, 2, "--max-model-len"},
+      {{"serve", "--max-model-len", "9223372036854775808"}, 2, "--max-model-len"},
+      {{"replay", "-", "--max-model-len", "1e20"}, 2, "--max-model-len"},
+      {{"serve", "--max-label-value-bytes", "-1"}, 2, "--max-label-value-bytes"},
+      {{"serve", "--max-label-value-bytes", "0"}, 2, "--max-label-value-bytes"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--served-model-name",
+        "model\xfe"},
+       2,
+       "--served-model-name must be valid UTF-8"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--served-model-name",
+        std::string(120 * 1024, 'm')},
+       2,
+       "--served-model-name is 122880 bytes, more than --max-label-value-bytes (1024)"},
+      {{"replay", "-", "--served-model-name", "model\xfe"},
+       2,
+       "--served-model-name must be valid UTF-8"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--speculative-config",
+        R"({"num_speculative_tokens":"3"})"},
+       2,
+       "--speculative-config: num_speculative_tokens must be an integer from 1 to 128"},
+      {{"replay", "-", "--speculative-config", R"({"num_speculative_tokens":2.5})"},
+       2,
+       "--speculative-config: num_speculative_tokens must be an integer"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--enable-lora",
+        "--lora-modules", "sql\xfe=/adapters/sql"},
+       2,
+       "--lora-modules: the name of adapter 1 is not valid UTF-8"},
+      {{"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0", "--api-key", " sk"},
+       2,
+       "--api-key: a key must be non-empty, without control characters or blanks at either end"},
   };
   for (const Case& c : cases) {
     const RunResult r = RunVmetrics(c.args);
@@ -269,6 +303,17 @@ TEST(Flags, ABadNanCheckingSwitchEndsAtOnceNamingTheVariable) {
   EXPECT_NE(on.out.find(R"(vllm:corrupted_requests_total{engine="0",model_name="model"} 0.0)"),
             std::string::npos)
       << on.out;
+}
+
+// VLLM_API_KEY is the key when --api-key is not given, as in vLLM: it is checked like one.
+TEST(Flags, VllmApiKeyFromTheEnvironmentIsCheckedLikeTheFlag) {
+  ASSERT_EQ(setenv("VLLM_API_KEY", "sk\x01", 1), 0);
+  const RunResult serve =
+      RunVmetrics({"serve", "--handshake-address", "tcp://127.0.0.1:0", "--port", "0"});
+  unsetenv("VLLM_API_KEY");
+  ASSERT_EQ(serve.error, "");
+  EXPECT_EQ(ExitStatus(serve), 2) << serve.err;
+  EXPECT_NE(serve.err.find("--api-key"), std::string::npos) << serve.err;
 }
 
 // An HTTP port in use ends serve at once, naming the flag, before any engine is waited for.

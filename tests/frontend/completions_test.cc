@@ -477,5 +477,143 @@ TEST_F(CompletionsTest, BadRequestsAreRefusedWithClearMessages) {
   EXPECT_EQ(Engine0().requests_served, 0u);
 }
 
+// JSON nested 58,000 deep in a field that goes to the engine (117 kB: it overflowed the stack of
+// a recursive encoder) is a 400 naming the field and the server carries on; a value at the
+// documented limit (64 levels) reaches the engine.
+TEST_F(CompletionsTest, DeeplyNestedTransferParamsAreRefusedAndTheServerCarriesOn) {
+  Start();
+  auto nested = [](size_t depth) {
+    return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+  };
+  const std::string generate_url =
+      "http://127.0.0.1:" + std::to_string(frontend_->http_port()) + "/inference/v1/generate";
+  struct Case {
+    std::string url, body, param;
+  };
+  const std::vector<Case> cases = {
+      {url_, R"({"prompt":[1],"kv_transfer_params":)" + nested(58000) + "}", "kv_transfer_params"},
+      {url_, R"({"prompt":[1],"ec_transfer_params":)" + nested(58000) + "}", "ec_transfer_params"},
+      {generate_url, R"({"token_ids":[1],"sampling_params":{"extra_args":)" + nested(58000) + "}}",
+       "sampling_params.extra_args"},
+      {url_, R"({"prompt":[1],"kv_transfer_params":)" + nested(65) + "}", "kv_transfer_params"},
+  };
+  for (const Case& c : cases) {
+    HttpClientResponse r = HttpPost(c.url, c.body);
+    EXPECT_EQ(r.status, 400) << c.param << ": " << r.error;
+    json doc = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << r.body;
+    EXPECT_EQ(doc["error"]["param"], c.param) << r.body;
+  }
+  EXPECT_EQ(Engine0().requests_served, 0u);
+  HttpClientResponse at_limit =
+      Post(R"({"prompt":[1],"max_tokens":1,"kv_transfer_params":)" + nested(64) + "}");
+  EXPECT_EQ(at_limit.status, 200) << at_limit.body << at_limit.error;
+  EXPECT_EQ(Post(R"({"prompt":[1],"max_tokens":1})").status, 200);
+  EXPECT_EQ(Engine0().requests_served, 2u);
+}
+
+// Sends `request` (raw bytes, which should ask for `Connection: close`) to 127.0.0.1:`port` and
+// returns everything the server sent until it closed.
+std::string RawExchange(uint16_t port, const std::string& request) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string got;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 &&
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
+    char buf[4096];
+    for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) got.append(buf, n);
+  }
+  close(fd);
+  return got;
+}
+
+// A request's text: `method target`, Host, the given header lines (each ending in \r\n), and
+// `body` with its Content-Length (none for an empty GET).
+std::string RawRequest(const std::string& method, const std::string& target,
+                       const std::string& headers, const std::string& body = "") {
+  return method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + headers +
+         (method == "GET" ? std::string()
+                          : "Content-Length: " + std::to_string(body.size()) + "\r\n") +
+         "\r\n" + body;
+}
+
+// POSTs `body` to /v1/completions with `X-Request-Id: <id>` (bytes as given).
+std::string PostWithRequestId(uint16_t port, const std::string& id, const std::string& body) {
+  return RawExchange(port,
+                     RawRequest("POST", "/v1/completions", "X-Request-Id: " + id + "\r\n", body));
+}
+
+// X-Request-Id becomes the engine's request_id: one that is not valid UTF-8 (a vLLM engine's
+// msgspec decoder refuses such a str, and the error ends its input thread), longer than 512
+// bytes, or holding control characters never reaches an engine: a 400 naming the header. At
+// 512 bytes it is the answer's id.
+TEST_F(CompletionsTest, RequestIdHeaderThatAnEngineCouldNotDecodeIsRefused) {
+  Start();
+  const std::string body = R"({"prompt":[1],"max_tokens":1})";
+  for (const std::string& id : {std::string("bad\xff\xfe"), std::string("a\xc3"),
+                                std::string("\xed\xa0\x80"), std::string(513, 'a')}) {
+    const std::string reply = PostWithRequestId(frontend_->http_port(), id, body);
+    ASSERT_EQ(reply.rfind("HTTP/1.1 400 ", 0), 0u) << reply;
+    const json doc = json::parse(reply.substr(reply.find("\r\n\r\n") + 4), nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << reply;
+    EXPECT_EQ(doc["error"]["param"], "X-Request-Id") << reply;
+  }
+  EXPECT_EQ(Engine0().requests_arrived, 0u);
+  const std::string id(512, 'i');
+  const std::string reply = PostWithRequestId(frontend_->http_port(), id, body);
+  ASSERT_EQ(reply.rfind("HTTP/1.1 200 ", 0), 0u) << reply;
+  const json doc = json::parse(reply.substr(reply.find("\r\n\r\n") + 4), nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << reply;
+  EXPECT_EQ(doc["id"], "cmpl-" + id);
+  EXPECT_EQ(Engine0().requests_arrived, 1u);
+}
+
+// --api-key as vLLM's: the API paths need `Authorization: Bearer <key>` (401 with vLLM's
+// {"error":"Unauthorized"} otherwise, nothing sent to the engine), and so does /abort_requests,
+// which vLLM serves only in its development modes; /metrics, /health, /ping and /version do not.
+TEST_F(CompletionsTest, ApiKeyGuardsTheApiAndAbortRequestsButNotMetricsOrHealth) {
+  Start(nullptr, [](FrontendOptions* o) { o->http.api_keys = {"sk-test"}; });
+  const uint16_t port = frontend_->http_port();
+  const std::string completion = R"({"prompt":[1],"max_tokens":1})";
+  const std::string generate = R"({"token_ids":[1],"sampling_params":{"max_tokens":1}})";
+  const std::string abort = R"({"request_ids":["cmpl-x-0"]})";
+  struct Case {
+    std::string method, target, body;
+  };
+  const std::vector<Case> guarded = {{"POST", "/v1/completions", completion},
+                                     {"POST", "/inference/v1/generate", generate},
+                                     {"POST", "/abort_requests", abort},
+                                     {"GET", "/v1/models", ""},
+                                     {"POST", "/v1/chat/completions", completion}};
+  for (const Case& c : guarded) {
+    for (const std::string& auth : {std::string(), std::string("Authorization: Bearer sk-bad\r\n"),
+                                    std::string("Authorization: Basic c2stdGVzdA==\r\n")}) {
+      const std::string reply = RawExchange(port, RawRequest(c.method, c.target, auth, c.body));
+      EXPECT_EQ(reply.rfind("HTTP/1.1 401 ", 0), 0u) << c.target << " " << auth << reply;
+      EXPECT_NE(reply.find("\r\n\r\n{\"error\":\"Unauthorized\"}"), std::string::npos) << reply;
+    }
+  }
+  EXPECT_EQ(Engine0().requests_arrived, 0u);
+  const std::string key = "Authorization: Bearer sk-test\r\n";
+  EXPECT_EQ(RawExchange(port, RawRequest("POST", "/v1/completions", key, completion))
+                .rfind("HTTP/1.1 200 ", 0),
+            0u);
+  EXPECT_EQ(RawExchange(port, RawRequest("POST", "/inference/v1/generate", key, generate))
+                .rfind("HTTP/1.1 200 ", 0),
+            0u);
+  EXPECT_EQ(RawExchange(port, RawRequest("POST", "/abort_requests", key, abort))
+                .rfind("HTTP/1.1 200 ", 0),
+            0u);
+  EXPECT_EQ(Engine0().requests_arrived, 2u);
+  for (const char* open : {"/metrics", "/health", "/ping", "/version"}) {
+    EXPECT_EQ(RawExchange(port, RawRequest("GET", open, "")).rfind("HTTP/1.1 200 ", 0), 0u) << open;
+  }
+}
+
 }  // namespace
 }  // namespace vmetrics

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -170,6 +171,20 @@ TEST(FrontendOptionsCheck, BadOptionsFailBindNamingTheFlag) {
        },
        "--advertise-address"},
       {[](FrontendOptions* o) { o->advertise_address = "0.0.0.0"; }, "--advertise-address"},
+      {[](FrontendOptions* o) { o->max_model_len = -5; }, "--max-model-len"},
+      {[](FrontendOptions* o) { o->max_label_value_bytes = 0; }, "--max-label-value-bytes"},
+      {[](FrontendOptions* o) { o->max_label_value_bytes = SIZE_MAX; },  // "-1" wrapped
+       "--max-label-value-bytes"},
+      {[](FrontendOptions* o) { o->served_model_name = "model\xff"; }, "--served-model-name"},
+      {[](FrontendOptions* o) { o->served_model_name = std::string(1025, 'm'); },
+       "--served-model-name"},
+      {[](FrontendOptions* o) { o->speculative_config = R"({"num_speculative_tokens":"3"})"; },
+       "--speculative-config: num_speculative_tokens"},
+      {[](FrontendOptions* o) {
+         o->cache_config_info =
+             R"({"block_size":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+       },
+       "--cache-config-info: the value of \"block_size\" is nested more than 64 levels deep"},
   };
   for (const Case& c : cases) {
     FrontendOptions options;

@@ -57,6 +57,16 @@ TEST(CustomHistogramBuckets, BadInputIsRefusedNamingTheFlagAsVllmWordsIt) {
             std::string::npos);
 }
 
+// A bound that is a list nested 100,000 deep is named by its type: writing it out would recurse
+// once per level.
+TEST(CustomHistogramBuckets, DeeplyNestedBoundIsRefusedWithoutWritingItOut) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(ErrorOf(R"({"request_latency":[1,)" + deep + "]}"),
+            "--custom-histogram-buckets['request_latency']: bound array must be a number");
+  EXPECT_EQ(ErrorOf(R"({"request_latency":["1"]})"),
+            "--custom-histogram-buckets['request_latency']: bound \"1\" must be a number");
+}
+
 TEST(ShowHiddenMetrics, VersionsParseAsPackagingParsesThem) {
   for (const char* v : {"0.31", "0.7.0", "v1.2", " 1.0 ", "1!2.0", "0.27.2rc1.dev407+g1a2b",
                         "1.0.post1", "1.0-1", "1.0a", "2.0.0.dev0", "1.0+local.7"}) {

@@ -13,6 +13,7 @@
 #include "api_error.h"
 #include "completion_api.h"
 #include "generate_api.h"
+#include "json_fields.h"
 #include "logprobs.h"
 #include "msgpack_from_json.h"
 #include "vmetrics/engine_request.h"
@@ -63,6 +64,159 @@ TEST(MsgpackFromJson, KvTransferParamsReachTheEngineRequest) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->sampling.extra_args, p.request.sampling.extra_args);
   EXPECT_FALSE(back->sampling.detokenize);  // a tokens-only server
+}
+
+// A JSON object `depth` levels deep, the object counted: {"a":[[...[]...]]}.
+std::string Nested(size_t depth) {
+  return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+}
+
+// nlohmann's parser keeps its own stack and its destructor flattens nested values onto the heap,
+// and the encoder writes with an explicit stack: 100,000 levels (200 kB) neither recurse nor
+// overflow the stack.
+TEST(MsgpackFromJson, HundredThousandLevelsNeedNoStack) {
+  constexpr size_t kDepth = 100000;
+  const std::string text = std::string(kDepth, '[') + std::string(kDepth, ']');
+  const Json v = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(v.is_array());
+  EXPECT_TRUE(JsonNestedDeeperThan(v, kMaxJsonNestingDepth));
+  EXPECT_FALSE(JsonNestedDeeperThan(v, kDepth));
+  EXPECT_TRUE(JsonNestedDeeperThan(v, kDepth - 1));
+  const std::string packed = MsgpackFromJson(v);
+  ASSERT_EQ(packed.size(), kDepth);  // fixarray of one, ..., the innermost empty
+  EXPECT_EQ(packed.find_first_not_of('\x91'), kDepth - 1);
+  EXPECT_EQ(packed.back(), '\x90');
+}
+
+TEST(JsonNestedDeeperThan, CountsArraysAndObjectsOnTheDeepestPath) {
+  EXPECT_FALSE(JsonNestedDeeperThan(Json(1), 0));
+  EXPECT_FALSE(JsonNestedDeeperThan(Json::parse("{}"), 1));
+  EXPECT_TRUE(JsonNestedDeeperThan(Json::parse("{}"), 0));
+  const Json v = Json::parse(R"({"a":1,"b":[2,{"c":[]}],"d":{}})");
+  EXPECT_FALSE(JsonNestedDeeperThan(v, 4));
+  EXPECT_TRUE(JsonNestedDeeperThan(v, 3));
+  EXPECT_FALSE(
+      JsonNestedDeeperThan(Json::parse(Nested(kMaxJsonNestingDepth)), kMaxJsonNestingDepth));
+  EXPECT_TRUE(
+      JsonNestedDeeperThan(Json::parse(Nested(kMaxJsonNestingDepth + 1)), kMaxJsonNestingDepth));
+}
+
+// Every JSON field that reaches an engine as msgpack is accepted at kMaxJsonNestingDepth levels
+// and refused one deeper, and 58,000 levels (the depth that overflowed the stack of a recursive
+// encoder) are refused the same way: a 400 naming the field.
+TEST(ParseTokenRequest, NestedFieldsAreAcceptedAtTheDepthLimitAndRefusedPastIt) {
+  ServingConfig config;
+  config.served_model_name = "m";
+  config.max_model_len = 100;
+  for (const char* field : {"kv_transfer_params", "ec_transfer_params"}) {
+    for (const bool generate : {false, true}) {
+      auto parse = [&](size_t depth) {
+        const std::string value = std::string("\"") + field + "\":" + Nested(depth);
+        return generate ? ParseGenerateRequest(
+                              R"({"token_ids":[1],"sampling_params":{},)" + value + "}", config)
+                        : ParseCompletionRequest(R"({"prompt":[1],)" + value + "}", config);
+      };
+      const std::string what = std::string(field) + (generate ? " (generate)" : " (completions)");
+      ParsedRequest at = parse(kMaxJsonNestingDepth);
+      ASSERT_TRUE(at.ok()) << what << ": " << at.error->message;
+      EXPECT_NE(at.request.sampling.extra_args.find(field), std::string::npos) << what;
+      for (const size_t depth : {kMaxJsonNestingDepth + 1, size_t{58000}}) {
+        ParsedRequest past = parse(depth);
+        ASSERT_FALSE(past.ok()) << what << " at " << depth;
+        EXPECT_EQ(past.error->status, 400) << what;
+        EXPECT_EQ(past.error->param, field) << what;
+        EXPECT_EQ(past.error->message, std::string(field) + " is nested more than 64 levels deep")
+            << what;
+      }
+    }
+  }
+  // generate's sampling_params.extra_args goes to the engine as it is.
+  auto generate = [&](size_t depth) {
+    return ParseGenerateRequest(
+        R"({"token_ids":[1],"sampling_params":{"extra_args":)" + Nested(depth) + "}}", config);
+  };
+  ASSERT_TRUE(generate(kMaxJsonNestingDepth).ok());
+  for (const size_t depth : {kMaxJsonNestingDepth + 1, size_t{58000}}) {
+    ParsedRequest past = generate(depth);
+    ASSERT_FALSE(past.ok()) << depth;
+    EXPECT_EQ(past.error->status, 400);
+    EXPECT_EQ(past.error->param, "sampling_params.extra_args");
+  }
+  // vllm_xargs takes scalars and lists only; a deep value is refused by its depth first.
+  ParsedRequest xargs =
+      ParseCompletionRequest(R"({"prompt":[1],"vllm_xargs":)" + Nested(58000) + "}", config);
+  ASSERT_FALSE(xargs.ok());
+  EXPECT_EQ(xargs.error->param, "vllm_xargs");
+}
+
+// Ids a client gives go to the engine as msgpack str: valid UTF-8, at most 512 bytes, no
+// control characters; a 400 naming the field otherwise.
+TEST(CheckClientId, RefusesWhatAnEngineCouldNotDecodeOrShouldNotHold) {
+  EXPECT_FALSE(CheckClientId("req-1", "request_id"));
+  EXPECT_FALSE(CheckClientId("r\xc3\xa9q", "request_id"));  // é
+  EXPECT_FALSE(CheckClientId(std::string(kMaxClientIdBytes, 'a'), "request_id"));
+  struct Case {
+    std::string value, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {std::string(kMaxClientIdBytes + 1, 'a'), "x must be at most 512 bytes, got 513."},
+           {"a\xff", "x must be valid UTF-8."},
+           {"\xc0\xaf", "x must be valid UTF-8."},      // overlong '/'
+           {"\xed\xa0\x80", "x must be valid UTF-8."},  // a surrogate
+           {"a\nb", "x must not contain control characters."},
+           {std::string("a\0b", 3), "x must not contain control characters."},
+           {"a\x7f", "x must not contain control characters."}}) {
+    MaybeError e = CheckClientId(c.value, "x");
+    ASSERT_TRUE(e) << c.message;
+    EXPECT_EQ(e->status, 400);
+    EXPECT_EQ(e->param, "x");
+    EXPECT_EQ(e->message, c.message);
+  }
+}
+
+// The body's request_id and session_id pass the same check; JSON strings are UTF-8 already
+// (nlohmann's parser refuses invalid bytes and unpaired surrogate escapes), so length and
+// control characters are what remains.
+TEST(ParseTokenRequest, ClientIdsInTheBodyAreBounded) {
+  ServingConfig config;
+  config.served_model_name = "m";
+  config.max_model_len = 100;
+  const std::string long_id(kMaxClientIdBytes + 1, 'a');
+  const std::string ok_id(kMaxClientIdBytes, 'a');
+  struct Case {
+    std::string body, param;
+    bool generate;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"({"prompt":[1],"request_id":")" + long_id + "\"}", "request_id", false},
+           {R"({"prompt":[1],"request_id":"a\u0001"})", "request_id", false},
+           {R"({"prompt":[1],"session_id":")" + long_id + "\"}", "session_id", false},
+           {R"({"token_ids":[1],"sampling_params":{},"request_id":")" + long_id + "\"}",
+            "request_id", true},
+       }) {
+    ParsedRequest p =
+        c.generate ? ParseGenerateRequest(c.body, config) : ParseCompletionRequest(c.body, config);
+    ASSERT_FALSE(p.ok()) << c.body.substr(0, 60);
+    EXPECT_EQ(p.error->status, 400);
+    EXPECT_EQ(p.error->param, c.param);
+  }
+  ParsedRequest at = ParseCompletionRequest(
+      R"({"prompt":[1],"request_id":")" + ok_id + R"(","session_id":")" + ok_id + "\"}", config);
+  ASSERT_TRUE(at.ok()) << at.error->message;
+  EXPECT_EQ(at.request.request_id, ok_id);
+  // Invalid UTF-8 in a JSON string and an unpaired surrogate escape: not JSON at all.
+  for (const std::string& body : {std::string(R"({"prompt":[1],"request_id":"a)") + "\xff\"}",
+                                  std::string(R"({"prompt":[1],"request_id":"\ud800"})")}) {
+    ParsedRequest p = ParseCompletionRequest(body, config);
+    ASSERT_FALSE(p.ok());
+    EXPECT_EQ(p.error->message, "request body is not valid JSON");
+  }
+  ParsedRequest header = CheckRequestIdHeader(at, nullptr);
+  EXPECT_TRUE(header.ok());
+  const std::string bad = "id\xff";
+  header = CheckRequestIdHeader(at, &bad);
+  ASSERT_FALSE(header.ok());
+  EXPECT_EQ(header.error->param, "X-Request-Id");
 }
 
 // vLLM's test_protocol.py: an omitted max_tokens is not "provided" (the server computes it),

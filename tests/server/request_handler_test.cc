@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -252,6 +254,51 @@ TEST(AddHeader, ReadsHostContentLengthExpectAndTransferEncoding) {
     RequestHead h;
     AddHeader("Content-Length", bad, &h);
     EXPECT_FALSE(h.content_length_valid) << bad;
+  }
+}
+
+// RFC 9112 §6.3 and §5.2, RFC 9110 §5.1: heads whose framing or fields could be read two ways
+// are 400 with Connection: close, before credentials and routing.
+TEST(RejectReply, AmbiguousFramingIs400AndCloses) {
+  auto refuse = [](const std::function<void(RequestHead*)>& change) {
+    RequestHead head = Head("POST", "/submit");
+    change(&head);
+    std::optional<Reply> r = RejectMalformed(kRules, head);
+    return r.has_value() && r->status == 400u && r->close;
+  };
+  EXPECT_FALSE(refuse([](RequestHead* h) { AddHeader("Content-Length", "2", h); }));
+  EXPECT_TRUE(refuse([](RequestHead* h) {
+    AddHeader("Content-Length", "2", h);
+    AddHeader("content-length", "2", h);
+  }));
+  EXPECT_TRUE(refuse([](RequestHead* h) {
+    AddHeader("Content-Length", "0", h);
+    AddHeader("Content-Length", "31", h);
+  }));
+  for (std::string_view bad : {"+31", "-1", "0x20", "", "2, 2"}) {
+    EXPECT_TRUE(refuse([&](RequestHead* h) { AddHeader("Content-Length", bad, h); })) << bad;
+  }
+  EXPECT_TRUE(refuse([](RequestHead* h) {
+    AddHeader("Content-Length", "2", h);
+    AddHeader("Transfer-Encoding", "chunked", h);
+  }));
+  for (std::string_view name : {" Host", "X A", "X\tA", "X(A)", "X\x01A", "X\xc3\xa9"}) {
+    EXPECT_TRUE(refuse([&](RequestHead* h) { AddHeader(name, "1", h); })) << name;
+  }
+  EXPECT_FALSE(refuse([](RequestHead* h) { AddHeader("X-A_b.c!#$%&'*+^`|~9", "1", h); }));
+  EXPECT_TRUE(refuse([](RequestHead* h) { h->folded_header = true; }));
+  EXPECT_TRUE(refuse([](RequestHead* h) { h->bad_target = true; }));
+}
+
+TEST(TargetHasControlBytes, RawOrPercentEncoded) {
+  for (std::string_view bad : std::vector<std::string_view>{
+           "/abort_requests%00.png", "/v1/completions%00junk", "/a%0a", "/a%0D", "/a%1f", "/a%7f",
+           "/a?x=%00", "/a\x01", "/a b", "/a\x7f", std::string_view("/a\0b", 4)}) {
+    EXPECT_TRUE(TargetHasControlBytes(bad)) << bad;
+  }
+  for (std::string_view good : {"/metrics", "/metrics?name%5B%5D=a%2Fb", "/a%21", "/a%", "/a%0",
+                                "/a%zz", "/a%e2%82%ac", "/a%80", "/metrics?q=a%20b"}) {
+    EXPECT_FALSE(TargetHasControlBytes(good)) << good;
   }
 }
 
