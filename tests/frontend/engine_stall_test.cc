@@ -2,7 +2,8 @@
 // The stall watch of RequestService (FenceStalled), on its own clock: an engine silent with
 // requests in flight is fenced after the bound, its requests end with a 503 and are aborted at
 // it, it gets no new request, and its next message takes it back. An idle engine is never
-// fenced. e2e_silent_engine does the same with a real frozen process.
+// fenced. e2e_silent_engine does the same with a real frozen process. Also: an engine that died
+// and registered again is routed to again.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -116,6 +117,23 @@ TEST_F(StallWatchTest, SilenceCountsFromWorkAndAnIdleEngineIsNotWatched) {
   const auto fenced = service_->FenceStalled(seconds(10));
   ASSERT_EQ(fenced.size(), 1U);
   EXPECT_EQ(fenced[0].first, 0);  // engine 1, idle all along, is not
+}
+
+// An engine that died and registered again (a replacement at the same rank) gets requests
+// again; before, a dead engine was never routed to again.
+TEST_F(StallWatchTest, AnEngineThatRegistersAgainIsRoutedToAgain) {
+  auto first = Complete(0);
+  service_->OnEngineDead(0, "input connection closed");
+  std::string body;
+  EXPECT_EQ(AnswerStatus(*first, &body), 500U);
+  auto while_dead = Complete(0);
+  EXPECT_EQ(AnswerStatus(*while_dead, &body), 503U);
+  EXPECT_EQ(sent_.size(), 1U);
+  service_->OnEngineReady(0);
+  auto after = Complete(0);
+  ASSERT_EQ(sent_.size(), 2U);
+  EXPECT_EQ(sent_[1].type, EngineCoreRequestType::kAdd);
+  EXPECT_EQ(sent_[1].engine, 0);
 }
 
 }  // namespace
