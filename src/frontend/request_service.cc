@@ -109,6 +109,20 @@ size_t RequestService::num_live_completions() const {
 
 namespace {
 
+// X-data-parallel-rank: the engine to use (vLLM's _get_data_parallel_rank: an unparsable
+// value is no rank).
+std::optional<int64_t> DataParallelRank(const HttpRequest& http) {
+  const std::string* h = http.header(kDataParallelRankHeader);
+  if (h == nullptr) return std::nullopt;
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(*h, &used);
+    if (used == h->size()) return v;
+  } catch (...) {
+  }
+  return std::nullopt;
+}
+
 // max_model_len 0: neither --max-model-len nor the engines' handshake said it.
 bool RefuseWithoutContextLength(const ServingConfig& config, HttpExchange& exchange) {
   if (config.max_model_len > 0) return false;
@@ -169,15 +183,7 @@ void RequestService::ReleaseRemotePrefill(const HttpRequest& http) {
   spec.sampling.extra_args = MsgpackFromJson(extra);
   spec.arrival_time = WallClock();
   spec.abort_immediately = true;
-  std::optional<int64_t> rank;
-  if (const std::string* h = http.header(kDataParallelRankHeader)) {
-    try {
-      size_t used = 0;
-      const long long v = std::stoll(*h, &used);
-      if (used == h->size()) rank = v;
-    } catch (...) {
-    }
-  }
+  const std::optional<int64_t> rank = DataParallelRank(http);
   spec.data_parallel_rank = rank;
   std::string body;
   int64_t engine = -1;
@@ -214,17 +220,7 @@ bool RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
     exchange->Reply(parsed.error->status, kJson, ErrorJson(*parsed.error));
     return false;
   }
-  // X-data-parallel-rank: the engine to use (vLLM's _get_data_parallel_rank: an unparsable
-  // value is no rank).
-  std::optional<int64_t> rank;
-  if (const std::string* h = http.header(kDataParallelRankHeader)) {
-    try {
-      size_t used = 0;
-      const long long v = std::stoll(*h, &used);
-      if (used == h->size()) rank = v;
-    } catch (...) {
-    }
-  }
+  const std::optional<int64_t> rank = DataParallelRank(http);
   const double arrival = WallClock();
   std::vector<std::pair<int64_t, std::string>> adds;  // (engine, ADD body)
   uint64_t key = 0;

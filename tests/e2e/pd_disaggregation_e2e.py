@@ -41,7 +41,7 @@ import urllib.error
 import urllib.request
 import uuid
 
-from e2e_support import fail, free_port
+from e2e_support import fail, free_port, get_text as get
 
 MODEL = "pd-model"
 BLOCK_SIZE = 16  # the stand-in engine's
@@ -60,14 +60,6 @@ def post(url, body, headers=None):
         return e.code, json.loads(e.read() or b"null")
 
 
-def get(url):
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError:
-        return 0, ""
 
 
 class Instance:

@@ -23,15 +23,12 @@ Usage: requests_per_generation_e2e.py VMETRICS_BINARY
 """
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
-from e2e_support import fail, free_port
+from e2e_support import fail, free_port, get_text as get, post_json as post, stop
 
 GENERATIONS = ["g20250927-6f5c0931", "g20251105-65ac8d8d", "g20260112-0565f1fd",
                "g20260204-08e09499", "g20260413-f72b2097", "g20260712-370b678a",
@@ -42,24 +39,8 @@ MAX_MODEL_LEN = 64
 MODEL = "wire-model"
 
 
-def post(url, body):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
-def get(url):
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError:
-        return 0, ""
 
 
 # (API path, body, engine requests it makes, what the answer must show)
@@ -155,17 +136,8 @@ def run(vmetrics, work, generation, forced):
                 'requests="refused' in info[0]:
             fail(f"{name}: vmetrics_engine_wire_info: {info}")
     finally:
-        if engine.poll() is None:
-            engine.send_signal(signal.SIGTERM)
-        try:
-            engine.wait(30)
-        except subprocess.TimeoutExpired:
-            engine.kill()
-        serve.send_signal(signal.SIGTERM)
-        try:
-            serve.wait(30)
-        except subprocess.TimeoutExpired:
-            serve.kill()
+        stop(engine)  # first: it writes its totals as it exits
+        stop(serve)
     totals = json.load(open(totals_path))
     engine_totals = totals["engines"][0]
     if engine_totals.get("requests_rejected", 0) != 0:

@@ -11,7 +11,6 @@ message takes it back, /health is 200 again and a new request completes.
 
 Usage: silent_engine_e2e.py VMETRICS_BINARY
 """
-import json
 import os
 import signal
 import subprocess
@@ -19,32 +18,14 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 
-from e2e_support import fail, free_port
+from e2e_support import fail, free_port, get_text as get, post_json as post, stop
 
 BOUND_S = 2.0
 
 
-def post(url, body, timeout=30):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
-def get(url):
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError:
-        return 0, ""
 
 
 def until(what, check, seconds):
@@ -123,13 +104,7 @@ def main():
         finally:
             if engine.poll() is None:
                 engine.send_signal(signal.SIGCONT)
-                engine.send_signal(signal.SIGTERM)
-            serve.send_signal(signal.SIGTERM)
-            for p in (engine, serve):
-                try:
-                    p.wait(30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            stop(engine, serve)
     print("silent_engine_e2e: passed")
 
 

@@ -96,6 +96,27 @@ class CompletionsTest : public ::testing::Test {
   }
 
   HttpClientResponse Post(const std::string& body) { return HttpPost(url_, body); }
+  // A completion sent over a socket of its own, which the test hangs up by closing the fd it
+  // returns (-1 when it could not be sent).
+  int SendRaw(const std::string& body) const {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(frontend_->http_port());
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const std::string request =
+        "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
+        send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+            static_cast<ssize_t>(request.size())) {
+      close(fd);
+      return -1;
+    }
+    return fd;
+  }
   // The one request sent was aborted: the engine got the ABORT, the frontend forgot it, and
   // nothing was recorded as finished (Python records no stats for an abort).
   void ExpectAbortedWithoutStatistics() {
@@ -263,20 +284,8 @@ TEST_F(CompletionsTest, ClientDisconnectAbortsTheRequest) {
 // aborts its request at the engine and records nothing for it.
 TEST_F(CompletionsTest, ClientHangingUpOnANonStreamedRequestAbortsIt) {
   Start();
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = SendRaw(R"({"prompt":[1,2,3],"max_tokens":5000,"ignore_eos":true})");
   ASSERT_GE(fd, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(frontend_->http_port());
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
-  const std::string body = R"({"prompt":[1,2,3],"max_tokens":5000,"ignore_eos":true})";
-  const std::string request =
-      "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-      "Content-Length: " +
-      std::to_string(body.size()) + "\r\n\r\n" + body;
-  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(request.size()));
   // Hang up once the engine has the request.
   ASSERT_TRUE(Eventually([&] { return Engine0().requests_arrived == 1; }));
   close(fd);
@@ -288,20 +297,8 @@ TEST_F(CompletionsTest, ClientHangingUpOnANonStreamedRequestAbortsIt) {
 // write (the engine steps once every 5 s here, so no token comes before the hang-up).
 TEST_F(CompletionsTest, ClientHangingUpOnAStreamBeforeItsFirstTokenAbortsIt) {
   Start([](SimulatorOptions* so) { so->rate_hz = 0.2; });
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = SendRaw(R"({"prompt":[1,2,3],"max_tokens":50,"ignore_eos":true,"stream":true})");
   ASSERT_GE(fd, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(frontend_->http_port());
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
-  const std::string body = R"({"prompt":[1,2,3],"max_tokens":50,"ignore_eos":true,"stream":true})";
-  const std::string request =
-      "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-      "Content-Length: " +
-      std::to_string(body.size()) + "\r\n\r\n" + body;
-  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(request.size()));
   ASSERT_TRUE(Eventually([&] { return Engine0().requests_arrived == 1; }));
   close(fd);
   EXPECT_TRUE(

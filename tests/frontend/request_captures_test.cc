@@ -228,6 +228,30 @@ struct Sent {
   std::string body;
 };
 
+// A RequestService of one engine with the captures' configuration and clock, whose sends land
+// in `sent`.
+RequestService::Options CaptureOptions(std::vector<Sent>* sent) {
+  RequestService::Options o;
+  o.config = CaptureConfig();
+  o.engine_indexes = {0};
+  o.send = [sent](int, EngineCoreRequestType type, std::string body) {
+    sent->push_back({type, std::move(body)});
+    return TransportStatus::Ok();
+  };
+  o.wall_clock = [] { return 1767225600.25; };
+  return o;
+}
+
+uint32_t Only(const char* name) { return uint32_t{1} << WireGenerationIndex(Gen(name)); }
+
+std::shared_ptr<HttpExchange> Complete(RequestService& service, const std::string& body) {
+  HttpRequest http;
+  http.body = body;
+  auto exchange = std::make_shared<HttpExchange>(nullptr);
+  service.HandleCompletion(http, exchange);
+  return exchange;
+}
+
 TEST(RequestCaptures, VmetricsSendsEachGenerationWhatItsOwnFrontendSent) {
   for (const char* name : kGenerations) {
     const WireGeneration& gen = Gen(name);
@@ -244,27 +268,15 @@ TEST(RequestCaptures, VmetricsSendsEachGenerationWhatItsOwnFrontendSent) {
     for (const std::string& c : order) {
       const std::vector<json>& adds = by_case[c];
       std::vector<Sent> sent;
-      RequestService::Options o;
-      o.config = CaptureConfig();
-      o.engine_indexes = {0};
-      o.send = [&sent](int, EngineCoreRequestType type, std::string body) {
-        sent.push_back({type, std::move(body)});
-        return TransportStatus::Ok();
-      };
-      o.wall_clock = [] { return 1767225600.25; };
+      RequestService::Options o = CaptureOptions(&sent);
       // The id vLLM's frontend gave the (parent) request, as the capture has it.
       std::string id = adds[0]["decoded"]["request_id"];
       if (adds.size() > 1) id = id.substr(id.find('_') + 1);
       o.engine_request_id = [id](const std::string&) { return id; };
       RequestService service(o);
-      EXPECT_EQ(service.SetEngineWire(0, uint32_t{1} << WireGenerationIndex(gen)), gen.name);
-      HttpRequest http;
-      http.method = "POST";
-      http.path = "/v1/completions";
-      json body = adds[0]["user_request"]["body"];
-      http.body = body.dump();
-      auto exchange = std::make_shared<HttpExchange>(nullptr);
-      service.HandleCompletion(http, exchange);
+      EXPECT_EQ(service.SetEngineWire(0, Only(name)), gen.name);
+      const json body = adds[0]["user_request"]["body"];
+      auto exchange = Complete(service, body.dump());
       const std::string where = std::string(name) + " " + c;
       if (body.contains("logprobs") && gen.logprobs != LogprobsForm::kTensors) {
         // Its engines send sample logprobs as lists, which vmetrics does not read: refused.
@@ -304,21 +316,10 @@ TEST(RequestCaptures, AnAmbiguousHandshakeGetsAddsEveryCandidateReadsAlike) {
     if (m["type"] != "ADD" || m["case"].get<std::string>().find('#') != std::string::npos) {
       continue;  // one request per user request
     }
-    std::vector<std::string> sent;
-    RequestService::Options o;
-    o.config = CaptureConfig();
-    o.engine_indexes = {0};
-    o.send = [&sent](int, EngineCoreRequestType, std::string body) {
-      sent.push_back(std::move(body));
-      return TransportStatus::Ok();
-    };
-    o.wall_clock = [] { return 1767225600.25; };
-    RequestService service(o);
+    std::vector<Sent> sent;
+    RequestService service(CaptureOptions(&sent));
     EXPECT_TRUE(service.SetEngineWire(0, candidates).starts_with("common to "));
-    HttpRequest http;
-    http.body = m["user_request"]["body"].dump();
-    auto exchange = std::make_shared<HttpExchange>(nullptr);
-    service.HandleCompletion(http, exchange);
+    auto exchange = Complete(service, m["user_request"]["body"].dump());
     if (m["user_request"]["body"].contains("logprobs")) {
       // g20250927 and g20251105 send sample logprobs as lists: refused while they are possible.
       ExpectRefused(*exchange, 400, "logprobs", m["case"]);
@@ -329,7 +330,7 @@ TEST(RequestCaptures, AnAmbiguousHandshakeGetsAddsEveryCandidateReadsAlike) {
     ASSERT_EQ(sent.size(), 1U) << m["case"];
     for (const char* name : old) {
       const std::string where = std::string(name) + " " + m["case"].get<std::string>();
-      Result<EngineCoreRequestSpec> got = DecodeEngineCoreRequest(sent[0], Gen(name).request);
+      Result<EngineCoreRequestSpec> got = DecodeEngineCoreRequest(sent[0].body, Gen(name).request);
       ASSERT_TRUE(got.ok()) << where << ": " << got.status().ToString();
       // What that generation's own frontend sent for the same request, but the id.
       for (const json& own : Load(name)) {
@@ -351,62 +352,32 @@ TEST(RequestCaptures, AnAmbiguousHandshakeGetsAddsEveryCandidateReadsAlike) {
 // Candidates that no array reads alike (EOS at position 5 for one, arrival_time for the
 // other): the request is refused with a 503 naming them and --engine-wire, and nothing is sent.
 TEST(RequestCaptures, CandidatesWithoutACommonLayoutAreRefusedAndSentNothing) {
-  std::vector<std::string> sent;
-  RequestService::Options o;
-  o.config = CaptureConfig();
-  o.engine_indexes = {0};
-  o.send = [&sent](int, EngineCoreRequestType, std::string body) {
-    sent.push_back(std::move(body));
-    return TransportStatus::Ok();
-  };
-  RequestService service(o);
-  const uint32_t candidates = (uint32_t{1} << WireGenerationIndex(Gen(kGenerations[3]))) |
-                              (uint32_t{1} << WireGenerationIndex(Gen(kGenerations[4])));
-  EXPECT_TRUE(service.SetEngineWire(0, candidates).starts_with("refused"));
-  HttpRequest http;
-  http.body = R"({"prompt": [1, 2, 3], "max_tokens": 4})";
-  auto exchange = std::make_shared<HttpExchange>(nullptr);
-  service.HandleCompletion(http, exchange);
-  unsigned status = 0;
-  std::string type;
-  std::string body;
-  ASSERT_EQ(exchange->TakeAnswer(&status, &type, &body), HttpExchange::Phase::kReplied);
-  EXPECT_EQ(status, 503U);
-  EXPECT_NE(body.find("--engine-wire"), std::string::npos) << body;
-  EXPECT_NE(body.find("g20260413-f72b2097, g20260204-08e09499"), std::string::npos) << body;
+  std::vector<Sent> sent;
+  RequestService service(CaptureOptions(&sent));
+  EXPECT_TRUE(service.SetEngineWire(0, Only(kGenerations[3]) | Only(kGenerations[4]))
+                  .starts_with("refused"));
+  const std::string request = R"({"prompt": [1, 2, 3], "max_tokens": 4})";
+  auto exchange = Complete(service, request);
+  ExpectRefused(*exchange, 503, "--engine-wire", "");
+  auto named = Complete(service, request);
+  ExpectRefused(*named, 503, "g20260413-f72b2097, g20260204-08e09499", "");
   EXPECT_TRUE(sent.empty());
   EXPECT_EQ(service.num_live_requests(), 0U);
   // Once the engine is known, requests go out.
-  EXPECT_EQ(service.SetEngineWire(0, uint32_t{1} << WireGenerationIndex(Gen(kGenerations[4]))),
-            kGenerations[4]);
-  auto again = std::make_shared<HttpExchange>(nullptr);
-  service.HandleCompletion(http, again);
+  EXPECT_EQ(service.SetEngineWire(0, Only(kGenerations[4])), kGenerations[4]);
+  auto again = Complete(service, request);
   EXPECT_EQ(sent.size(), 1U);
   service.Shutdown();
 }
 
 // A request the engine's generation cannot carry is refused by name before anything is sent.
 TEST(RequestCaptures, AFeatureTheEnginesGenerationLacksIsRefusedByName) {
-  std::vector<std::string> sent;
-  RequestService::Options o;
-  o.config = CaptureConfig();
-  o.engine_indexes = {0};
-  o.send = [&sent](int, EngineCoreRequestType, std::string body) {
-    sent.push_back(std::move(body));
-    return TransportStatus::Ok();
-  };
-  RequestService service(o);
-  (void)service.SetEngineWire(0, uint32_t{1} << WireGenerationIndex(Gen(kGenerations[3])));
-  HttpRequest http;
-  http.body = R"({"prompt": [1, 2, 3], "max_tokens": 4, "thinking_token_budget": 8})";
-  auto exchange = std::make_shared<HttpExchange>(nullptr);
-  service.HandleCompletion(http, exchange);
-  unsigned status = 0;
-  std::string type;
-  std::string body;
-  ASSERT_EQ(exchange->TakeAnswer(&status, &type, &body), HttpExchange::Phase::kReplied);
-  EXPECT_EQ(status, 400U) << body;
-  EXPECT_NE(body.find("thinking_token_budget"), std::string::npos) << body;
+  std::vector<Sent> sent;
+  RequestService service(CaptureOptions(&sent));
+  (void)service.SetEngineWire(0, Only(kGenerations[3]));
+  auto exchange =
+      Complete(service, R"({"prompt": [1, 2, 3], "max_tokens": 4, "thinking_token_budget": 8})");
+  ExpectRefused(*exchange, 400, "thinking_token_budget", "");
   EXPECT_TRUE(sent.empty());
   service.Shutdown();
 }
@@ -423,34 +394,21 @@ TEST(RemotePrefillRelease, ARefusedDecodeRequestIsSentAsAnImmediateAbort) {
       R"( "remote_engine_id": "p0", "remote_block_ids": [3, 4], "remote_port": 5600}})";
   for (const char* name : {kGenerations[4], kGenerations[5], kGenerations[7]}) {
     for (const bool kv_connector : {false, true}) {
-      std::vector<std::string> sent;
-      RequestService::Options o;
-      o.config = CaptureConfig();
-      o.engine_indexes = {0};
+      std::vector<Sent> sent;
+      RequestService::Options o = CaptureOptions(&sent);
       o.kv_connector = kv_connector;
-      o.send = [&sent](int, EngineCoreRequestType type, std::string body) {
-        EXPECT_EQ(type, EngineCoreRequestType::kAdd);
-        sent.push_back(std::move(body));
-        return TransportStatus::Ok();
-      };
       RequestService service(o);
-      (void)service.SetEngineWire(0, uint32_t{1} << WireGenerationIndex(Gen(name)));
-      HttpRequest http;
-      http.body = refused;
-      auto exchange = std::make_shared<HttpExchange>(nullptr);
-      service.HandleCompletion(http, exchange);
-      unsigned status = 0;
-      std::string type;
-      std::string body;
-      ASSERT_EQ(exchange->TakeAnswer(&status, &type, &body), HttpExchange::Phase::kReplied);
-      EXPECT_EQ(status, 400U) << body;
+      (void)service.SetEngineWire(0, Only(name));
+      auto exchange = Complete(service, refused);
+      ExpectRefused(*exchange, 400, "maximum context length", name);
       const bool has_field = Gen(name).request.PositionOf(RequestField::kAbortImmediately) >= 0;
       if (!kv_connector || !has_field) {
         EXPECT_TRUE(sent.empty()) << name;
         continue;
       }
       ASSERT_EQ(sent.size(), 1U) << name;
-      Result<EngineCoreRequestSpec> got = DecodeEngineCoreRequest(sent[0], Gen(name).request);
+      EXPECT_EQ(sent[0].type, EngineCoreRequestType::kAdd);
+      Result<EngineCoreRequestSpec> got = DecodeEngineCoreRequest(sent[0].body, Gen(name).request);
       ASSERT_TRUE(got.ok()) << got.status().ToString();
       EXPECT_TRUE(got->abort_immediately);
       EXPECT_EQ(got->request_id, "req-pd-1");
