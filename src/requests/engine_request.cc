@@ -44,12 +44,12 @@ void PackFloat64(msgpack::sbuffer& buf, double v) {
 // An int in its smallest msgpack form (as msgspec and msgpack-cxx's pack_int64 write it) at
 // `out`; returns the bytes written (at most 9).
 size_t WriteInt(int64_t v, char* out) {
-  auto be = [out](uint8_t tag, uint64_t u, int bytes) {
+  auto be = [out](uint8_t tag, uint64_t u, size_t bytes) {
     out[0] = static_cast<char>(tag);
-    for (int i = 0; i < bytes; ++i) {
+    for (size_t i = 0; i < bytes; ++i) {
       out[1 + i] = static_cast<char>((u >> (8 * (bytes - 1 - i))) & 0xff);
     }
-    return static_cast<size_t>(1 + bytes);
+    return 1 + bytes;
   };
   if (v >= 0) {
     const auto u = static_cast<uint64_t>(v);
