@@ -794,16 +794,23 @@ void RequestService::SendAborts(std::vector<Abort> aborts) const {
 }
 
 void RequestService::Shutdown() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (shut_down_) return;
-  shut_down_ = true;
-  while (!jobs_.empty()) {
-    Job& j = *jobs_.begin()->second;
-    const uint64_t key = j.key;
-    if (!j.error) j.error = MakeError(503, "the server is stopping");
-    (void)AbortJobLocked(j, "");
-    jobs_.erase(key);  // in case nothing was pending
+  std::vector<Abort> aborts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return;
+    shut_down_ = true;
+    while (!jobs_.empty()) {
+      Job& j = *jobs_.begin()->second;
+      const uint64_t key = j.key;
+      if (!j.error) j.error = MakeError(503, "the server is stopping");
+      std::vector<Abort> more = AbortJobLocked(j, "");
+      aborts.insert(aborts.end(), more.begin(), more.end());
+      jobs_.erase(key);  // in case nothing was pending
+    }
   }
+  // The engines stop computing for nobody: the ABORTs leave before the engine client closes
+  // (its input socket lingers for them, EngineCoreClient::Stop).
+  SendAborts(std::move(aborts));
 }
 
 }  // namespace vmetrics::frontend

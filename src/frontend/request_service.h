@@ -31,7 +31,7 @@
 //   - an engine dies (ENGINE_CORE_DEAD or its connection closed): its requests are forgotten
 //     without statistics and answered with a 500 naming the engine;
 //   - an id in `finished_requests` that is still live: forgotten and finished as "abort";
-//   - Shutdown(): everything in flight is answered 503.
+//   - Shutdown(): everything in flight is answered 503 and aborted at its engine.
 //
 // Thread safety: one mutex guards the tracker, the router and the requests. Handle* and the
 // client-gone callbacks run on HTTP threads; OnOutputs and OnEngineDead on the engine client's
@@ -153,7 +153,8 @@ class RequestService {
   // layout's name, or "refused" and why, for the log.
   std::string SetEngineWire(int64_t engine_index, uint32_t candidates);
 
-  // Answers every request in flight 503 and refuses new ones. Idempotent.
+  // Answers every request in flight 503, sends each engine an ABORT for its requests in flight,
+  // and refuses new ones. Idempotent.
   void Shutdown();
 
   const ServingConfig& config() const { return options_.config; }

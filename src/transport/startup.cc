@@ -62,8 +62,11 @@ TransportStatus EngineCoreClient::Impl::Bind() {
   try {
     input = zmq::socket_t(context, zmq::socket_type::router);
     output = zmq::socket_t(context, zmq::socket_type::pull);
-    // The frontend closes without lingering: at shutdown nothing it still queues matters.
-    internal::ConfigureSocket(input, input_address, 0);
+    // At shutdown the input socket lingers for the ABORTs of the requests still in flight
+    // (RequestService::Shutdown sends them just before), at most kShutdownAbortLingerMs: an
+    // engine that does not read them holds the exit no longer. Nothing queued on the output
+    // socket matters then.
+    internal::ConfigureSocket(input, input_address, internal::kShutdownAbortLingerMs);
     internal::ConfigureSocket(output, output_address, 0);
     // Engines send one registration on the input socket; requests go the other way, whose
     // high-water mark stays 0 (a request is never dropped).

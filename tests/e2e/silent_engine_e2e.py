@@ -7,10 +7,13 @@
 is frozen (SIGSTOP): within the bound (plus the watch's quarter-second tick) the client gets a
 503 naming the engine, /health answers 503 naming it, vmetrics_engine_up is 0 and a new request
 is refused at once with a 503; nothing hangs. Then the process resumes (SIGCONT): its next
-message takes it back, /health is 200 again and a new request completes.
+message takes it back, /health is 200 again and a new request completes. Last, serve gets
+SIGTERM with three requests in flight: each client is answered, serve exits 0, and the engine
+counts an ABORT for each (it stops computing for nobody).
 
 Usage: silent_engine_e2e.py VMETRICS_BINARY
 """
+import json
 import os
 import signal
 import subprocess
@@ -28,6 +31,14 @@ BOUND_S = 2.0
 
 
 
+def running(url):
+    """vllm:num_requests_running on /metrics (0 when absent)."""
+    for line in get(url + "/metrics")[1].splitlines():
+        if line.startswith("vllm:num_requests_running{"):
+            return float(line.rsplit(" ", 1)[1])
+    return 0
+
+
 def until(what, check, seconds):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -43,6 +54,7 @@ def main():
         http = free_port()
         hs = free_port()
         log = os.path.join(work, "serve.log")
+        totals = os.path.join(work, "totals.json")
         serve = subprocess.Popen(
             [vmetrics, "serve", "--handshake-address", f"tcp://127.0.0.1:{hs}",
              "--data-parallel-size", "1", "--port", str(http), "--engine-ready-timeout", "60",
@@ -51,7 +63,7 @@ def main():
         engine = subprocess.Popen(
             [vmetrics, "simulate", "--handshake-address", f"tcp://127.0.0.1:{hs}",
              "--serve-requests", "--no-synthetic-requests", "--steps", "0", "--rate", "20",
-             "--seed", "3"],
+             "--seed", "3", "--report-totals", totals],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         url = f"http://127.0.0.1:{http}"
         try:
@@ -101,6 +113,30 @@ def main():
                 fail(f"a request after the engine came back: {status} {body}")
             print(f"ok: fenced {waited:.2f} s after the freeze (bound {BOUND_S} s), taken back "
                   f"{back:.2f} s after it resumed", flush=True)
+            # SIGTERM with requests in flight: each is answered, and aborted at the engine.
+            answers = []
+            threads = [threading.Thread(target=lambda: answers.append(post(
+                url + "/v1/completions", {"prompt": [1, 2], "max_tokens": 400,
+                                          "ignore_eos": True}, timeout=60)))
+                       for _ in range(3)]
+            for t in threads:
+                t.start()
+            until("three requests running", lambda: running(url) >= 3, 10)
+            start = time.monotonic()
+            serve.send_signal(signal.SIGTERM)
+            for t in threads:
+                t.join(60)
+            if serve.wait(30) != 0 or len(answers) != 3 or any(a[0] == 200 for a in answers):
+                fail(f"SIGTERM with requests in flight: exit {serve.returncode}, {answers}")
+            stopped = time.monotonic() - start
+            stop(engine)
+            aborted = json.load(open(totals))["engines"][0]["requests_aborted"]
+            # One for the request fenced earlier (read once the engine resumed), three now.
+            if aborted != 4:
+                fail(f"the engine counted {aborted} aborted requests; want 4 (the fenced one and "
+                     "the 3 in flight at SIGTERM)")
+            print(f"ok: SIGTERM answered 3 requests in flight and aborted them at the engine "
+                  f"({aborted} ABORTs), serve gone {stopped:.2f} s after the signal", flush=True)
         finally:
             if engine.poll() is None:
                 engine.send_signal(signal.SIGCONT)

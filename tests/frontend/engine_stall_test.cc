@@ -136,5 +136,27 @@ TEST_F(StallWatchTest, AnEngineThatRegistersAgainIsRoutedToAgain) {
   EXPECT_EQ(sent_[1].engine, 0);
 }
 
+// SIGTERM (Frontend::Stop -> Shutdown): every request in flight is answered 503 and aborted at
+// its engine, so the engines stop computing for nobody.
+TEST_F(StallWatchTest, ShutdownAbortsEveryRequestInFlightAtItsEngine) {
+  auto on0 = Complete(0);
+  auto on1 = Complete(1);
+  ASSERT_EQ(sent_.size(), 2U);
+  service_->Shutdown();
+  std::string body;
+  EXPECT_EQ(AnswerStatus(*on0, &body), 503U);
+  EXPECT_EQ(AnswerStatus(*on1, &body), 503U);
+  ASSERT_EQ(sent_.size(), 4U);
+  for (size_t k = 2; k < 4; ++k) {
+    EXPECT_EQ(sent_[k].type, EngineCoreRequestType::kAbort);
+    Result<std::vector<std::string>> ids = DecodeAbort(sent_[k].body);
+    ASSERT_TRUE(ids.ok());
+    EXPECT_EQ(ids->size(), 1U);
+  }
+  EXPECT_NE(sent_[2].engine, sent_[3].engine);
+  service_->Shutdown();  // idempotent: nothing more
+  EXPECT_EQ(sent_.size(), 4U);
+}
+
 }  // namespace
 }  // namespace vmetrics::frontend

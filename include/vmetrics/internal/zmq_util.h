@@ -28,6 +28,9 @@ namespace vmetrics::internal {
 // 4 s, so a final message (READY, ENGINE_CORE_DEAD) still leaves after close().
 inline constexpr int kEngineHandshakeLingerMs = 5000;
 inline constexpr int kEngineOutputLingerMs = 4000;
+// Linger of the frontend's input ROUTER: how long closing it may wait for the ABORTs sent at
+// shutdown to leave (docs/reliability.md §4.2).
+inline constexpr int kShutdownAbortLingerMs = 1000;
 
 // ConfigureSocket
 //
