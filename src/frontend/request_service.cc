@@ -190,7 +190,7 @@ void RequestService::ReleaseRemotePrefill(const HttpRequest& http) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (shut_down_) return;
-    engine = rank ? (router_.IsAlive(*rank) ? *rank : -1) : router_.Choose();
+    engine = ChooseLocked(rank);
     if (engine < 0) return;
     auto w = wires_.find(engine);
     const RequestLayout layout = w == wires_.end()  ? NewestWireGeneration().request
@@ -266,7 +266,7 @@ bool RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
     // Choose every engine first: with none alive nothing is sent.
     std::vector<int64_t> engines;
     for (size_t k = 0; k < j.choices.size(); ++k) {
-      const int64_t engine = rank ? (router_.IsAlive(*rank) ? *rank : -1) : router_.Choose();
+      const int64_t engine = ChooseLocked(rank);
       if (engine < 0) {
         j.exchange->Reply(503, kJson,
                           ErrorJson(MakeError(503, rank ? "engine " + std::to_string(*rank) +
@@ -489,6 +489,11 @@ std::vector<std::pair<int, std::string>> RequestService::FenceStalled(
   }
   SendAborts(std::move(aborts));
   return fenced;
+}
+
+int64_t RequestService::ChooseLocked(std::optional<int64_t> rank) {
+  if (rank) return router_.IsAlive(*rank) ? *rank : -1;
+  return router_.Choose();
 }
 
 int64_t RequestService::ForgetLocked(const std::string& id) {

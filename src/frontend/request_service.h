@@ -196,6 +196,9 @@ class RequestService {
   // Ends choice `index` of `job` (REQUIRES: mu_). `reason` "" = failed with the job's error.
   void FinishChoiceLocked(Job& job, size_t index, const std::string& reason);
   void CompleteLocked(Job& job);
+  // The engine for a new request: the one X-data-parallel-rank names if it is alive, else the
+  // router's choice; -1 when none (REQUIRES: mu_).
+  int64_t ChooseLocked(std::optional<int64_t> rank);
   // Forgets request `id` without statistics (REQUIRES: mu_); returns the engine it was on.
   int64_t ForgetLocked(const std::string& id);
   double WallClock() const;

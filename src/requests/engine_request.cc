@@ -112,28 +112,26 @@ void PackOptStr(Packer& pk, const std::optional<std::string>& v) {
 
 void PackBool(Packer& pk, bool v) { v ? pk.pack_true() : pk.pack_false(); }
 
-// Whether msgspec writes `key` for these params (omit_defaults: a value that is the default
-// object is left out; what SamplingParams::request_model_floats says about the frontend's
-// floats).
-bool Written(SamplingKey key, const SamplingParams& p) {
-  const bool greedy = p.temperature < kSamplingEps;
+// Whether `key` holds a value other than its default: what an engine without the key would
+// miss.
+bool NotDefault(SamplingKey key, const SamplingParams& p) {
   switch (key) {
     case S::kN:
       return p.n != 1;
     case S::kPresencePenalty:
-      return p.request_model_floats || p.presence_penalty != 0.0;
+      return p.presence_penalty != 0.0;
     case S::kFrequencyPenalty:
-      return p.request_model_floats || p.frequency_penalty != 0.0;
+      return p.frequency_penalty != 0.0;
     case S::kRepetitionPenalty:
-      return p.request_model_floats || p.repetition_penalty != 1.0;
+      return p.repetition_penalty != 1.0;
     case S::kTemperature:
-      return p.request_model_floats || p.temperature != 1.0;
+      return p.temperature != 1.0;
     case S::kTopP:
-      return (p.request_model_floats && !greedy) || p.top_p != 1.0;
+      return p.top_p != 1.0;
     case S::kTopK:
       return p.top_k != 0;
     case S::kMinP:
-      return (p.request_model_floats && !greedy) || p.min_p != 0.0;
+      return p.min_p != 0.0;
     case S::kSeed:
       return p.seed.has_value();
     case S::kStop:
@@ -201,6 +199,28 @@ bool Written(SamplingKey key, const SamplingParams& p) {
       return false;
   }
   return false;
+}
+
+// Whether msgspec writes `key` for these params. It leaves a value out when it is the default
+// object (omit_defaults compares identity): ints equal to the default are cached objects and
+// left out, while the completions frontend's request-model floats are new objects, written
+// whatever their value, but for top_p and min_p, which greedy sampling replaces with the class
+// constants (SamplingParams::request_model_floats).
+bool Written(SamplingKey key, const SamplingParams& p) {
+  if (NotDefault(key, p)) return true;
+  if (!p.request_model_floats) return false;
+  switch (key) {
+    case S::kPresencePenalty:
+    case S::kFrequencyPenalty:
+    case S::kRepetitionPenalty:
+    case S::kTemperature:
+      return true;
+    case S::kTopP:
+    case S::kMinP:
+      return p.temperature >= kSamplingEps;
+    default:
+      return false;
+  }
 }
 
 void PackSamplingValue(SamplingKey key, const SamplingParams& p, msgpack::sbuffer& buf,
@@ -440,15 +460,8 @@ Status CheckRequestFits(const EngineCoreRequestSpec& spec, const RequestLayout& 
   }
   for (size_t k = 0; k <= static_cast<size_t>(S::kRepetitionDetection); ++k) {
     const auto key = static_cast<SamplingKey>(k);
-    if (!Written(key, spec.sampling) || layout.Has(key) || DroppableKey(key)) continue;
+    if (!NotDefault(key, spec.sampling) || layout.Has(key) || DroppableKey(key)) continue;
     if (key == S::kEosTokenId && eos_in_request) continue;
-    // A default the frontend writes only because its float is a new object.
-    if (key == S::kPresencePenalty || key == S::kFrequencyPenalty || key == S::kRepetitionPenalty ||
-        key == S::kTemperature || key == S::kTopP || key == S::kMinP) {
-      SamplingParams plain = spec.sampling;
-      plain.request_model_floats = false;
-      if (!Written(key, plain)) continue;
-    }
     return Status::InvalidArgument("sampling_params." + std::string(SamplingKeyName(key)) +
                                    " cannot be sent: the engine's SamplingParams has no such key");
   }
@@ -552,58 +565,38 @@ std::vector<int64_t> PythonSetOrder(const std::vector<int64_t>& ids) {
     if (h == -1) h = -2;
     return static_cast<uint64_t>(h);
   };
-  std::vector<std::optional<int64_t>> table(8);
-  size_t used = 0;
-  auto insert_clean = [&hash](std::vector<std::optional<int64_t>>& t, int64_t v) {
+  using Table = std::vector<std::optional<int64_t>>;
+  // The slot holding `v`, or the first empty one on its probe sequence.
+  auto probe = [&hash](const Table& t, int64_t v) {
     const size_t mask = t.size() - 1;
     uint64_t perturb = hash(v);
     size_t i = static_cast<size_t>(perturb) & mask;
     for (;;) {
-      if (!t[i]) {
-        t[i] = v;
-        return;
-      }
+      if (!t[i] || *t[i] == v) return i;
       if (i + 9 <= mask) {
         for (size_t j = 1; j <= 9; ++j) {
-          if (!t[i + j]) {
-            t[i + j] = v;
-            return;
-          }
+          if (!t[i + j] || *t[i + j] == v) return i + j;
         }
       }
       perturb >>= 5;
       i = (i * 5 + 1 + static_cast<size_t>(perturb)) & mask;
     }
   };
-  auto contains = [&hash](const std::vector<std::optional<int64_t>>& t, int64_t v) {
-    const size_t mask = t.size() - 1;
-    uint64_t perturb = hash(v);
-    size_t i = static_cast<size_t>(perturb) & mask;
-    for (;;) {
-      if (!t[i]) return false;
-      if (*t[i] == v) return true;
-      if (i + 9 <= mask) {
-        for (size_t j = 1; j <= 9; ++j) {
-          if (!t[i + j]) return false;
-          if (*t[i + j] == v) return true;
-        }
-      }
-      perturb >>= 5;
-      i = (i * 5 + 1 + static_cast<size_t>(perturb)) & mask;
-    }
-  };
+  Table table(8);
+  size_t used = 0;  // no deletions: fill == used
   for (int64_t v : ids) {
-    if (contains(table, v)) continue;
-    insert_clean(table, v);
-    ++used;  // no deletions: fill == used
+    const size_t slot = probe(table, v);
+    if (table[slot]) continue;  // already in the set
+    table[slot] = v;
+    ++used;
     const size_t mask = table.size() - 1;
     if (used * 5 >= mask * 3) {
       const size_t minused = used > 50000 ? used * 2 : used * 4;
       size_t size = 8;
       while (size <= minused) size <<= 1;
-      std::vector<std::optional<int64_t>> grown(size);
+      Table grown(size);
       for (const std::optional<int64_t>& e : table) {
-        if (e) insert_clean(grown, *e);
+        if (e) grown[probe(grown, *e)] = *e;
       }
       table = std::move(grown);
     }
