@@ -543,7 +543,15 @@ Status Frontend::Bind() {
     }
     return out;
   };
-  handlers.health = [&m] { return m.states->Health(); };
+  // 200 only once the token API serves: a probe that saw 200 may send requests at once.
+  handlers.health = [&m] {
+    HealthReport report = m.states->Health();
+    if (report.healthy && m.requests_ready.load(std::memory_order_acquire) == nullptr) {
+      report.healthy = false;
+      report.body += "starting: the token API is not serving yet\n";
+    }
+    return report;
+  };
   // The request service needs the engines' max_model_len: until Start built it, the routes
   // answer 503.
   const std::vector<HttpRoute> api = frontend::OpenAiRoutes(frontend::OpenAiRouteContext{});
