@@ -70,9 +70,17 @@ namespace vmetrics {
 // decode outputs (see EngineCoreClientCallbacks::on_message).
 // Limits of the handshake and input ROUTERs, which engines only use to join (see the file
 // comment): messages queued per connection, and the largest message accepted (a ready response
-// is well under a kilobyte; a peer that sends more than this is disconnected by ZeroMQ).
+// is under 400 bytes in every generation; a peer that sends more than this is disconnected by
+// ZeroMQ). ZeroMQ allocates a message whole when its header arrives, so a connection holds at
+// most this much of a message it has not finished sending.
 inline constexpr int kInputHighWaterMark = 16;
-inline constexpr int64_t kMaxInputMessageBytes = 1 << 20;
+inline constexpr int64_t kMaxInputMessageBytes = 64 << 10;
+// Limits of the output PULL socket, per engine connection: messages read ahead of the output
+// thread (past it ZeroMQ stops reading and TCP holds the engine back), and the default largest
+// frame (EngineCoreClientOptions::max_output_message_bytes). A step's outputs are kilobytes;
+// the largest frames are logprob tensors, which the token API asks for per sampled token only.
+inline constexpr int kOutputHighWaterMark = 256;
+inline constexpr int64_t kMaxOutputMessageBytes = int64_t{64} << 20;
 
 enum class TransportCode : uint8_t {
   kOk = 0,
@@ -178,6 +186,12 @@ struct EngineCoreClientOptions {
   std::chrono::milliseconds hello_timeout{600'000};
   std::chrono::milliseconds ready_timeout{600'000};
   std::chrono::milliseconds registration_timeout{600'000};
+
+  // ---- Bounds ----
+  // The largest frame accepted on the output socket; an engine that sends a larger one is
+  // disconnected by ZeroMQ (its connection closes, which EngineLiveness reads as its death).
+  // REQUIRES: >= 1.
+  int64_t max_output_message_bytes = kMaxOutputMessageBytes;
 };
 
 // The endpoints actually bound (ZMQ_LAST_ENDPOINT), valid after Bind().
@@ -367,6 +381,11 @@ class EngineCoreClient {
   uint64_t callback_exceptions() const;
   // Messages dropped from the handshake and input ROUTERs since the loop started.
   uint64_t input_messages_dropped() const;
+  // How long the output socket has held messages the output thread has not read: zero when
+  // it found the socket empty after its last read, else the time since it first found it
+  // non-empty (which includes a callback still busy with a message). The frontend's /health
+  // reads it to say when recording falls behind. Any thread.
+  std::chrono::steady_clock::duration output_backlog() const;
 
  private:
   struct Impl;

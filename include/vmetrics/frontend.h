@@ -147,6 +147,12 @@ struct FrontendOptions {
   // that froze or whose input thread died, not one that is busy. 0 = no stall watch.
   double engine_stall_timeout_s = 10;
 
+  // /health answers 503 "recording is behind" while the engines' outputs have waited longer
+  // than this to be read (EngineCoreClient::output_backlog): the metrics and the token API's
+  // answers are that late. The stall watch fences no engine while outputs wait unread (the
+  // silence may be vmetrics' own). REQUIRES: > 0.
+  double output_backlog_limit_s = 5;
+
   // --engine-wire: the engines' wire generation (wire_decoder.h). "auto" recognises each
   // engine from its handshake and first messages; a generation name ("g20260712-370b678a",
   // "g20260712") or a vLLM release a table pins forces that layout for every engine.

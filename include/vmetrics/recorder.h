@@ -173,6 +173,15 @@ class StatsRecorder {
   // vmetrics_engine_up{engine} = up ? 1 : 0 (requires options.track_engine_liveness).
   void SetEngineUp(int64_t engine_index, bool up);
 
+  // Sets the request gauges of `engine_index` (vllm:num_requests_running, _waiting,
+  // _waiting_by_reason, _kv_fetch_by_stage) to 0: called when the engine died and its requests
+  // were failed, so that nothing counts requests no engine holds. The engine's next
+  // SchedulerStats sets them again. Other engines' children are untouched.
+  //
+  // Example:
+  //   rec.ClearEngineRequests(1);  // engine 1's process exited
+  void ClearEngineRequests(int64_t engine_index);
+
   Reporter& reporter();
   const RecorderOptions& options() const;
 

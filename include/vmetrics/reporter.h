@@ -14,9 +14,9 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 namespace vmetrics {
 
@@ -77,7 +77,9 @@ class Reporter {
 // Logs the first occurrence of each distinct (connector, key, what) through `log`, then stays
 // quiet about it; counts all occurrences. It remembers at most kMaxDistinct problems, so a
 // stream of ever-different bad input cannot grow it without bound: past that, one line says
-// so and further new problems are counted, not logged.
+// so and further new problems are counted, not logged. A problem is remembered by a 64-bit
+// hash of what identifies it, so its size does not depend on the strings an engine sent (a
+// 100 kB connector name costs 8 bytes; the log line quoting it is cut, see log.h).
 class LoggingReporter : public Reporter {
  public:
   static constexpr size_t kMaxDistinct = 1000;
@@ -94,7 +96,7 @@ class LoggingReporter : public Reporter {
   std::function<void(const std::string&)> log_;
   std::function<void(ProblemKind)> count_kind_;
   mutable std::mutex mu_;
-  std::set<std::string> seen_;
+  std::unordered_set<uint64_t> seen_;
   bool full_ = false;  // kMaxDistinct reached and said so
   uint64_t count_ = 0;
 };

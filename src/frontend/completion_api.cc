@@ -286,6 +286,15 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
   put("ec_transfer_params", ec);
   if (!extra.empty()) p.extra_args = MsgpackMapFromJson(extra);
   if (MaybeError e = FinishSamplingParams(config, &p)) return Refuse(*e);
+  // Each prompt's n choices are n engine requests: one small body must not become an engine
+  // queue's worth of work (vLLM has no such bound; docs/reliability.md, "Memory and fairness").
+  if (const int64_t engine_requests = static_cast<int64_t>(r.prompts.size()) * p.n;
+      engine_requests > config.max_engine_requests) {
+    return Refuse(f.Refuse(
+        "n", "this request makes " + std::to_string(engine_requests) +
+                 " engine requests (prompts x n); at most " +
+                 std::to_string(config.max_engine_requests) + " are accepted in one request."));
+  }
   r.response_logprobs = logprobs;
   return parsed;
 }

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -104,6 +106,10 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
   if (!(o->engine_stall_timeout_s >= 0 && o->engine_stall_timeout_s <= 3600)) {
     return Status::InvalidArgument(
         "--engine-stall-timeout must be between 0 (off) and 3600 seconds");
+  }
+  if (!(o->output_backlog_limit_s > 0 && o->output_backlog_limit_s <= 3600)) {
+    return Status::InvalidArgument(
+        "FrontendOptions::output_backlog_limit_s must be between 0 and 3600 seconds");
   }
   if (o->max_loras < 1) return Status::InvalidArgument("--max-loras must be at least 1");
   Result<const WireGeneration*> wire = ParseEngineWire(o->engine_wire);
@@ -332,6 +338,11 @@ struct Frontend::Impl {
     while (!wait_cv.wait_for(lock, std::chrono::milliseconds(250),
                              [this] { return stall_watch_stop; })) {
       lock.unlock();
+      // Outputs waiting unread may be the silent engine's: not a silence to fence for.
+      if (client->output_backlog() > std::chrono::steady_clock::duration::zero()) {
+        lock.lock();
+        continue;
+      }
       for (const auto& [engine, why] : requests->FenceStalled(bound)) {
         LogWarning(why + "; fenced until it sends again");
         states->SetDead(engine, why);
@@ -409,6 +420,8 @@ struct Frontend::Impl {
     LogWarning("engine " + std::to_string(e.engine_index) + " lost: " + e.reason);
     states->SetDead(e.engine_index, e.reason);
     if (requests) requests->OnEngineDead(e.engine_index, e.reason);
+    // Its requests were failed: its request gauges would otherwise keep its last step's counts.
+    if (recorder) recorder->ClearEngineRequests(e.engine_index);
     {
       std::lock_guard<std::mutex> lock(wait_mu);
       dead.insert(e.engine_index);
@@ -546,9 +559,19 @@ Status Frontend::Bind() {
   // 200 only once the token API serves: a probe that saw 200 may send requests at once.
   handlers.health = [&m] {
     HealthReport report = m.states->Health();
-    if (report.healthy && m.requests_ready.load(std::memory_order_acquire) == nullptr) {
+    // Acquire: m.client was set before the store.
+    if (m.requests_ready.load(std::memory_order_acquire) == nullptr) {
+      if (report.healthy) report.body += "starting: the token API is not serving yet\n";
       report.healthy = false;
-      report.body += "starting: the token API is not serving yet\n";
+      return report;
+    }
+    const double backlog = std::chrono::duration<double>(m.client->output_backlog()).count();
+    if (backlog > m.options.output_backlog_limit_s) {
+      report.healthy = false;
+      char line[96];
+      std::snprintf(line, sizeof line,
+                    "recording is behind: engine outputs have waited %.1f s to be read\n", backlog);
+      report.body += line;
     }
     return report;
   };

@@ -4,11 +4,13 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "vmetrics/internal/wire_text.h"
 
@@ -32,12 +34,21 @@ void AppendTimestamp(std::chrono::system_clock::time_point now, std::string* out
   out->append(buf, static_cast<size_t>(n));
 }
 
-void Write(LogLevel level_value, const char* level, std::string_view raw) {
-  if (level_value < g_level.load(std::memory_order_relaxed)) return;
-  const auto now = std::chrono::system_clock::now();
-  // Messages quote strings from the wire: control characters would forge lines or drive a
-  // terminal, and invalid UTF-8 would make the JSON writer throw (wire_text.h).
-  const std::string message = internal::EscapeForLog(raw);
+// `raw` cut to kMaxLogMessageBytes, not inside a UTF-8 sequence, and escaped.
+std::string BoundedMessage(std::string_view raw) {
+  if (raw.size() <= kMaxLogMessageBytes) return internal::EscapeForLog(raw);
+  size_t cut = kMaxLogMessageBytes;
+  // Back to the start of a UTF-8 sequence (continuation bytes are 10xxxxxx), at most 3 bytes.
+  for (int i = 0; i < 3 && cut > 0 && (static_cast<unsigned char>(raw[cut]) & 0xC0) == 0x80;
+       ++i) {
+    --cut;
+  }
+  return internal::EscapeForLog(raw.substr(0, cut)) + "... (" +
+         std::to_string(raw.size() - cut) + " more bytes)";
+}
+
+std::string FormatLine(std::chrono::system_clock::time_point now, const char* level,
+                       const std::string& message) {
   std::string line;
   if (g_format.load() == LogFormat::kJson) {
     const double ts = std::chrono::duration<double>(now.time_since_epoch()).count();
@@ -53,12 +64,46 @@ void Write(LogLevel level_value, const char* level, std::string_view raw) {
     line.append(message);
   }
   line.push_back('\n');
+  return line;
+}
+
+void Write(LogLevel level_value, const char* level, std::string_view raw) {
+  if (level_value < g_level.load(std::memory_order_relaxed)) return;
+  const auto now = std::chrono::system_clock::now();
+  // Messages quote strings from the wire: control characters would forge lines or drive a
+  // terminal, and invalid UTF-8 would make the JSON writer throw (wire_text.h).
+  const std::string line = FormatLine(now, level, BoundedMessage(raw));
   std::lock_guard<std::mutex> lock(g_mu);
+  static LineBudget budget(kLogLinesPerSecond, kLogLineBurst);
+  uint64_t left_out = 0;
+  if (!budget.Take(LineBudget::Clock::now(), &left_out)) return;
+  if (left_out > 0) {
+    const std::string notice =
+        FormatLine(now, "warning",
+                   std::to_string(left_out) + " log lines were left out (more than " +
+                       std::to_string(static_cast<int>(kLogLinesPerSecond)) + " per second)");
+    std::fwrite(notice.data(), 1, notice.size(), stderr);
+  }
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }
 
 }  // namespace
+
+bool LineBudget::Take(Clock::time_point now, uint64_t* left_out) {
+  if (last_ != Clock::time_point{}) {
+    tokens_ = std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
+  }
+  last_ = now;
+  if (tokens_ < 1) {
+    ++refused_;
+    return false;
+  }
+  tokens_ -= 1;
+  *left_out = refused_;
+  refused_ = 0;
+  return true;
+}
 
 void SetLogFormat(LogFormat format) { g_format.store(format); }
 

@@ -33,6 +33,9 @@ struct ServingConfig {
   std::vector<LoraModule> lora_modules;
   int64_t max_n = 128;        // choices per prompt
   size_t max_prompts = 1024;  // prompts per request (a list of lists)
+  // Engine requests one request may make (prompts x n): each is an engine's work and a
+  // choice held in memory until it ends.
+  int64_t max_engine_requests = 1024;
   // vLLM's --max-logprobs: sample and prompt logprobs a request may ask for; -1 = no limit.
   int64_t max_logprobs = 20;
   // vLLM's --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens.

@@ -415,6 +415,17 @@ struct StatsRecorder::Impl {
   }
 
   // Python sets every stage each message: `num_kv_fetch_reqs_by_stage.get(stage, 0)`.
+  // The request gauges of an engine that is gone: its requests were failed, none runs or waits.
+  void ClearRequests(size_t slot) {
+    using F = FamilyId;
+    const internal::EngineHandles& h = declared.engine(slot);
+    h.Get<F::kNumRequestsRunning>()->Set(0);
+    h.Get<F::kNumRequestsWaiting>()->Set(0);
+    h.Get<F::kNumRequestsWaitingByReason, "capacity">()->Set(0);
+    h.Get<F::kNumRequestsWaitingByReason, "deferred">()->Set(0);
+    if (h.Get<F::kNumRequestsKvFetchByStage>() != nullptr) RecordKvFetchStages({}, h);
+  }
+
   static void RecordKvFetchStages(const SchedulerStats& s, const internal::EngineHandles& h) {
     using F = FamilyId;
     std::array<int64_t, internal::Declaration(F::kNumRequestsKvFetchByStage).eager.size()> n{};
@@ -585,6 +596,11 @@ void StatsRecorder::RecordIteration(const IterationStats& iteration, int64_t eng
   const int slot = impl_->Slot(engine_index);
   if (slot < 0) return;
   impl_->RecordIteration(iteration, static_cast<size_t>(slot));
+}
+
+void StatsRecorder::ClearEngineRequests(int64_t engine_index) {
+  const int slot = impl_->Slot(engine_index);
+  if (slot >= 0) impl_->ClearRequests(static_cast<size_t>(slot));
 }
 
 IdentifiedPayloads StatsRecorder::ResolveConnectors(const KvConnectorStats& stats,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "vmetrics/reporter.h"
 
+#include <functional>
+
 namespace vmetrics {
 
 std::string FormatProblem(const Problem& p) {
@@ -37,7 +39,8 @@ void LoggingReporter::Report(const Problem& problem) {
       .append(problem.what);
   std::lock_guard<std::mutex> lock(mu_);
   ++count_;
-  if (seen_.size() >= kMaxDistinct && !seen_.contains(id)) {
+  const uint64_t key = std::hash<std::string>{}(id);
+  if (seen_.size() >= kMaxDistinct && !seen_.contains(key)) {
     if (!full_ && log_) {
       log_(std::to_string(kMaxDistinct) +
            " distinct problems logged; further new ones are counted, not logged");
@@ -45,7 +48,7 @@ void LoggingReporter::Report(const Problem& problem) {
     full_ = true;
     return;
   }
-  if (seen_.insert(std::move(id)).second && log_) log_(FormatProblem(problem));
+  if (seen_.insert(key).second && log_) log_(FormatProblem(problem));
 }
 
 uint64_t LoggingReporter::count() const {

@@ -129,6 +129,9 @@ struct EngineCoreClient::Impl {
   std::atomic<std::thread::id> loop_thread_id{};
   EngineCoreClientCallbacks callbacks;
   std::atomic<uint64_t> messages{0};
+  // When the output thread last found the output socket non-empty after finding it empty
+  // (steady_clock ticks); 0 while it is drained (output_backlog()).
+  std::atomic<int64_t> output_behind_since{0};
   std::atomic<uint64_t> callback_exceptions{0};
   std::atomic<uint64_t> dropped{0};
   std::vector<zmq::message_t> frames;  // reused by the receiving thread

@@ -144,6 +144,13 @@ uint64_t EngineCoreClient::messages_received() const {
   return impl_->messages.load(std::memory_order_relaxed);
 }
 
+std::chrono::steady_clock::duration EngineCoreClient::output_backlog() const {
+  const int64_t since = impl_->output_behind_since.load(std::memory_order_relaxed);
+  if (since == 0) return {};
+  return std::chrono::steady_clock::now() -
+         std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(since));
+}
+
 uint64_t EngineCoreClient::callback_exceptions() const {
   return impl_->callback_exceptions.load(std::memory_order_relaxed);
 }

@@ -211,6 +211,10 @@ void EngineCoreClient::Impl::RunLoop() {
     bool drained = true;
     if (items[0].revents & ZMQ_POLLIN) {
       drained = false;
+      if (output_behind_since.load(std::memory_order_relaxed) == 0) {
+        output_behind_since.store(Clock::now().time_since_epoch().count(),
+                                  std::memory_order_relaxed);
+      }
       for (int n = 0; n < kBatch; ++n) {
         size_t count = 0;
         const int rc = internal::RecvMultipart(output.handle(), &frames, &count, ZMQ_DONTWAIT);
@@ -230,6 +234,7 @@ void EngineCoreClient::Impl::RunLoop() {
       }
       if (!exit_status.ok()) break;
     }
+    if (drained) output_behind_since.store(0, std::memory_order_relaxed);
     if (drained && !closed_outputs.empty()) HandleClosedOutputs();
     if (items[1].revents & ZMQ_POLLIN) DrainInputMonitor();
     // Deaths first (above), then what joins: an engine that died and came back within one

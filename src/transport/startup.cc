@@ -45,6 +45,9 @@ TransportStatus EngineCoreClient::Impl::Bind() {
         " do not fit the 2-byte engine identity");
   }
   const bool frontend = o.mode == StartupMode::kFrontend;
+  if (o.max_output_message_bytes < 1) {
+    return TransportStatus::InvalidArgument("max_output_message_bytes must be >= 1");
+  }
   if (frontend && o.handshake_address.empty()) {
     return TransportStatus::InvalidArgument("frontend mode needs a handshake address");
   }
@@ -71,6 +74,8 @@ TransportStatus EngineCoreClient::Impl::Bind() {
     // Engines send one registration on the input socket; requests go the other way, whose
     // high-water mark stays 0 (a request is never dropped).
     LimitJoinSocket(input);
+    output.set(zmq::sockopt::rcvhwm, kOutputHighWaterMark);
+    output.set(zmq::sockopt::maxmsgsize, o.max_output_message_bytes);
     // Send() to an engine that is gone must fail, not vanish silently.
     input.set(zmq::sockopt::router_mandatory, 1);
     // A restarted engine reuses its identity (the engine index) and may connect before the

@@ -92,8 +92,9 @@ std::string Labels(const EngineTotals& e) {
   return "{engine=\"" + std::to_string(e.engine_index) + "\",model_name=\"m\"}";
 }
 
-// What one engine sent, as the series it must have produced.
-void ExpectEngine(Ledger& ledger, const EngineTotals& e) {
+// What one engine sent, as the series it must have produced. A dead engine's request gauges
+// are 0: its requests were failed with it.
+void ExpectEngine(Ledger& ledger, const EngineTotals& e, bool dead) {
   ledger.Expect("vllm:prefix_cache_queries_total" + Labels(e), e.prefix_cache.queries);
   ledger.Expect("vllm:prefix_cache_hits_total" + Labels(e), e.prefix_cache.hits);
   ledger.Expect("vllm:external_prefix_cache_queries_total" + Labels(e),
@@ -109,7 +110,7 @@ void ExpectEngine(Ledger& ledger, const EngineTotals& e) {
                       std::to_string(pos) + "\"}",
                   e.spec_accepted_per_pos[pos]);
   }
-  ledger.Expect("vllm:num_requests_running" + Labels(e), e.last_num_running_reqs);
+  ledger.Expect("vllm:num_requests_running" + Labels(e), dead ? 0 : e.last_num_running_reqs);
   ledger.Expect("vllm:kv_cache_usage_perc" + Labels(e), e.last_kv_cache_usage);
   // Connector fields, through the catalog rows: counters got the values' sum, histograms
   // one observation per value.
@@ -291,7 +292,7 @@ TEST(AccountingUnderFaults, EveryValidMessageCountsAndEveryBadFrameIsADecodeErro
   std::map<std::string, uint64_t> payloads;
   for (const Simulator* sim : {&sim_healthy, &sim_dying, &sim_silent}) {
     for (const EngineTotals& e : sim->Totals().engines) {
-      ExpectEngine(ledger, e);
+      ExpectEngine(ledger, e, /*dead=*/e.engine_index >= 2);
       messages += e.messages + e.utility_replies;
       malformed += e.malformed_frames;
       truncated += e.truncated_multipart;
@@ -315,6 +316,10 @@ TEST(AccountingUnderFaults, EveryValidMessageCountsAndEveryBadFrameIsADecodeErro
   EXPECT_GT(malformed, 0u);
   EXPECT_GT(truncated, 0u);
   EXPECT_TRUE(sim_dying.Totals().engines[0].sent_engine_core_dead);
+  // ... with requests running when they went, so the 0 above was set, not left.
+  EXPECT_GT(sim_dying.Totals().engines[0].last_num_running_reqs +
+                sim_silent.Totals().engines[0].last_num_running_reqs,
+            0);
   EXPECT_TRUE(sim_silent.Totals().engines[0].vanished);
   EXPECT_GT(scraper.scrapes(), 0u);
 

@@ -448,6 +448,8 @@ TEST_F(CompletionsTest, BadRequestsAreRefusedWithClearMessages) {
       {R"({"prompt":[1],"n":0})", 400, "n must be at least 1, got 0."},
       {R"({"prompt":[1],"n":1000})", 400, "n must be at most 128, got 1000."},
       {R"({"prompt":[1],"n":1.5})", 400, "n must be an integer"},
+      {R"({"prompt":[[1],[1],[1],[1],[1],[1],[1],[1],[1]],"n":128})", 400,
+       "this request makes 1152 engine requests (prompts x n); at most 1024"},
       {R"({"prompt":[1],"temperature":-1})", 400, "temperature must be non-negative"},
       {R"({"prompt":[1],"temperature":"hot"})", 400, "temperature must be a number"},
       {R"({"prompt":[1],"stream":"yes"})", 400, "stream must be a boolean"},

@@ -39,5 +39,44 @@ TEST(Log, JsonLinesStayValidJson) {
   EXPECT_EQ(j["msg"], "connector 'Nixl\\xfe\\x0a# forged\\x1b[2J': refused");
 }
 
+TEST(Log, ALongMessageIsCutAndSaysHowMuchWasLeftOut) {
+  SetLogFormat(LogFormat::kText);
+  // 1,023 ASCII bytes, then "é" (2 bytes) across the cut, then 100 kB more.
+  const std::string raw = std::string(kMaxLogMessageBytes - 1, 'a') + "\xc3\xa9" +
+                          std::string(100'000, 'b');
+  testing::internal::CaptureStderr();
+  LogWarning(raw);
+  const std::string out = testing::internal::GetCapturedStderr();
+  const size_t start = out.find("vmetrics: warning: ");
+  ASSERT_NE(start, std::string::npos) << out.substr(0, 200);
+  // Cut before the "é", never inside it.
+  EXPECT_EQ(out.substr(start), "vmetrics: warning: " + std::string(kMaxLogMessageBytes - 1, 'a') +
+                                   "... (100002 more bytes)\n");
+}
+
+TEST(LineBudget, ABurstThenTheRateAndTheLinesLeftOutAreCounted) {
+  using Clock = LineBudget::Clock;
+  LineBudget budget(/*lines_per_second=*/2, /*burst=*/3);
+  const Clock::time_point t0 = Clock::now();
+  uint64_t left_out = 99;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(budget.Take(t0, &left_out)) << i;
+    EXPECT_EQ(left_out, 0u);
+  }
+  // The burst is spent: the next lines in the same instant are refused and counted.
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(budget.Take(t0, &left_out));
+  EXPECT_FALSE(budget.Take(t0 + std::chrono::milliseconds(400), &left_out)) << "0.8 of a line";
+  // Later there is a line's worth: written, first saying six were left out.
+  ASSERT_TRUE(budget.Take(t0 + std::chrono::milliseconds(600), &left_out));
+  EXPECT_EQ(left_out, 6u);
+  // An hour later, the burst again (not an hour's worth of lines).
+  const Clock::time_point later = t0 + std::chrono::hours(1);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(budget.Take(later, &left_out)) << i;
+    EXPECT_EQ(left_out, 0u);
+  }
+  EXPECT_FALSE(budget.Take(later, &left_out));
+}
+
 }  // namespace
 }  // namespace vmetrics::frontend

@@ -250,6 +250,28 @@ TEST(ParseCompletionRequest, NullMaxTokensIs16) {
   EXPECT_EQ(ParseCompletionRequest(R"({"prompt":[1]})", config).request.sampling.max_tokens, 16);
 }
 
+// prompts x n engine requests: up to max_engine_requests accepted, one more refused naming n.
+TEST(ParseCompletionRequest, EngineRequestsOfOneRequestAreBounded) {
+  ServingConfig config;
+  auto body = [](int prompts, int n) {
+    std::string b = R"({"prompt":[)";
+    for (int i = 0; i < prompts; ++i) b += i == 0 ? "[1]" : ",[1]";
+    return b + R"(],"n":)" + std::to_string(n) + "}";
+  };
+  ASSERT_EQ(config.max_engine_requests, 1024);
+  EXPECT_TRUE(ParseCompletionRequest(body(8, 128), config).ok());
+  EXPECT_TRUE(ParseCompletionRequest(body(1024, 1), config).ok());
+  const ParsedRequest refused = ParseCompletionRequest(body(9, 128), config);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error->status, 400);
+  EXPECT_EQ(refused.error->param, "n");
+  EXPECT_NE(refused.error->message.find("this request makes 1152 engine requests"),
+            std::string::npos)
+      << refused.error->message;
+  config.max_engine_requests = 4;
+  EXPECT_FALSE(ParseCompletionRequest(body(5, 1), config).ok());
+}
+
 // EOS: --eos-token-id reaches the engine as _eos_token_id and in _all_stop_token_ids (which
 // min_tokens masks), unless ignore_eos; stop_token_ids join the latter, first, in the order a
 // Python set of them is built (the encoder writes it in CPython's iteration order).

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
 #include <future>
 #include <map>
 #include <thread>
@@ -474,6 +477,85 @@ TEST(OutputLoop, MalformedFrameIsDeliveredAndTheNextMessageStillArrives) {
   EXPECT_TRUE(client.AllEnginesAlive());
 }
 
+// ---- Output socket bounds
+// ---------------------------------------------------------------------------------
+
+// Polls `done` until it holds or `timeout` passes (for states with no event to wait on).
+bool PollUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout = kGenerous) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+TEST(OutputSocket, FramesBeyondTheSizeLimitAreNotKept) {
+  TempDir dir;
+  zmq::context_t ctx;
+  Recorder rec;  // outlives the client, whose thread calls into it
+  EngineCoreClientOptions options = BootstrappedOptions(dir.Ipc("in"), dir.Ipc("out"), 0, 1);
+  options.max_output_message_bytes = 64 << 10;
+  EngineCoreClient client(options);
+  ASSERT_TRUE(client.Bind().ok());
+  RawEngine e(ctx, 0);
+  e.Register(client.endpoints().input, "");
+  e.ConnectOutput(client.endpoints().output);
+  ASSERT_TRUE(client.WaitForEngines().ok());
+  std::atomic<bool> delivered{false};
+  rec.on_message_hook = [&](const std::vector<std::string>&) { delivered = true; };
+  ASSERT_TRUE(client.Start(rec.Callbacks()).ok());
+  // ZeroMQ closes the connection at the frame's header, before its bytes are kept; the
+  // engine's socket connects again and what it sends then arrives.
+  e.SendOutput({std::string(size_t{256} << 10, 'x')});
+  const std::string small = TinyOutputs(0, 1.0);
+  ASSERT_TRUE(PollUntil([&] {
+    e.SendOutput({small});
+    return delivered.load();
+  }));
+  for (const std::vector<std::string>& m : rec.messages()) {
+    EXPECT_EQ(m, std::vector<std::string>{small}) << "the oversized frame was delivered";
+  }
+  EXPECT_TRUE(client.AllEnginesAlive());
+}
+
+TEST(OutputSocket, BacklogIsHowLongOutputsHaveWaitedUnread) {
+  TempDir dir;
+  zmq::context_t ctx;
+  Recorder rec;  // outlives the client, whose thread calls into it
+  EngineCoreClient client(BootstrappedOptions(dir.Ipc("in"), dir.Ipc("out"), 0, 1));
+  ASSERT_TRUE(client.Bind().ok());
+  RawEngine e(ctx, 0);
+  e.Register(client.endpoints().input, "");
+  e.ConnectOutput(client.endpoints().output);
+  ASSERT_TRUE(client.WaitForEngines().ok());
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  rec.on_message_hook = [released](const std::vector<std::string>&) { released.wait(); };
+  ASSERT_TRUE(client.Start(rec.Callbacks()).ok());
+  EXPECT_EQ(client.output_backlog(), std::chrono::steady_clock::duration::zero());
+  // The first message holds the output thread (a slow decode); the second waits behind it.
+  e.SendOutput({TinyOutputs(0, 1.0)});
+  e.SendOutput({TinyOutputs(0, 2.0)});
+  ASSERT_TRUE(PollUntil([&] { return client.output_backlog() >= std::chrono::milliseconds(50); }))
+      << "the backlog grows while the thread is held";
+  release.set_value();
+  ASSERT_TRUE(rec.WaitForMessages(2));
+  EXPECT_TRUE(PollUntil(
+      [&] { return client.output_backlog() == std::chrono::steady_clock::duration::zero(); }))
+      << "read to the end: no backlog";
+}
+
+TEST(OutputSocket, AMessageSizeLimitBelowOneIsRefused) {
+  TempDir dir;
+  EngineCoreClientOptions options = BootstrappedOptions(dir.Ipc("in"), dir.Ipc("out"), 0, 1);
+  options.max_output_message_bytes = 0;
+  EngineCoreClient client(options);
+  const TransportStatus s = client.Bind();
+  EXPECT_EQ(s.code(), TransportCode::kInvalidArgument);
+  EXPECT_NE(s.ToString().find("max_output_message_bytes"), std::string::npos) << s.ToString();
+}
+
 // ---- Engine death
 // ---------------------------------------------------------------------------------
 
@@ -691,10 +773,11 @@ TEST(InputSocket, MessagesBeyondTheSizeLimitAreNotKept) {
   e0.Register(client.endpoints().input, "");
   ASSERT_TRUE(client.WaitForEngines().ok());
   ASSERT_TRUE(client.Start(rec.Callbacks()).ok());
-  // 4 MiB from a stranger: ZeroMQ drops the connection (ZMQ_MAXMSGSIZE), nothing is queued;
-  // the stranger's next connection's small message is then dropped and counted as usual.
+  // 128 KiB from a stranger (twice kMaxInputMessageBytes): ZeroMQ drops the connection
+  // (ZMQ_MAXMSGSIZE), nothing is queued; the stranger's next connection's small message is
+  // then dropped and counted as usual.
   RawEngine big(ctx, 9);
-  big.Register(client.endpoints().input, std::string(size_t{4} << 20, 'x'));
+  big.Register(client.endpoints().input, std::string(size_t{2 * kMaxInputMessageBytes}, 'x'));
   RawEngine small(ctx, 8);
   small.Register(client.endpoints().input, "y");
   ASSERT_TRUE(rec.WaitForDropped(1));

@@ -8,6 +8,12 @@
 // text ("... vmetrics: warning: ..."); info lines are not. Lines below the level set with
 // SetLogLevel (--log-level; info by default) are not written.
 //
+// Bounded: a message is cut at kMaxLogMessageBytes (its tail replaced by how many bytes were
+// left out), and at most kLogLinesPerSecond lines per second are written after a burst of
+// kLogLineBurst; the lines past that are counted and the next line written says how many
+// were left out. Engines and clients choose some of the text logged (connector names, request
+// ids), so neither a long string nor many distinct ones can fill a disk.
+//
 // Thread-safe: lines from different threads never interleave.
 //
 // Example:
@@ -16,6 +22,7 @@
 #ifndef VMETRICS_FRONTEND_LOG_H_
 #define VMETRICS_FRONTEND_LOG_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string_view>
 
@@ -31,6 +38,29 @@ enum class LogLevel : uint8_t { kDebug, kInfo, kWarning, kError };
 void SetLogLevel(LogLevel level);
 // "debug", "info", "warning" or "error"; false for anything else.
 bool ParseLogLevel(std::string_view name, LogLevel* level);
+
+inline constexpr size_t kMaxLogMessageBytes = 1024;  // of the message, before escaping
+inline constexpr double kLogLinesPerSecond = 20;
+inline constexpr double kLogLineBurst = 200;
+
+// LineBudget: a token bucket of log lines. Take(now) is true when a line may be written; the
+// lines refused since the last true are counted and handed to the next true's caller.
+// Thread safety: none; log.cc holds its lock around it.
+class LineBudget {
+ public:
+  using Clock = std::chrono::steady_clock;
+  LineBudget(double lines_per_second, double burst)
+      : rate_(lines_per_second), burst_(burst), tokens_(burst) {}
+  // True: write the line, and first one that says `*left_out` lines were left out (0: none).
+  bool Take(Clock::time_point now, uint64_t* left_out);
+
+ private:
+  const double rate_;
+  const double burst_;
+  double tokens_;
+  Clock::time_point last_{};
+  uint64_t refused_ = 0;
+};
 
 void LogDebug(std::string_view message);
 void LogInfo(std::string_view message);
