@@ -290,10 +290,10 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
   // queue's worth of work (vLLM has no such bound; docs/reliability.md, "Memory and fairness").
   if (const int64_t engine_requests = static_cast<int64_t>(r.prompts.size()) * p.n;
       engine_requests > config.max_engine_requests) {
-    return Refuse(f.Refuse(
-        "n", "this request makes " + std::to_string(engine_requests) +
-                 " engine requests (prompts x n); at most " +
-                 std::to_string(config.max_engine_requests) + " are accepted in one request."));
+    return Refuse(f.Refuse("n", "this request makes " + std::to_string(engine_requests) +
+                                    " engine requests (prompts x n); at most " +
+                                    std::to_string(config.max_engine_requests) +
+                                    " are accepted in one request."));
   }
   r.response_logprobs = logprobs;
   return parsed;

@@ -39,12 +39,11 @@ std::string BoundedMessage(std::string_view raw) {
   if (raw.size() <= kMaxLogMessageBytes) return internal::EscapeForLog(raw);
   size_t cut = kMaxLogMessageBytes;
   // Back to the start of a UTF-8 sequence (continuation bytes are 10xxxxxx), at most 3 bytes.
-  for (int i = 0; i < 3 && cut > 0 && (static_cast<unsigned char>(raw[cut]) & 0xC0) == 0x80;
-       ++i) {
+  for (int i = 0; i < 3 && cut > 0 && (static_cast<unsigned char>(raw[cut]) & 0xC0) == 0x80; ++i) {
     --cut;
   }
-  return internal::EscapeForLog(raw.substr(0, cut)) + "... (" +
-         std::to_string(raw.size() - cut) + " more bytes)";
+  return internal::EscapeForLog(raw.substr(0, cut)) + "... (" + std::to_string(raw.size() - cut) +
+         " more bytes)";
 }
 
 std::string FormatLine(std::chrono::system_clock::time_point now, const char* level,
@@ -92,7 +91,8 @@ void Write(LogLevel level_value, const char* level, std::string_view raw) {
 
 bool LineBudget::Take(Clock::time_point now, uint64_t* left_out) {
   if (last_ != Clock::time_point{}) {
-    tokens_ = std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
+    tokens_ =
+        std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
   }
   last_ = now;
   if (tokens_ < 1) {

@@ -42,8 +42,8 @@ TEST(Log, JsonLinesStayValidJson) {
 TEST(Log, ALongMessageIsCutAndSaysHowMuchWasLeftOut) {
   SetLogFormat(LogFormat::kText);
   // 1,023 ASCII bytes, then "é" (2 bytes) across the cut, then 100 kB more.
-  const std::string raw = std::string(kMaxLogMessageBytes - 1, 'a') + "\xc3\xa9" +
-                          std::string(100'000, 'b');
+  const std::string raw =
+      std::string(kMaxLogMessageBytes - 1, 'a') + "\xc3\xa9" + std::string(100'000, 'b');
   testing::internal::CaptureStderr();
   LogWarning(raw);
   const std::string out = testing::internal::GetCapturedStderr();

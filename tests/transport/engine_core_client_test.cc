@@ -541,9 +541,9 @@ TEST(OutputSocket, BacklogIsHowLongOutputsHaveWaitedUnread) {
       << "the backlog grows while the thread is held";
   release.set_value();
   ASSERT_TRUE(rec.WaitForMessages(2));
-  EXPECT_TRUE(PollUntil(
-      [&] { return client.output_backlog() == std::chrono::steady_clock::duration::zero(); }))
-      << "read to the end: no backlog";
+  EXPECT_TRUE(PollUntil([&] {
+    return client.output_backlog() == std::chrono::steady_clock::duration::zero();
+  })) << "read to the end: no backlog";
 }
 
 TEST(OutputSocket, AMessageSizeLimitBelowOneIsRefused) {
