@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "vllm_request_fields.h"
 #include "vmetrics/internal/json_from_msgpack.h"
 #include "vmetrics/internal/wire_text.h"
 
@@ -75,14 +76,14 @@ MaybeError CheckModel(JsonFields& f, const ServingConfig& config, std::optional<
   return MakeError(404, "The model `" + *model + "` does not exist.", "model");
 }
 
-MaybeError ReadStreamOptions(JsonFields& f, TokenRequest* r) {
+MaybeError ReadStreamOptions(JsonFields& f, TokenRequest* r, std::vector<std::string>* ignored) {
   const Json* options = nullptr;
   if (MaybeError e = f.OptObject("stream_options", &options)) return e;
   if (options == nullptr) return std::nullopt;
   JsonFields o(*options, f.Name("stream_options") + ".");
   if (MaybeError e = o.Bool("include_usage", &r->include_usage)) return e;
   if (MaybeError e = o.Bool("continuous_usage_stats", &r->continuous_usage)) return e;
-  if (MaybeError e = o.Unread()) return e;
+  if (MaybeError e = o.SortUnread(kStreamOptionsFields, ignored)) return e;
   r->continuous_usage = r->continuous_usage && r->include_usage;
   return std::nullopt;
 }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "json_fields.h"
 #include "token_request.h"
@@ -55,8 +56,9 @@ ParsedRequest CheckRequestIdHeader(ParsedRequest parsed, const std::string* valu
 MaybeError CheckModel(JsonFields& f, const ServingConfig& config, std::optional<LoraModule>* lora);
 
 // stream_options {include_usage, continuous_usage_stats}; continuous usage needs include_usage
-// (should_include_usage, vllm/entrypoints/serve/utils/api_utils.py at 00a5fdd2).
-MaybeError ReadStreamOptions(JsonFields& f, TokenRequest* r);
+// (should_include_usage, vllm/entrypoints/serve/utils/api_utils.py at 00a5fdd2). Other keys
+// are appended to `ignored`, as StreamOptions (an OpenAIBaseModel) ignores them.
+MaybeError ReadStreamOptions(JsonFields& f, TokenRequest* r, std::vector<std::string>* ignored);
 
 // A raw msgpack value the engine sent (kv_transfer_params) as the JSON vLLM's server answers
 // with: maps in wire order, ints and floats kept apart. Null when it does not decode.

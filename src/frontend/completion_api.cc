@@ -10,6 +10,7 @@
 #include "msgpack_from_json.h"
 #include "sampling_fields.h"
 #include "sampling_rules.h"
+#include "vllm_request_fields.h"
 
 namespace vmetrics::frontend {
 namespace {
@@ -89,7 +90,10 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
   p.top_k = g.top_k.value_or(0);
   p.min_p = g.min_p.value_or(0.0);
   p.repetition_penalty = g.repetition_penalty.value_or(1.0);
-  if (MaybeError e = ReadSamplingFields(f, SamplingFieldSet::kCompletions, &p)) return Refuse(*e);
+  if (MaybeError e =
+          ReadSamplingFields(f, SamplingFieldSet::kCompletions, &p, &parsed.ignored_fields)) {
+    return Refuse(*e);
+  }
 
   // logprobs: a number (vLLM checks the type before anything else).
   if (const Json* lp = f.Get("logprobs"); lp != nullptr && !lp->is_null()) {
@@ -108,7 +112,7 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
   if (MaybeError e = f.Int("max_tokens", &max_tokens)) return Refuse(*e);
   if (MaybeError e = f.Bool("echo", &r.echo)) return Refuse(*e);
   if (MaybeError e = f.Bool("stream", &r.stream)) return Refuse(*e);
-  if (MaybeError e = ReadStreamOptions(f, &r)) return Refuse(*e);
+  if (MaybeError e = ReadStreamOptions(f, &r, &parsed.ignored_fields)) return Refuse(*e);
   if (f.Has("stream_options") && !r.stream) {
     return Refuse(
         f.Refuse("stream_options", "Stream options can only be defined when `stream=True`."));
@@ -199,7 +203,9 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
       }
     }
   }
-  if (MaybeError e = f.Unread()) return Refuse(*e);
+  if (MaybeError e = f.SortUnread(kCompletionRequestFields, &parsed.ignored_fields)) {
+    return Refuse(*e);
+  }
 
   // CompletionRequest's validators.
   if (p.logprob_token_ids) {
@@ -223,8 +229,10 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
           f.Refuse("prompt_logprobs", "`prompt_logprobs` must be a positive value or -1."));
     }
   }
-  if (logprobs && *logprobs < 0 && *logprobs != -1) {
-    return Refuse(f.Refuse("logprobs", "`logprobs` must be a positive value or -1."));
+  // CompletionRequest.check_logprobs at 6adad087: no -1 (all of the vocabulary) for logprobs,
+  // unlike prompt_logprobs.
+  if (logprobs && *logprobs < 0) {
+    return Refuse(f.Refuse("logprobs", "`logprobs` must be a positive value."));
   }
   if (logprobs && as_token_ids == false) {
     return Refuse(f.Refuse("return_tokens_as_token_ids",
@@ -232,11 +240,32 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
                            "writes logprob tokens as \"token_id:<id>\" only"));
   }
 
-  // Token prompts: truncated as asked (left keeps the last tokens, vLLM's default), checked
-  // against the vocabulary and the context.
+  // The context, as vLLM's TokenizeParams checks it (vllm/renderers/params.py at 6adad087,
+  // with CompletionRequest.build_tok_params' names): max_tokens against max_model_len, then
+  // truncate_prompt_tokens against the room left for the prompt, then each prompt (truncated as
+  // asked: left keeps the last tokens, vLLM's default) against that room.
+  if (max_tokens < 0) {
+    return Refuse(f.Refuse(
+        "max_tokens", "max_tokens must be at least 1, got " + std::to_string(max_tokens) + "."));
+  }
+  const int64_t room = config.max_model_len - max_tokens;  // max_input_tokens
+  if (max_tokens > config.max_model_len) {
+    return Refuse(
+        f.Refuse("max_tokens", "max_tokens=" + std::to_string(max_tokens) +
+                                   " cannot be greater than max_model_len=max_total_tokens=" +
+                                   std::to_string(config.max_model_len) +
+                                   ". Please request fewer output tokens."));
+  }
+  if (truncate && *truncate > room) {
+    return Refuse(f.Refuse(
+        "truncate_prompt_tokens",
+        "truncate_prompt_tokens=" + std::to_string(*truncate) +
+            " cannot be greater than max_model_len - max_tokens = " + std::to_string(room) +
+            ". Please request a smaller truncation size."));
+  }
   for (std::vector<int64_t>& tokens : r.prompts) {
     if (truncate) {
-      const int64_t keep = *truncate == -1 ? config.max_model_len : *truncate;
+      const int64_t keep = *truncate == -1 ? room : *truncate;
       if (static_cast<int64_t>(tokens.size()) > keep) {
         if (side.value_or("left") == "left") {
           tokens.erase(tokens.begin(), tokens.end() - keep);
@@ -247,6 +276,19 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
       if (tokens.empty()) return Refuse(f.Refuse("prompt", "prompt must not be empty"));
     }
     if (MaybeError e = CheckPromptTokens(config, tokens, "prompt")) return Refuse(*e);
+    const int64_t count = static_cast<int64_t>(tokens.size());
+    if (count > room) {
+      // vLLM says "at least" when the count is one past the room: a tokenizer cuts text there.
+      const std::string qualifier = count == room + 1 ? "at least " : "";
+      return Refuse(f.Refuse(
+          "input_tokens",
+          "This model's maximum context length is " + std::to_string(config.max_model_len) +
+              " tokens. However, you requested " + std::to_string(max_tokens) +
+              " output tokens and your prompt contains " + qualifier + std::to_string(count) +
+              " input tokens, for a total of " + qualifier + std::to_string(count + max_tokens) +
+              " tokens. Please reduce the length of the input prompt or the number "
+              "of requested output tokens."));
+    }
   }
   r.echo_without_generation = r.echo && max_tokens == 0;
   const int64_t engine_max_tokens = r.echo_without_generation ? 1 : max_tokens;
@@ -255,9 +297,18 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
         "max_tokens", "max_tokens must be at least 1, got " + std::to_string(max_tokens) + "."));
   }
   for (const std::vector<int64_t>& tokens : r.prompts) {
-    if (MaybeError e =
-            CheckContextLength(config, static_cast<int64_t>(tokens.size()), engine_max_tokens)) {
-      return Refuse(*e);
+    // An echo without generation still asks the engine for one token, which must fit: the
+    // engine's InputProcessor refuses a prompt as long as the context (vllm/v1/engine/
+    // input_processor.py at 6adad087, its message; no param).
+    if (static_cast<int64_t>(tokens.size()) + engine_max_tokens > config.max_model_len) {
+      return Refuse(BadRequest(
+          "The decoder prompt (length " + std::to_string(tokens.size()) +
+              ") plus the number of requested output tokens (at least 1) is longer than the "
+              "maximum model length of " +
+              std::to_string(config.max_model_len) +
+              ". Make sure that `max_model_len` is no smaller than the number of text tokens "
+              "(prompt + requested output tokens).",
+          ""));
     }
   }
 

@@ -23,6 +23,7 @@
 #include "environment.h"
 #include "flag_checks.h"
 #include "generation_config.h"
+#include "ignored_fields.h"
 #include "json_fields.h"
 #include "observability_flags.h"
 #include "openai_routes.h"
@@ -303,6 +304,7 @@ struct Frontend::Impl {
   // second and the recorder's families once the engines are in.
   std::unique_ptr<Registry> registry;
   std::unique_ptr<frontend::EngineStates> states;
+  std::unique_ptr<frontend::IgnoredFields> ignored_fields;
   std::unique_ptr<StatsRecorder> recorder;
   std::unique_ptr<frontend::RequestService> requests;  // before `http`: destroyed after it
   // Set once Start built `requests`: the routes answer 503 before.
@@ -540,6 +542,8 @@ Status Frontend::Bind() {
   m.expo.created_series = !(a.disable_created_series || frontend::CreatedDisabledByEnvironment());
   m.registry = std::make_unique<Registry>();
   m.states = std::make_unique<frontend::EngineStates>(m.registry.get(), ExpectedEngines(a));
+  m.ignored_fields = std::make_unique<frontend::IgnoredFields>(
+      m.registry.get(), [](std::string_view line) { LogWarning(line); });
   frontend::RegisterBuildInfo(m.registry.get());
 
   // HTTP before the engine sockets: a port in use fails before any engine is told where to
@@ -670,6 +674,7 @@ Status Frontend::Start() {
     const std::string_view frames[] = {body};
     return client->Send(engine, type, frames);
   };
+  ro.on_ignored_field = [&m](std::string_view field) { m.ignored_fields->Count(field); };
   m.requests = std::make_unique<frontend::RequestService>(std::move(ro));
   m.requests->SetOnEngineBack([&m](int engine) {
     LogInfo("engine " + std::to_string(engine) + " answers again; taking requests again");

@@ -10,6 +10,7 @@
 #include "msgpack_from_json.h"
 #include "sampling_fields.h"
 #include "sampling_rules.h"
+#include "vllm_request_fields.h"
 
 namespace vmetrics::frontend {
 
@@ -69,7 +70,10 @@ ParsedRequest ParseGenerateRequest(std::string_view body, const ServingConfig& c
   }
   SamplingParams& p = r.sampling;
   JsonFields s(*sp, "sampling_params.");
-  if (MaybeError e = ReadSamplingFields(s, SamplingFieldSet::kGenerate, &p)) return Refuse(*e);
+  if (MaybeError e =
+          ReadSamplingFields(s, SamplingFieldSet::kGenerate, &p, &parsed.ignored_fields)) {
+    return Refuse(*e);
+  }
   // max_tokens: omitted (not 16, SamplingParams' default) means the rest of the context.
   const Json* max_tokens = s.Get("max_tokens");
   const bool max_tokens_given = max_tokens != nullptr;
@@ -78,10 +82,12 @@ ParsedRequest ParseGenerateRequest(std::string_view body, const ServingConfig& c
   }
   const Json* extra = nullptr;
   if (MaybeError e = s.OptObject("extra_args", &extra)) return Refuse(*e);
-  if (MaybeError e = s.Unread()) return Refuse(*e);
+  if (MaybeError e = s.SortUnread(kSamplingParamsFields, &parsed.ignored_fields)) {
+    return Refuse(*e);
+  }
 
   if (MaybeError e = f.Bool("stream", &r.stream)) return Refuse(*e);
-  if (MaybeError e = ReadStreamOptions(f, &r)) return Refuse(*e);
+  if (MaybeError e = ReadStreamOptions(f, &r, &parsed.ignored_fields)) return Refuse(*e);
   if (f.Has("stream_options") && !r.stream) {
     return Refuse(
         f.Refuse("stream_options", "stream_options are only supported when stream=true."));
@@ -104,7 +110,9 @@ ParsedRequest ParseGenerateRequest(std::string_view body, const ServingConfig& c
                                     "\" is not supported: a tokens-only server answers with token "
                                     "ids (output_mode \"tokens\")"));
   }
-  if (MaybeError e = f.Unread()) return Refuse(*e);
+  if (MaybeError e = f.SortUnread(kGenerateRequestFields, &parsed.ignored_fields)) {
+    return Refuse(*e);
+  }
 
   if (p.prompt_logprobs && r.stream) {
     return Refuse(s.Refuse("prompt_logprobs",

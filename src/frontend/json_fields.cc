@@ -2,6 +2,8 @@
 // Strict readers of a request's JSON fields; see json_fields.h.
 #include "json_fields.h"
 
+#include <algorithm>
+
 namespace vmetrics::frontend {
 
 JsonFields::JsonFields(const Json& object, std::string prefix)
@@ -134,13 +136,26 @@ MaybeError JsonFields::OptObject(std::string_view key, const Json** out) {
   return std::nullopt;
 }
 
-MaybeError JsonFields::Unread() const {
+std::vector<std::string> JsonFields::Unread() const {
+  std::vector<std::string> names;
   for (auto it = object_.begin(); it != object_.end(); ++it) {
-    if (!read_.contains(it.key())) {
-      return BadRequest("Unknown parameter `" + Name(it.key()) +
-                            "`: vmetrics does not know it, and it does not ignore parameters.",
-                        Name(it.key()));
+    if (!read_.contains(it.key())) names.push_back(Name(it.key()));
+  }
+  return names;
+}
+
+MaybeError JsonFields::SortUnread(std::span<const std::string_view> declared,
+                                  std::vector<std::string>* ignored) const {
+  for (auto it = object_.begin(); it != object_.end(); ++it) {
+    const std::string& key = it.key();
+    if (read_.contains(key)) continue;
+    if (std::find(declared.begin(), declared.end(), key) != declared.end()) {
+      return BadRequest("`" + Name(key) +
+                            "` is not supported by vmetrics: vLLM would honour it, and vmetrics "
+                            "does not ignore what vLLM honours.",
+                        Name(key));
     }
+    if (ignored != nullptr) ignored->push_back(Name(key));
   }
   return std::nullopt;
 }

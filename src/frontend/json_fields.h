@@ -2,9 +2,11 @@
 // File: json_fields.h
 //
 // JsonFields: reads the fields of one JSON object of a request body, each with its type
-// checked and a 400 naming it otherwise, and remembers which it read, so that a field nobody
-// read can be refused by name: vmetrics never accepts a parameter it ignores. Absent and null
-// fields leave the output as it was (the caller's default), except where noted.
+// checked and a 400 naming it otherwise, and remembers which it read, so that the fields nobody
+// read can be sorted (SortUnread): refused by name where vLLM's request model declares them
+// (vLLM would honour them), ignored otherwise (vLLM's models ignore what they do not declare).
+// Absent and null fields leave the output as it was (the caller's default), except where
+// noted.
 //
 // Types are read strictly, as msgspec reads a SamplingParams: an integer field takes a JSON
 // integer (not 5.0, not "5"); a number field takes an integer or a float; a boolean field only
@@ -18,8 +20,7 @@
 //   JsonFields f(doc, "");
 //   int64_t n = 1;
 //   EXPECT_FALSE(f.Int("n", &n));
-//   EXPECT_EQ(f.Unread()->message, "Unknown parameter `x`: vmetrics does not know it, and it "
-//             "does not ignore parameters.");
+//   EXPECT_EQ(f.Unread(), std::vector<std::string>{"x"});
 #ifndef VMETRICS_FRONTEND_JSON_FIELDS_H_
 #define VMETRICS_FRONTEND_JSON_FIELDS_H_
 
@@ -28,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -93,8 +95,15 @@ class JsonFields {
   // (deeper: a 400 naming the field).
   MaybeError OptObject(std::string_view key, const Json** out);
 
-  // A refusal of the first field nobody read, or nullopt.
-  MaybeError Unread() const;
+  // The names (prefix + key) of the fields nobody read, in the object's order.
+  std::vector<std::string> Unread() const;
+
+  // Sorts the fields nobody read: the first one `declared` names (a field of vLLM's model for
+  // this object, which vLLM would honour and vmetrics did not read) is refused by name; the
+  // others are appended to `ignored` (may be null), as vLLM's models ignore fields they do not
+  // declare.
+  MaybeError SortUnread(std::span<const std::string_view> declared,
+                        std::vector<std::string>* ignored) const;
 
   // A 400 about `key`.
   ApiError Refuse(std::string_view key, const std::string& message) const {

@@ -15,6 +15,7 @@
 
 #include "build_info.h"
 #include "engine_states.h"
+#include "ignored_fields.h"
 #include "vmetrics/connector_catalog.h"
 #include "vmetrics/exposition.h"
 #include "vmetrics/internal/declared_families.h"
@@ -242,6 +243,7 @@ std::string MetricsReference() {
   // What `vmetrics serve` registers beside the recorder's (vmetrics_engine_up is the
   // recorder's, found again).
   EngineStates serve_states(&registry, {0});
+  IgnoredFields ignored_fields(&registry, nullptr);
   RegisterBuildInfo(&registry);
   // The diffusion counters replace the spec-decode families, so they never register beside
   // them: a second recorder, for a diffusion model, supplies them.

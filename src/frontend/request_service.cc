@@ -220,6 +220,9 @@ bool RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
     exchange->Reply(parsed.error->status, kJson, ErrorJson(*parsed.error));
     return false;
   }
+  if (options_.on_ignored_field) {
+    for (const std::string& field : parsed.ignored_fields) options_.on_ignored_field(field);
+  }
   const std::optional<int64_t> rank = DataParallelRank(http);
   const double arrival = WallClock();
   std::vector<std::pair<int64_t, std::string>> adds;  // (engine, ADD body)

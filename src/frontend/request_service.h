@@ -88,6 +88,9 @@ class RequestService {
     // The engine request id of external request `external`: nullptr = `external` + "-" + 8
     // random hex digits (InputProcessor.assign_request_id). Tests pin it.
     std::function<std::string(const std::string& external)> engine_request_id;
+    // Called for each field of an accepted request that was ignored as vLLM ignores it
+    // (ParsedRequest::ignored_fields), from the HTTP thread that submits it. May be empty.
+    std::function<void(std::string_view field)> on_ignored_field;
   };
 
   explicit RequestService(Options options);

@@ -18,7 +18,8 @@ bool HasStrings(const Json* v) {
 
 }  // namespace
 
-MaybeError ReadSamplingFields(JsonFields& f, SamplingFieldSet set, SamplingParams* p) {
+MaybeError ReadSamplingFields(JsonFields& f, SamplingFieldSet set, SamplingParams* p,
+                              std::vector<std::string>* ignored) {
   const bool generate = set == SamplingFieldSet::kGenerate;
   if (MaybeError e = f.Int("n", &p->n)) return e;
   if (MaybeError e = f.Double("presence_penalty", &p->presence_penalty)) return e;
@@ -111,7 +112,8 @@ MaybeError ReadSamplingFields(JsonFields& f, SamplingFieldSet set, SamplingParam
     if (MaybeError e = rf.Int("max_pattern_size", &rd.max_pattern_size)) return e;
     if (MaybeError e = rf.Int("min_pattern_size", &rd.min_pattern_size)) return e;
     if (MaybeError e = rf.Int("min_count", &rd.min_count)) return e;
-    if (MaybeError e = rf.Unread()) return e;
+    // RepetitionDetectionParams is a pydantic dataclass: other keys are ignored.
+    if (MaybeError e = rf.SortUnread({}, ignored)) return e;
     p->repetition_detection = rd;
   }
   if (MaybeError e = f.OptInt("thinking_token_budget", &p->thinking_token_budget)) return e;
@@ -138,13 +140,12 @@ MaybeError ReadSamplingFields(JsonFields& f, SamplingFieldSet set, SamplingParam
   if (MaybeError e = f.OptBool("skip_reading_prefix_cache", &p->skip_reading_prefix_cache)) {
     return e;
   }
-  for (const char* internal : {"output_text_buffer_length", "_eos_token_id", "_all_stop_token_ids",
-                               "_bad_words_token_ids"}) {
-    if (f.Get(internal) != nullptr) {
-      return f.Refuse(internal, f.Name(internal) +
-                                    " is computed by the server (from --eos-token-id and "
-                                    "--generation-config), not set by a request");
-    }
+  // The fields SamplingParams computes that start with "_" (_eos_token_id, ...) are not
+  // fields of vLLM's request model: left unread, they are ignored as vLLM ignores them.
+  if (f.Get("output_text_buffer_length") != nullptr) {
+    return f.Refuse("output_text_buffer_length",
+                    f.Name("output_text_buffer_length") +
+                        " is computed by the server (for stop strings), not set by a request");
   }
   return std::nullopt;
 }

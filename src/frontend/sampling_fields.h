@@ -29,8 +29,10 @@ enum class SamplingFieldSet : uint8_t {
   kGenerate,
 };
 
-// Reads the keys above from `f` into `p`; a refusal names the field.
-MaybeError ReadSamplingFields(JsonFields& f, SamplingFieldSet set, SamplingParams* p);
+// Reads the keys above from `f` into `p`; a refusal names the field. Unknown keys of the
+// objects inside (repetition_detection) are appended to `ignored`.
+MaybeError ReadSamplingFields(JsonFields& f, SamplingFieldSet set, SamplingParams* p,
+                              std::vector<std::string>* ignored);
 
 // Why stop strings are refused (vLLM's message for a --tokens-only server).
 inline constexpr const char* kNoStopStrings =

@@ -118,6 +118,9 @@ struct ChoiceDelta {  // NOLINT(bugprone-exception-escape): a null json() never 
 struct ParsedRequest {
   TokenRequest request;
   std::optional<ApiError> error;
+  // Fields vLLM's request model would ignore, ignored ("sampling_params.best_of"): the server
+  // counts them (vmetrics_request_fields_ignored_total) and logs each name once.
+  std::vector<std::string> ignored_fields;
   bool ok() const { return !error.has_value(); }
 };
 

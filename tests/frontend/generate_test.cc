@@ -320,14 +320,20 @@ TEST_F(GenerateTest, StopStringsAreRefusedByName) {
              R"("detokenize":false,"stop":null}})");
 }
 
-// vmetrics never ignores a parameter: an unknown key, inside sampling_params or at the top, is
-// a 400 naming it; so are features it cannot honour.
-TEST_F(GenerateTest, UnknownAndUnsupportedFieldsAreRefusedByName) {
+// A key vLLM's models do not declare, inside sampling_params or at the top, is ignored as vLLM
+// ignores it, and counted by name; features vmetrics cannot honour are a 400 naming them.
+TEST_F(GenerateTest, UndeclaredFieldsAreIgnoredAndCountedUnsupportedOnesRefusedByName) {
   Start();
-  EXPECT_EQ(Refused(R"({"token_ids":[1],"sampling_params":{"frobnicate":1}})")["param"],
-            "sampling_params.frobnicate");
-  EXPECT_EQ(Refused(R"({"token_ids":[1],"sampling_params":{},"frobnicate":1})")["param"],
-            "frobnicate");
+  GenerateOk(R"({"token_ids":[1],"sampling_params":{"max_tokens":2,"frobnicate":1}})");
+  GenerateOk(R"({"token_ids":[1],"sampling_params":{"max_tokens":2},"frobnicate":1})");
+  CompleteOk(R"({"prompt":[1],"max_tokens":2,"best_of":1,"frobnicate":true})");
+  const std::string metrics = HttpGet(base_ + "/metrics").body;
+  for (const char* sample :
+       {"vmetrics_request_fields_ignored_total{field=\"sampling_params.frobnicate\"} 1.0\n",
+        "vmetrics_request_fields_ignored_total{field=\"frobnicate\"} 2.0\n",
+        "vmetrics_request_fields_ignored_total{field=\"best_of\"} 1.0\n"}) {
+    EXPECT_NE(metrics.find(sample), std::string::npos) << sample << metrics;
+  }
   EXPECT_EQ(Refused(R"({"token_ids":[1],"sampling_params":{"bad_words":["x"]}})")["param"],
             "sampling_params.bad_words");
   EXPECT_EQ(Refused(R"({"token_ids":[1],"sampling_params":{},"features":{}})")["param"],
@@ -522,7 +528,7 @@ TEST_F(CompletionsFieldsTest, WhatCannotBeHonouredIsRefusedByName) {
       {R"({"prompt":[1],"stop":["x"]})", "stop"},
       {R"({"prompt":[1],"stop":"x"})", "stop"},
       {R"({"prompt":[1],"suffix":"x"})", "suffix"},
-      {R"({"prompt":[1],"frobnicate":true})", "frobnicate"},
+      {R"({"prompt":[1],"logprobs":-1})", "logprobs"},
       {R"({"prompt":[1],"bad_words":["x"]})", "bad_words"},
       {R"({"prompt":[1],"use_beam_search":true})", "use_beam_search"},
       {R"({"prompt":[1],"logprobs":-2})", "logprobs"},

@@ -400,7 +400,7 @@ TEST(RemotePrefillRelease, ARefusedDecodeRequestIsSentAsAnImmediateAbort) {
       RequestService service(o);
       (void)service.SetEngineWire(0, Only(name));
       auto exchange = Complete(service, refused);
-      ExpectRefused(*exchange, 400, "maximum context length", name);
+      ExpectRefused(*exchange, 400, "cannot be greater than max_model_len", name);
       const bool has_field = Gen(name).request.PositionOf(RequestField::kAbortImmediately) >= 0;
       if (!kv_connector || !has_field) {
         EXPECT_TRUE(sent.empty()) << name;

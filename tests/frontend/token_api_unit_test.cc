@@ -4,6 +4,7 @@
 // the generate request parser against vLLM's test_protocol.py, the error types per status.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,6 +17,7 @@
 #include "json_fields.h"
 #include "logprobs.h"
 #include "msgpack_from_json.h"
+#include "vllm_request_fields.h"
 #include "vmetrics/engine_request.h"
 
 namespace vmetrics::frontend {
@@ -270,6 +272,101 @@ TEST(ParseCompletionRequest, EngineRequestsOfOneRequestAreBounded) {
       << refused.error->message;
   config.max_engine_requests = 4;
   EXPECT_FALSE(ParseCompletionRequest(body(5, 1), config).ok());
+}
+
+// The context as vLLM's TokenizeParams checks a completion (vllm/renderers/params.py at
+// 6adad087): each refusal names what vLLM names, with its words.
+TEST(ParseCompletionRequest, ContextRefusalsAreVllmsWithTheirParam) {
+  ServingConfig config;
+  config.max_model_len = 10;
+  struct Case {
+    std::string body;
+    std::string param;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {R"({"prompt":[1],"max_tokens":11})", "max_tokens",
+       "max_tokens=11 cannot be greater than max_model_len=max_total_tokens=10. Please request "
+       "fewer output tokens."},
+      {R"({"prompt":[1,2,3,4,5,6,7,8],"max_tokens":4})", "input_tokens",
+       "This model's maximum context length is 10 tokens. However, you requested 4 output tokens "
+       "and your prompt contains 8 input tokens, for a total of 12 tokens. Please reduce the "
+       "length of the input prompt or the number of requested output tokens."},
+      {R"({"prompt":[1,2,3,4,5,6,7],"max_tokens":4})", "input_tokens",
+       "This model's maximum context length is 10 tokens. However, you requested 4 output tokens "
+       "and your prompt contains at least 7 input tokens, for a total of at least 11 tokens. "
+       "Please reduce the length of the input prompt or the number of requested output tokens."},
+      {R"({"prompt":[1],"max_tokens":4,"truncate_prompt_tokens":7})", "truncate_prompt_tokens",
+       "truncate_prompt_tokens=7 cannot be greater than max_model_len - max_tokens = 6. Please "
+       "request a smaller truncation size."},
+      {R"({"prompt":[1,2,3,4,5,6,7,8,9,10],"max_tokens":0,"echo":true})", "",
+       "The decoder prompt (length 10) plus the number of requested output tokens (at least 1) "
+       "is longer than the maximum model length of 10. Make sure that `max_model_len` is no "
+       "smaller than the number of text tokens (prompt + requested output tokens)."},
+      {R"({"prompt":[1],"logprobs":-1})", "logprobs", "`logprobs` must be a positive value."},
+  };
+  for (const Case& c : cases) {
+    const ParsedRequest p = ParseCompletionRequest(c.body, config);
+    ASSERT_FALSE(p.ok()) << c.body;
+    EXPECT_EQ(p.error->param, c.param) << c.body;
+    EXPECT_EQ(p.error->message, c.message) << c.body;
+  }
+  // At the edge: 6 + 4 fits; -1 truncates to the room left (6 of 8 tokens).
+  EXPECT_TRUE(ParseCompletionRequest(R"({"prompt":[1,2,3,4,5,6],"max_tokens":4})", config).ok());
+  const ParsedRequest cut = ParseCompletionRequest(
+      R"({"prompt":[1,2,3,4,5,6,7,8],"max_tokens":4,"truncate_prompt_tokens":-1})", config);
+  ASSERT_TRUE(cut.ok()) << cut.error->message;
+  EXPECT_EQ(cut.request.prompts[0], (std::vector<int64_t>{3, 4, 5, 6, 7, 8}));
+}
+
+// Fields vLLM's models do not declare are ignored and listed; a declared field vmetrics does
+// not read is refused by name; each list is vLLM's at 6adad087 (vllm_request_fields.h).
+TEST(ParseTokenRequest, UndeclaredFieldsAreIgnoredAsVllmIgnoresThem) {
+  ServingConfig config;
+  const ParsedRequest c = ParseCompletionRequest(
+      R"({"prompt":[1],"best_of":2,"max_completion_tokens":3,"detokenize":false,)"
+      R"("stream":true,"stream_options":{"include_usage":true,"extra":1}})",
+      config);
+  ASSERT_TRUE(c.ok()) << c.error->message;
+  EXPECT_EQ(c.ignored_fields, (std::vector<std::string>{"stream_options.extra", "best_of",
+                                                        "max_completion_tokens", "detokenize"}));
+  EXPECT_EQ(c.request.sampling.max_tokens, 16) << "max_completion_tokens is not a completion field";
+  const ParsedRequest g = ParseGenerateRequest(
+      R"({"token_ids":[1],"sampling_params":{"max_tokens":2,"_eos_token_id":9,"best_of":1},)"
+      R"("frobnicate":1})",
+      config);
+  ASSERT_TRUE(g.ok()) << g.error->message;
+  EXPECT_EQ(g.ignored_fields, (std::vector<std::string>{"sampling_params._eos_token_id",
+                                                        "sampling_params.best_of", "frobnicate"}));
+  // Every field vLLM declares is read (a wrong type is refused naming it) or refused by name:
+  // none is ignored (what is inside it may be, as vLLM's nested models ignore extra keys).
+  auto ignored = [](const ParsedRequest& p, std::string_view name) {
+    return std::find(p.ignored_fields.begin(), p.ignored_fields.end(), name) !=
+           p.ignored_fields.end();
+  };
+  for (std::string_view name : kCompletionRequestFields) {
+    if (name == "prompt") continue;
+    const ParsedRequest p =
+        ParseCompletionRequest(R"({"prompt":[1],")" + std::string(name) + R"(":{"x":[]}})", config);
+    EXPECT_FALSE(ignored(p, name)) << name;
+  }
+  for (std::string_view name : kSamplingParamsFields) {
+    const ParsedRequest p = ParseGenerateRequest(
+        R"({"token_ids":[1],"sampling_params":{")" + std::string(name) + R"(":{"x":[]}}})", config);
+    EXPECT_FALSE(ignored(p, "sampling_params." + std::string(name))) << name;
+  }
+  for (std::string_view name : kGenerateRequestFields) {
+    if (name == "token_ids" || name == "sampling_params") continue;
+    const ParsedRequest p = ParseGenerateRequest(
+        R"({"token_ids":[1],"sampling_params":{},")" + std::string(name) + R"(":{"x":[]}})",
+        config);
+    EXPECT_FALSE(ignored(p, name)) << name;
+  }
+  // What vmetrics cannot honour is refused by name (use_beam_search), not ignored.
+  const ParsedRequest beam =
+      ParseCompletionRequest(R"({"prompt":[1],"use_beam_search":true})", config);
+  ASSERT_FALSE(beam.ok());
+  EXPECT_EQ(beam.error->param, "use_beam_search");
 }
 
 // EOS: --eos-token-id reaches the engine as _eos_token_id and in _all_stop_token_ids (which
