@@ -8,6 +8,7 @@
 #ifndef VMETRICS_FRONTEND_API_COMMON_H_
 #define VMETRICS_FRONTEND_API_COMMON_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +51,20 @@ MaybeError CheckClientId(std::string_view value, std::string_view name);
 // as it was when the header is absent, empty or good, else the refusal. vLLM reads header
 // bytes as Latin-1, so a non-UTF-8 id reaches its engines re-encoded; vmetrics refuses it.
 ParsedRequest CheckRequestIdHeader(ParsedRequest parsed, const std::string* value);
+
+// The headers vLLM's serving code reads beside the body (GenerateBaseServing,
+// vllm/entrypoints/generate/base/serving.py at 6adad087; values nullptr when absent):
+//   X-Session-ID: the session id when the body has none (completions: before
+//     vllm_xargs["session_id"]; generate: the only source), checked as CheckClientId;
+//   X-Vllm-Priority (completions only): the priority when Python's int() reads it (blanks
+//     around, a sign, digits with single underscores between them), else the body's; a value
+//     outside int64, which no engine can decode, is refused naming the header.
+ParsedRequest ApplyRequestHeaders(ParsedRequest parsed, const std::string* session_id,
+                                  const std::string* priority);
+
+// Python's int() of `text` when it is a decimal integer that fits int64; nullopt otherwise
+// (`*overflow` set when it is an integer too large for int64).
+std::optional<int64_t> PythonIntOf(std::string_view text, bool* overflow);
 
 // `model`: absent, null, the served name, or a LoRA module's name (returned in `lora`);
 // anything else is vLLM's 404 "The model `X` does not exist." (models/serving.py at 00153c8b).

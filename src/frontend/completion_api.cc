@@ -192,6 +192,10 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
   if (MaybeError e = f.OptObject("ec_transfer_params", &ec)) return Refuse(*e);
   if (MaybeError e = f.OptObject("vllm_xargs", &xargs)) return Refuse(*e);
   if (xargs != nullptr) {
+    if (const auto sid = xargs->find("session_id");
+        sid != xargs->end() && sid->is_string() && !sid->get<std::string>().empty()) {
+      r.xargs_session_id = sid->get<std::string>();
+    }
     for (auto it = xargs->begin(); it != xargs->end(); ++it) {
       const Json& v = it.value();
       auto scalar = [](const Json& x) { return x.is_string() || x.is_number(); };

@@ -89,8 +89,9 @@ std::string VersionJson(const std::vector<EngineVersion>& engines) {
 
 std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
   RequestService* service = context.service;
-  const std::vector<std::string> token_headers = {std::string(kRequestIdHeader),
-                                                  std::string(kDataParallelRankHeader)};
+  const std::vector<std::string> token_headers = {
+      std::string(kRequestIdHeader), std::string(kDataParallelRankHeader),
+      std::string(kSessionIdHeader), std::string(kPriorityHeader)};
   std::vector<HttpRoute> routes;
   routes.push_back(Route(
       "POST", "/v1/completions",

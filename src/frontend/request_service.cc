@@ -139,8 +139,10 @@ bool RefuseWithoutContextLength(const ServingConfig& config, HttpExchange& excha
 void RequestService::HandleCompletion(const HttpRequest& request,
                                       std::shared_ptr<HttpExchange> exchange) {
   if (!RefuseWithoutContextLength(options_.config, *exchange) &&
-      Submit(CheckRequestIdHeader(ParseCompletionRequest(request.body, options_.config),
-                                  request.header(kRequestIdHeader)),
+      Submit(ApplyRequestHeaders(
+                 CheckRequestIdHeader(ParseCompletionRequest(request.body, options_.config),
+                                      request.header(kRequestIdHeader)),
+                 request.header(kSessionIdHeader), request.header(kPriorityHeader)),
              request, std::move(exchange))) {
     return;
   }
@@ -209,9 +211,11 @@ void RequestService::ReleaseRemotePrefill(const HttpRequest& http) {
 void RequestService::HandleGenerate(const HttpRequest& request,
                                     std::shared_ptr<HttpExchange> exchange) {
   if (RefuseWithoutContextLength(options_.config, *exchange)) return;
-  Submit(CheckRequestIdHeader(ParseGenerateRequest(request.body, options_.config),
-                              request.header(kRequestIdHeader)),
-         request, std::move(exchange));
+  Submit(
+      ApplyRequestHeaders(CheckRequestIdHeader(ParseGenerateRequest(request.body, options_.config),
+                                               request.header(kRequestIdHeader)),
+                          request.header(kSessionIdHeader), request.header(kPriorityHeader)),
+      request, std::move(exchange));
 }
 
 bool RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,

@@ -65,6 +65,8 @@ namespace vmetrics::frontend {
 // The request headers the token APIs read (vLLM's names).
 inline constexpr std::string_view kRequestIdHeader = "X-Request-Id";
 inline constexpr std::string_view kDataParallelRankHeader = "X-data-parallel-rank";
+inline constexpr std::string_view kSessionIdHeader = "X-Session-ID";
+inline constexpr std::string_view kPriorityHeader = "X-Vllm-Priority";
 
 class RequestService {
  public:

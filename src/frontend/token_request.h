@@ -64,6 +64,9 @@ struct TokenRequest {
   int64_t priority = 0;
   std::optional<std::string> cache_salt;
   std::optional<std::string> session_id;
+  // vllm_xargs["session_id"] when it is a non-empty string: the session id when neither the
+  // body's session_id nor the X-Session-ID header gives one (completions).
+  std::optional<std::string> xargs_session_id;
 
   // How the answer is shaped.
   // Logprobs of each output position in the answer: completions' `logprobs` (top entries per

@@ -387,6 +387,27 @@ TEST(RequestCaptures, AFeatureTheEnginesGenerationLacksIsRefusedByName) {
 // once (prompt [0], max_tokens 1, the params in extra_args, the body's request_id), so that the
 // connector frees the prefill's blocks; only to generations that have abort_immediately, and
 // only with a KV connector configured.
+// X-Vllm-Priority and X-Session-ID reach the EngineCoreRequest as vLLM's serving code puts
+// them there (ApplyRequestHeaders).
+TEST(RequestHeaders, PriorityAndSessionHeadersReachTheEngineRequest) {
+  const char* name = kGenerations[7];
+  std::vector<Sent> sent;
+  RequestService service(CaptureOptions(&sent));
+  (void)service.SetEngineWire(0, Only(name));
+  HttpRequest http;
+  http.body = R"({"prompt":[1,2],"max_tokens":2,"priority":1})";
+  http.headers = {{std::string(kPriorityHeader), "-5"},
+                  {std::string(kSessionIdHeader), "conversation-9"}};
+  auto exchange = std::make_shared<HttpExchange>(nullptr);
+  service.HandleCompletion(http, exchange);
+  ASSERT_EQ(sent.size(), 1U);
+  Result<EngineCoreRequestSpec> got = DecodeEngineCoreRequest(sent[0].body, Gen(name).request);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->priority, -5);
+  EXPECT_EQ(got->session_id, "conversation-9");
+  service.Shutdown();
+}
+
 TEST(RemotePrefillRelease, ARefusedDecodeRequestIsSentAsAnImmediateAbort) {
   const std::string refused =
       R"({"prompt": [1, 2, 3], "max_tokens": 99999, "request_id": "req-pd-1",)"

@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api_common.h"
@@ -153,6 +156,73 @@ TEST(ParseTokenRequest, NestedFieldsAreAcceptedAtTheDepthLimitAndRefusedPastIt) 
 
 // Ids a client gives go to the engine as msgpack str: valid UTF-8, at most 512 bytes, no
 // control characters; a 400 naming the field otherwise.
+TEST(PythonIntOf, ReadsWhatPythonsIntReads) {
+  bool overflow = false;
+  for (const auto& [text, value] :
+       std::vector<std::pair<std::string, int64_t>>{{"5", 5},
+                                                    {" -7\t", -7},
+                                                    {"+3", 3},
+                                                    {"1_000", 1000},
+                                                    {"007", 7},
+                                                    {"9223372036854775807", INT64_MAX},
+                                                    {"-9223372036854775808", INT64_MIN}}) {
+    EXPECT_EQ(PythonIntOf(text, &overflow), value) << text;
+    EXPECT_FALSE(overflow) << text;
+  }
+  for (const char* text : {"", " ", "x", "1.5", "_1", "1_", "1__0", "0x10", "--1", "1e3"}) {
+    EXPECT_EQ(PythonIntOf(text, &overflow), std::nullopt) << text;
+    EXPECT_FALSE(overflow) << text;
+  }
+  for (const char* text : {"9223372036854775808", "-9223372036854775809", "99999999999999999999"}) {
+    EXPECT_EQ(PythonIntOf(text, &overflow), std::nullopt) << text;
+    EXPECT_TRUE(overflow) << text;
+  }
+}
+
+// X-Session-ID and X-Vllm-Priority as GenerateBaseServing reads them (6adad087): the body's
+// session_id first, then the header, then vllm_xargs; the priority header over the body's on
+// completions only, ignored when int() cannot read it.
+TEST(ApplyRequestHeaders, SessionAndPriorityAsVllmsServingReadsThem) {
+  ServingConfig config;
+  const std::string header_sid = "sess-h";
+  auto completion = [&](const std::string& body, const std::string* sid, const std::string* prio) {
+    return ApplyRequestHeaders(ParseCompletionRequest(body, config), sid, prio);
+  };
+  EXPECT_EQ(
+      completion(R"({"prompt":[1],"session_id":"b"})", &header_sid, nullptr).request.session_id,
+      "b");
+  EXPECT_EQ(completion(R"({"prompt":[1],"vllm_xargs":{"session_id":"x"}})", &header_sid, nullptr)
+                .request.session_id,
+            "sess-h");
+  EXPECT_EQ(completion(R"({"prompt":[1],"vllm_xargs":{"session_id":"x"}})", nullptr, nullptr)
+                .request.session_id,
+            "x");
+  EXPECT_EQ(completion(R"({"prompt":[1],"vllm_xargs":{"session_id":""}})", nullptr, nullptr)
+                .request.session_id,
+            std::nullopt);
+  const std::string bad_sid = "a\x01b";
+  const ParsedRequest refused = completion(R"({"prompt":[1]})", &bad_sid, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error->param, "X-Session-ID");
+
+  const std::string p7 = " 7 ", junk = "high", huge = "9223372036854775808";
+  EXPECT_EQ(completion(R"({"prompt":[1],"priority":2})", &p7, nullptr).request.priority, 2)
+      << "the session header is not the priority";
+  EXPECT_EQ(completion(R"({"prompt":[1],"priority":2})", nullptr, &p7).request.priority, 7);
+  EXPECT_EQ(completion(R"({"prompt":[1],"priority":2})", nullptr, &junk).request.priority, 2);
+  const ParsedRequest too_big = completion(R"({"prompt":[1]})", nullptr, &huge);
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_EQ(too_big.error->param, "X-Vllm-Priority");
+
+  // Generate: the session from the header only; no priority header.
+  const ParsedRequest g = ApplyRequestHeaders(
+      ParseGenerateRequest(R"({"token_ids":[1],"sampling_params":{},"priority":3})", config),
+      &header_sid, &p7);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g.request.session_id, "sess-h");
+  EXPECT_EQ(g.request.priority, 3);
+}
+
 TEST(CheckClientId, RefusesWhatAnEngineCouldNotDecodeOrShouldNotHold) {
   EXPECT_FALSE(CheckClientId("req-1", "request_id"));
   EXPECT_FALSE(CheckClientId("r\xc3\xa9q", "request_id"));  // é
