@@ -259,6 +259,10 @@ struct FrontendOptions {
   // --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens in answers.
   bool enable_prompt_tokens_details = false;
 
+  // --enable-server-load-tracking: GET /load answers {"server_load": N}, N the token API
+  // requests being answered (vLLM's server_load_metrics); without it N is 0, as vLLM's.
+  bool enable_server_load_tracking = false;
+
   // ---- HTTP ----
 
   // Where to listen and the per-client limits (--host, --port, --http-threads; the defaults

@@ -118,6 +118,8 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
   cmd->add_flag("--enable-prompt-tokens-details", a->enable_prompt_tokens_details,
                 "usage.prompt_tokens_details.cached_tokens in answers");
+  cmd->add_flag("--enable-server-load-tracking", a->enable_server_load_tracking,
+                "GET /load counts the token API requests in flight (else it answers 0)");
   cmd->add_option("--api-key", a->http.api_keys,
                   "vLLM's --api-key: requests to /v1, /v2, /inference, /cohere and "
                   "/abort_requests need `Authorization: Bearer <key>` (one of these keys; "

@@ -716,6 +716,7 @@ Status Frontend::Start() {
   if (TransportStatus ts = m.client->Start(std::move(cb)); !ts.ok()) return FromTransport(ts);
   frontend::OpenAiRouteContext routes;
   routes.service = m.requests.get();
+  routes.server_load_tracking = m.options.enable_server_load_tracking;
   routes.health = [&m] { return m.states->Health(); };
   routes.engines = [&m] {
     std::vector<frontend::EngineVersion> versions;

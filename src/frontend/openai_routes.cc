@@ -109,6 +109,15 @@ std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
                          [service](const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
                            service->HandleAbortRequests(r, ex);
                          }));
+  // vLLM's /load (serve/instrumentator/basic.py at 6adad087): the requests in flight on its
+  // load-aware routes (completions and generate among them) when --enable-server-load-tracking,
+  // else 0; those requests are counted from their handler's start to the end of their answer.
+  routes.push_back(Route("GET", "/load",
+                         [service, tracking = context.server_load_tracking](
+                             const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
+                           const size_t load = tracking ? service->num_live_completions() : 0;
+                           ex->Reply(200, kJson, "{\"server_load\":" + std::to_string(load) + "}");
+                         }));
   auto clock = context.wall_clock;
   routes.push_back(Route(
       "GET", "/v1/models",

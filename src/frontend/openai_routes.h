@@ -49,6 +49,8 @@ struct OpenAiRouteContext {
   std::function<HealthReport()> health;                 // /ping; unset = healthy
   std::function<std::vector<EngineVersion>()> engines;  // /version; unset = none
   std::function<double()> wall_clock;                   // `created` of /v1/models; unset = system
+  // --enable-server-load-tracking: /load counts the token API requests in flight (else 0).
+  bool server_load_tracking = false;
 };
 
 // OpenAiErrorReply

@@ -418,6 +418,39 @@ TEST_F(GenerateTest, KvTransferParamsPassThroughExactly) {
   EXPECT_TRUE(plain["kv_transfer_params"].is_null());
 }
 
+// /load as vLLM's: the requests being answered with --enable-server-load-tracking, 0 without.
+TEST_F(GenerateTest, LoadCountsTheRequestsBeingAnsweredWhenTracked) {
+  Start([](SimulatorOptions* so) { so->rate_hz = 50; },
+        [](FrontendOptions* o) { o->enable_server_load_tracking = true; });
+  auto load = [&] { return json::parse(HttpGet(base_ + "/load").body)["server_load"]; };
+  EXPECT_EQ(load(), 0);
+  std::thread client([&] {
+    (void)HttpPost(base_ + "/inference/v1/generate",
+                   R"({"request_id":"7","token_ids":[1],)"
+                   R"("sampling_params":{"max_tokens":1000,"ignore_eos":true},"stream":true})",
+                   [](std::string_view) { return true; });
+  });
+  for (int i = 0; i < 4000 && frontend_->live_completions() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(load(), 1);
+  (void)HttpPost(base_ + "/abort_requests", R"({"request_ids":["generate-tokens-7"]})");
+  client.join();
+  // The answer's last bytes may reach the client just before the request is forgotten.
+  for (int i = 0; i < 4000 && load() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(load(), 0);
+}
+
+TEST_F(GenerateTest, LoadIsZeroWithoutTracking) {
+  Start();
+  HttpClientResponse r = HttpGet(base_ + "/load");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(r.body, R"({"server_load":0})");
+}
+
 // /abort_requests: the external ids ("generate-tokens-<id>") end their requests with
 // finish_reason "abort"; the answer is 200 with an empty body; bad bodies are vLLM's 400s.
 TEST_F(GenerateTest, AbortRequestsEndsRunningRequests) {
