@@ -63,8 +63,8 @@
 // at once; at most max_rendered_bodies /metrics bodies of each format and encoding are held,
 // scrapes past that sharing the newest; a stream holds at most max_stream_unsent_bytes its
 // client has not taken, and ends when its client takes nothing for stream_write_timeout_s;
-// bcrypt checks are shared fairly between client addresses; each kind of error is logged once
-// per interval with a count.
+// bcrypt checks are shared fairly between client addresses, those recently denied last; each
+// kind of error is logged once per interval with a count.
 //
 // The server owns no metrics: it calls the handlers it is given, on its own worker threads,
 // once per request. Rendering therefore happens on a worker thread, and a slow scrape holds up

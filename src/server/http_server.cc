@@ -303,7 +303,8 @@ MHD_Result SuspendForVerification(const HttpServerState* state, MHD_Connection* 
   *req_cls = pending;
   const MHD_ConnectionInfo* peer =
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  std::string client = internal::PeerAddressKey(peer != nullptr ? peer->client_addr : nullptr);
+  // IPv6 clients take turns by /64 (peer_address.h).
+  std::string client = internal::PeerNetworkKey(peer != nullptr ? peer->client_addr : nullptr);
   MHD_suspend_connection(connection);
   const bool queued = state->verifications->Submit(
       std::move(client), std::move(credentials), [pending](Verdict verdict) {
