@@ -61,8 +61,10 @@
 // kept for scrapes; a deadline for sending a request and for reading a reply that sending a
 // byte at a time cannot stretch; connections of clients that reset or closed them are closed
 // at once; at most max_rendered_bodies /metrics bodies of each format and encoding are held,
-// scrapes past that sharing the newest; bcrypt checks are shared fairly between client
-// addresses; each kind of error is logged once per interval with a count.
+// scrapes past that sharing the newest; a stream holds at most max_stream_unsent_bytes its
+// client has not taken, and ends when its client takes nothing for stream_write_timeout_s;
+// bcrypt checks are shared fairly between client addresses, those recently denied last; each
+// kind of error is logged once per interval with a count.
 //
 // The server owns no metrics: it calls the handlers it is given, on its own worker threads,
 // once per request. Rendering therefore happens on a worker thread, and a slow scrape holds up
@@ -92,6 +94,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -136,6 +139,14 @@ struct HttpReply {
 // to it; then, or when the server stops before the answer is complete, the callback given to
 // SetOnClientGone runs once, on a server thread.
 //
+// A stream's client that does not keep up is treated as one that left: when a Write would leave
+// more than HttpServerOptions::max_stream_unsent_bytes written and not yet sent, or when the
+// client has taken no bytes for stream_write_timeout_s while some wait for it, the stream is
+// cut. That Write (and every later one) returns false, what waited is dropped, the connection
+// is closed, and the client-gone callback runs once on a server thread (never inside Write,
+// which may be called under the application's own locks). A stream therefore holds at most
+// that many bytes of the server's memory however slowly its client reads.
+//
 // Thread safety: every method may be called from any thread.
 //
 // Example:
@@ -147,7 +158,10 @@ struct HttpReply {
 //   };
 class HttpExchange {
  public:
-  explicit HttpExchange(MHD_Connection* connection) : connection_(connection) {}
+  // `max_unsent_bytes`: the most a stream may hold written and not yet sent (see above); 0 =
+  // no bound. The server passes HttpServerOptions::max_stream_unsent_bytes.
+  explicit HttpExchange(MHD_Connection* connection, size_t max_unsent_bytes = 0)
+      : connection_(connection), max_unsent_bytes_(max_unsent_bytes) {}
   HttpExchange(const HttpExchange&) = delete;
   HttpExchange& operator=(const HttpExchange&) = delete;
 
@@ -156,16 +170,26 @@ class HttpExchange {
   void Reply(HttpReply reply) { Reply(reply.status, reply.content_type, std::move(reply.body)); }
   // Starts a 200 with this Content-Type whose body follows through Write.
   void StartStream(std::string_view content_type);
-  // Appends to the stream. Returns false once the client is gone or the stream ended.
+  // Appends to the stream. Returns false once the client is gone or the stream ended, and when
+  // `data` would take what waits unsent past the bound (the stream is then cut: see above).
   bool Write(std::string data);
   // Ends the stream after what was written.
   void End();
   // What to do when the client goes away before the answer is complete (see above). Set it
   // before answering; it may run on any server thread, at most once.
   void SetOnClientGone(std::function<void()> on_client_gone);
+  // Bytes given to Write that the server has not yet handed to the connection's socket; never
+  // more than the bound. 0 once the stream is over.
+  size_t unsent_bytes();
 
   // ---- For the server (src/server) only ----
   enum class Phase : uint8_t { kWaiting, kReplied, kStreaming };
+  // Why a stream was cut short on its client's account.
+  enum class Cut : uint8_t {
+    kNone,
+    kUnsentBound,  // a Write would have passed max_unsent_bytes
+    kStalled,      // the client took no bytes for the write deadline (CutIfStalled)
+  };
   // Suspends the connection until the answer starts; called before the handler runs.
   void SuspendUntilAnswered();
   // The connection's socket while the exchange waits for its answer, or for the first bytes of
@@ -180,20 +204,34 @@ class HttpExchange {
   Phase TakeAnswer(unsigned* status, std::string* content_type, std::string* body);
   // libmicrohttpd's content reader: copies up to `max` bytes of the stream into `buf`;
   // suspends the connection and returns 0 when nothing is ready yet; -1 at the end
-  // (MHD_CONTENT_READER_END_OF_STREAM).
+  // (MHD_CONTENT_READER_END_OF_STREAM), -2 once cut (MHD_CONTENT_READER_END_WITH_ERROR: closed
+  // without the last chunk, so the client can tell the body is incomplete).
   ssize_t ReadStream(char* buf, size_t max);
   // The server stops: a waiting exchange is answered `stopping` (the route's 503), a stream is
   // cut short.
   void Cancel(HttpReply stopping);
+  // The write deadline of a stream: when bytes (or the stream's end, until the request
+  // completes) have waited for the client since `before` or earlier with none taken since, the
+  // stream is cut as a client that left (see above) and true is returned; otherwise nothing
+  // happens. "Taken" here is libmicrohttpd's content reader (ReadStream) getting bytes, which
+  // it asks for only once its own buffer went into the socket; the connection guard also
+  // counts the kernel's acknowledged bytes, and asks only when those did not grow either.
+  bool CutIfStalled(std::chrono::steady_clock::time_point before);
+  // Why the stream was cut short on its client's account; kNone when it was not.
+  Cut cut();
   // The request is over (completed or connection closed): forgets the connection and runs
   // the client-gone callback if the answer was not complete.
   void Detach();
 
  private:
   void ResumeLocked();
+  // Ends the stream as a client that left: drops what waits, shuts the socket down so that
+  // libmicrohttpd closes the connection (and Detach runs the client-gone callback).
+  void CutLocked(Cut why);
 
   std::mutex mu_;
-  MHD_Connection* connection_;  // nullptr once detached
+  MHD_Connection* connection_;     // nullptr once detached
+  const size_t max_unsent_bytes_;  // 0 = no bound
   bool suspended_ = false;
   int socket_ = -1;  // the connection's socket, taken when it was suspended waiting
   Phase phase_ = Phase::kWaiting;
@@ -202,10 +240,14 @@ class HttpExchange {
   std::string body_;
   std::deque<std::string> chunks_;
   size_t chunk_offset_ = 0;  // bytes of chunks_.front() already sent
-  bool ended_ = false;       // End() (or Cancel) was called
-  bool cancelled_ = false;   // Cancel() cut the stream
-  bool delivered_ = false;   // the end of the stream was handed to libmicrohttpd
-  bool wrote_ = false;       // Write() was given bytes
+  size_t unsent_ = 0;        // bytes of chunks_ not yet sent
+  // When what waits (unsent bytes, or the end) began to wait with nothing taken since.
+  std::chrono::steady_clock::time_point waiting_since_{};
+  Cut cut_ = Cut::kNone;
+  bool ended_ = false;      // End() (or Cancel) was called
+  bool cancelled_ = false;  // Cancel() cut the stream
+  bool delivered_ = false;  // the end of the stream was handed to libmicrohttpd
+  bool wrote_ = false;      // Write() was given bytes
   std::function<void()> on_client_gone_;
 };
 
@@ -262,7 +304,8 @@ struct HttpServerOptions {
   // (`--http-request-timeout`); past either the connection is closed. A client sending or
   // reading one byte at a time cannot stretch it (unlike connection_timeout_s, which any byte
   // restarts). Not counted: the wait between requests of a keep-alive connection, the time a
-  // route's handler takes to answer, and streams. At most 86400; 0 = no deadline.
+  // route's handler takes to answer, and streams (stream_write_timeout_s bounds those). At most
+  // 86400; 0 = no deadline.
   unsigned request_timeout_s = 10;
 
   // Seconds a connection may stay idle (including keep-alive between scrapes) before it is
@@ -328,6 +371,23 @@ struct HttpServerOptions {
   // cannot be combined with the web config's basic_auth_users (both use Authorization).
   std::vector<std::string> api_keys;
   std::vector<std::string> api_key_path_prefixes;
+
+  // ---- Limits on streams (a route's answer sent with HttpExchange::StartStream) ----
+
+  // Bytes a stream may hold written by the application and not yet sent to its client
+  // (`--http-max-stream-unsent-bytes`). A Write that would hold more ends the stream as if the
+  // client had left: Write returns false, the client-gone callback runs, the connection is
+  // closed. A client that reads keeps this near zero; one that stopped reading fills the
+  // kernel's socket buffers first, then this. 1 MiB is thousands of completion events, so a
+  // client that is merely slow is not cut by it; 100 streams that are not read hold at most
+  // 100 MiB. Must be >= 1.
+  size_t max_stream_unsent_bytes = size_t{1} << 20;
+
+  // Seconds a stream's client may take no bytes while some wait for it
+  // (`--http-stream-write-timeout`); past that the stream is ended as above. The time a stream
+  // waits for its engine with nothing to send is not counted, nor is a client that takes
+  // bytes, however slowly. At most 86400; 0 = no deadline.
+  unsigned stream_write_timeout_s = 30;
 };
 
 // HealthReport: what HttpHandlers::health returns. `healthy` selects 200 or 503; `body` is

@@ -158,6 +158,16 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
                   "the newest held body instead of rendering")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20))
       ->capture_default_str();
+  cmd->add_option("--http-max-stream-unsent-bytes", a->http.max_stream_unsent_bytes,
+                  "Bytes a stream may hold written and not yet sent to its client; past it the "
+                  "stream ends as if the client had left (aborted at its engine)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--http-stream-write-timeout", a->http.stream_write_timeout_s,
+                  "Seconds a stream's client may take no bytes while some wait for it; past it "
+                  "the stream ends as if the client had left. 0 = none")
+      ->check(CLI::Range(0u, 86400u))
+      ->capture_default_str();
   cmd->add_option("--http-error-log-interval", a->http.error_log_interval_s,
                   "Seconds during which further HTTP errors of one kind are counted, not logged; "
                   "the count is logged after. 0 = log every one")

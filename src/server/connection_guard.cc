@@ -20,7 +20,7 @@ enum class Phase : uint8_t {
   kInRequest,  // head in: body arriving, credentials checked, handler called
   kAwaiting,   // a route's handler answers it (not timed)
   kReplying,   // a whole reply is being written
-  kStreaming,  // a stream is being written (not timed)
+  kStreaming,  // a stream is being written (timed only while bytes wait for the client)
 };
 
 constexpr ConnectionGuard::Clock::time_point kNever = ConnectionGuard::Clock::time_point::max();
@@ -45,10 +45,13 @@ struct ConnectionGuard::Connection {
                             // only while it is unchanged
   Clock::time_point since;  // when the phase began
   Clock::time_point deadline = kNever;
-  bool started = false;              // kWaiting: the next request's first bytes have arrived
-  bool mark_known = true;            // bytes_mark is set
-  uint64_t bytes_mark = 0;           // bytes received when the last request ended
-  uint64_t suspect = kNoGeneration;  // generation at which a sweep saw it half-closed, drained
+  bool started = false;                // kWaiting: the next request's first bytes have arrived
+  bool mark_known = true;              // bytes_mark is set
+  uint64_t bytes_mark = 0;             // bytes received when the last request ended
+  uint64_t suspect = kNoGeneration;    // generation at which a sweep saw it half-closed, drained
+  std::weak_ptr<HttpExchange> stream;  // kStreaming: what is being sent
+  uint64_t acked_mark = 0;             // kStreaming: bytes the client had acknowledged ...
+  Clock::time_point acked_at;          // ... when a sweep last saw that count grow
   Connection* prev_waiting = nullptr;
   Connection* next_waiting = nullptr;
   bool in_waiting = false;
@@ -121,7 +124,12 @@ void ConnectionGuard::CloseLocked(Connection* c, Reason reason,
   }
   // libmicrohttpd sees the socket end and frees the connection; Closed comes after.
   shutdown(c->fd, SHUT_RDWR);
-  const std::string from = DescribePeerAddressKey(c->address);
+  NoteLocked(reason, c->address, notes);
+}
+
+void ConnectionGuard::NoteLocked(Reason reason, const std::string& address,
+                                 std::vector<std::pair<const char*, std::string>>* notes) {
+  const std::string from = DescribePeerAddressKey(address);
   const std::string open = std::to_string(ordinary_open_ + reserve_open_) + " open";
   switch (reason) {
     case Reason::kEvictedForAddress:
@@ -158,6 +166,13 @@ void ConnectionGuard::CloseLocked(Connection* c, Reason reason,
       notes->emplace_back("reply timeout",
                           "closed a connection from " + from + ": its reply was not read within " +
                               std::to_string(Seconds(limits_.request_timeout)) + " s");
+      break;
+    case Reason::kStreamStalled:
+      ++counts_.timed_out;
+      notes->emplace_back("stream write timeout",
+                          "closed a stream to " + from + ": its client took no bytes for " +
+                              std::to_string(Seconds(limits_.stream_write_timeout)) +
+                              " s while some waited");
       break;
     case Reason::kVanished:
       ++counts_.vanished;  // a client that went away: nothing to tell an operator
@@ -275,12 +290,17 @@ void ConnectionGuard::Replying(Connection* c) {
       limits_.request_timeout != Clock::duration::zero() ? now + limits_.request_timeout : kNever;
 }
 
-void ConnectionGuard::Streaming(Connection* c) {
+void ConnectionGuard::Streaming(Connection* c, std::weak_ptr<HttpExchange> stream) {
+  const SocketState socket = ReadSocketState(c->fd);  // outside the lock: a system call
+  const Clock::time_point now = Clock::now();
   std::lock_guard<std::mutex> lock(mu_);
   if (c->closing) return;
   c->phase = Phase::kStreaming;
   ++c->generation;
   c->deadline = kNever;
+  c->stream = std::move(stream);
+  c->acked_mark = socket.bytes_acked;
+  c->acked_at = now;
 }
 
 void ConnectionGuard::RequestDone(Connection* c) {
@@ -292,6 +312,7 @@ void ConnectionGuard::RequestDone(Connection* c) {
   if (c->closing) return;
   c->phase = Phase::kWaiting;
   ++c->generation;
+  c->stream.reset();
   c->since = now;
   c->deadline = kNever;
   c->started = false;
@@ -338,13 +359,63 @@ void ConnectionGuard::Sweep(Clock::time_point now) {
     uint64_t suspect;
   };
   std::vector<Look> looks;
+  // Streams, for their write deadline; the system calls and the exchange (which has its own
+  // lock) are asked outside the lock.
+  struct StreamLook {
+    uint64_t id;
+    int fd;
+    uint64_t generation;
+    std::string address;
+    std::weak_ptr<HttpExchange> stream;
+    uint64_t acked_mark;
+    Clock::time_point acked_at;
+  };
+  std::vector<StreamLook> streams;
+  const bool streams_timed = limits_.stream_write_timeout != Clock::duration::zero();
   {
     std::lock_guard<std::mutex> lock(mu_);
     looks.reserve(connections_.size());
     for (const auto& [id, c] : connections_) {
-      if (c->closing || c->phase == Phase::kAwaiting || c->phase == Phase::kStreaming) continue;
+      if (c->closing || c->phase == Phase::kAwaiting) continue;
+      if (c->phase == Phase::kStreaming) {
+        if (streams_timed) {
+          streams.push_back(
+              {id, c->fd, c->generation, c->address, c->stream, c->acked_mark, c->acked_at});
+        }
+        continue;
+      }
       looks.push_back({id, c->fd, c->phase, c->generation, c->since, c->deadline, c->started,
                        c->mark_known, c->bytes_mark, c->suspect});
+    }
+  }
+  // A stream's client is taking bytes when the kernel's count of bytes it acknowledged grows
+  // (it acknowledges past a full window only as it reads) or when libmicrohttpd's content
+  // reader takes bytes (the exchange's own clock). The exchange's clock alone is too coarse:
+  // libmicrohttpd asks for more only once its whole buffer went into the socket, and the kernel
+  // wakes a writer only once a third of a send buffer autotuned to megabytes is free, so a
+  // client reading 400 KB/s went seconds between two asks.
+  struct StreamAct {
+    uint64_t id;
+    uint64_t generation;
+    uint64_t acked;
+    bool stalled;
+    std::string address;
+  };
+  std::vector<StreamAct> stream_acts;
+  const Clock::time_point stalled_before = now - limits_.stream_write_timeout;
+  for (const StreamLook& look : streams) {
+    const SocketState socket = ReadSocketState(look.fd);
+    const bool taking = socket.bytes_known && socket.bytes_acked != look.acked_mark;
+    if (taking) {
+      stream_acts.push_back({look.id, look.generation, socket.bytes_acked, false, {}});
+      continue;
+    }
+    if (look.acked_at > stalled_before) continue;
+    const std::shared_ptr<HttpExchange> stream = look.stream.lock();
+    // The exchange cuts itself (ends the stream, shuts the socket down) under its own lock, so
+    // bytes its reader takes meanwhile are never lost to a stale look.
+    if (stream != nullptr && stream->CutIfStalled(stalled_before)) {
+      stream_acts.push_back({look.id, look.generation, look.acked_mark, true, look.address});
     }
   }
   const bool timed = limits_.request_timeout != Clock::duration::zero();
@@ -394,10 +465,26 @@ void ConnectionGuard::Sweep(Clock::time_point now) {
     }
     if (act.vanished || act.suspect || act.start || act.timeout) acts.push_back(act);
   }
-  if (acts.empty()) return;
+  if (acts.empty() && stream_acts.empty()) return;
   std::vector<std::pair<const char*, std::string>> notes;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    for (const StreamAct& act : stream_acts) {
+      auto it = connections_.find(act.id);
+      Connection* c = it != connections_.end() ? it->second.get() : nullptr;
+      if (act.stalled) {
+        // Its socket is shut down already; this takes it off the books and tells the operator.
+        // libmicrohttpd may have closed it meanwhile: it was still this guard's doing.
+        if (c != nullptr && !c->closing) {
+          CloseLocked(c, Reason::kStreamStalled, &notes);
+        } else {
+          NoteLocked(Reason::kStreamStalled, act.address, &notes);
+        }
+      } else if (c != nullptr && !c->closing && c->generation == act.generation) {
+        c->acked_mark = act.acked;
+        c->acked_at = now;
+      }
+    }
     for (const Act& act : acts) {
       auto it = connections_.find(act.id);
       if (it == connections_.end()) continue;

@@ -29,8 +29,11 @@
 //   of being ready; past either the connection is closed. The kernel's count of bytes received
 //   (TCP_INFO) tells when a request begins, so a client cannot stretch one by sending a byte at
 //   a time, and a keep-alive connection may still wait any time between requests (the idle
-//   timeout bounds that). A request a route's handler is answering (an engine generating) and
-//   a stream are not timed: they wait for the engine, not for the client.
+//   timeout bounds that). A request a route's handler is answering (an engine generating) is
+//   not timed: it waits for the engine, not for the client. A stream is timed only while bytes
+//   (or its end) wait for the client: one whose client has taken none for stream_write_timeout
+//   is cut (HttpExchange::CutIfStalled), so a client that stopped reading cannot hold a
+//   connection and the stream's engine work for as long as the engine generates.
 //
 //   Vanished clients. A connection whose client reset it, or closed its side while the server
 //   waited for a request and nothing is left unread (seen on two sweeps, so a request being
@@ -67,6 +70,7 @@
 #include <vector>
 
 #include "error_log.h"
+#include "vmetrics/http_server.h"
 
 namespace vmetrics::internal {
 
@@ -75,6 +79,8 @@ struct ConnectionLimits {
   size_t max_per_address = 0;     // connections open at once from one address; 0 = no limit
   size_t scrape_reserve = 0;      // more, for /metrics and /health only, when all are busy
   std::chrono::steady_clock::duration request_timeout{};  // zero = no deadlines
+  // A stream whose client takes no bytes for this long while some wait is cut; zero = never.
+  std::chrono::steady_clock::duration stream_write_timeout{};
   std::chrono::steady_clock::duration sweep_interval = std::chrono::milliseconds(200);
 };
 
@@ -113,15 +119,16 @@ class ConnectionGuard {
   void HeadReceived(Connection* connection);    // its request line and headers are in
   void AwaitingAnswer(Connection* connection);  // a route's handler answers it: not timed
   void Replying(Connection* connection);        // a whole reply is queued: to be read in time
-  void Streaming(Connection* connection);       // a stream began: not timed
-  void RequestDone(Connection* connection);     // the request is over; the next may come
+  // A stream began, sent from `stream`: timed by stream_write_timeout while bytes wait.
+  void Streaming(Connection* connection, std::weak_ptr<HttpExchange> stream);
+  void RequestDone(Connection* connection);  // the request is over; the next may come
 
   struct Counts {
     size_t open = 0;         // admitted and not closed by the guard (reserve included)
     size_t scrape_only = 0;  // of which in the scrape reserve
     uint64_t evicted = 0;    // closed waiting connections to admit new ones
     uint64_t refused = 0;    // new connections closed: every connection was busy
-    uint64_t timed_out = 0;  // closed past a deadline
+    uint64_t timed_out = 0;  // closed past a deadline (streams' write deadline included)
     uint64_t vanished = 0;   // closed because their client had gone
   };
   Counts counts() const;
@@ -137,6 +144,7 @@ class ConnectionGuard {
     kRefused,
     kRequestTimeout,
     kReplyTimeout,
+    kStreamStalled,
     kVanished
   };
 
@@ -146,6 +154,9 @@ class ConnectionGuard {
   // log goes to `notes` (written after the lock is released).
   void CloseLocked(Connection* connection, Reason reason,
                    std::vector<std::pair<const char*, std::string>>* notes);
+  // With mu_ held. Counts a closing for `reason` and adds its note for the log.
+  void NoteLocked(Reason reason, const std::string& address,
+                  std::vector<std::pair<const char*, std::string>>* notes);
   void LinkWaitingLocked(Connection* connection);
   void UnlinkWaitingLocked(Connection* connection);
   // The connection that has waited longest for a request and passes `eligible`, or null.

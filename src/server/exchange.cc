@@ -7,9 +7,18 @@
 // Whoever adds something to send resumes it. Suspension and resumption happen under `mu_`,
 // with `suspended_` recording which of the two came last, so a resume never precedes its
 // suspend and a connection is never resumed twice.
+//
+// A stream is cut on its client's account (CutLocked) by shutting its socket down rather than
+// by a reply: a client that does not read leaves libmicrohttpd's own buffer unsent, so
+// libmicrohttpd would neither ask the content reader again nor notice anything else. With the
+// socket shut down its next send fails and it closes the connection. The socket is still the
+// connection's while `connection_` is set: Detach, which clears it, runs (from the request's
+// completion) before libmicrohttpd closes the socket.
 #include <microhttpd.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <utility>
 
@@ -45,8 +54,16 @@ void HttpExchange::StartStream(std::string_view content_type) {
 bool HttpExchange::Write(std::string data) {
   std::lock_guard<std::mutex> lock(mu_);
   if (phase_ != Phase::kStreaming || ended_ || connection_ == nullptr) return false;
+  if (max_unsent_bytes_ != 0 && data.size() > max_unsent_bytes_ - unsent_) {
+    CutLocked(Cut::kUnsentBound);
+    return false;
+  }
   if (!data.empty()) {
     wrote_ = true;
+    // The client is waited for from now: the time the stream had nothing to send was the
+    // engine's, not the client's.
+    if (unsent_ == 0) waiting_since_ = std::chrono::steady_clock::now();
+    unsent_ += data.size();
     chunks_.push_back(std::move(data));
   }
   ResumeLocked();
@@ -57,7 +74,41 @@ void HttpExchange::End() {
   std::lock_guard<std::mutex> lock(mu_);
   if (phase_ != Phase::kStreaming || ended_) return;
   ended_ = true;
+  // The end waits for the client too (libmicrohttpd takes it once its buffer is out).
+  if (unsent_ == 0) waiting_since_ = std::chrono::steady_clock::now();
   ResumeLocked();
+}
+
+size_t HttpExchange::unsent_bytes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return unsent_;
+}
+
+void HttpExchange::CutLocked(Cut why) {
+  ended_ = true;
+  cancelled_ = true;
+  cut_ = why;
+  chunks_.clear();
+  chunk_offset_ = 0;
+  unsent_ = 0;
+  if (connection_ != nullptr && socket_ >= 0) shutdown(socket_, SHUT_RDWR);
+  ResumeLocked();
+}
+
+bool HttpExchange::CutIfStalled(std::chrono::steady_clock::time_point before) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (phase_ != Phase::kStreaming || connection_ == nullptr || cancelled_) return false;
+  // An ended stream waits until libmicrohttpd has sent it all and completed the request
+  // (Detach): what it took last may still sit in its buffer, unread.
+  const bool waiting = unsent_ > 0 || ended_;
+  if (!waiting || waiting_since_ > before) return false;
+  CutLocked(Cut::kStalled);
+  return true;
+}
+
+HttpExchange::Cut HttpExchange::cut() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cut_;
 }
 
 void HttpExchange::SetOnClientGone(std::function<void()> on_client_gone) {
@@ -136,9 +187,18 @@ ssize_t HttpExchange::ReadStream(char* buf, size_t max) {
       chunk_offset_ = 0;
     }
   }
-  if (copied > 0) return static_cast<ssize_t>(copied);
+  if (copied > 0) {
+    unsent_ -= copied;
+    // libmicrohttpd asks for more only once what it had went out: the client is taking bytes.
+    waiting_since_ = std::chrono::steady_clock::now();
+    return static_cast<ssize_t>(copied);
+  }
+  // Cut on the client's account: closed without the last chunk, so the client can tell the
+  // body is incomplete (the socket is shut down anyway).
+  if (cut_ != Cut::kNone) return MHD_CONTENT_READER_END_WITH_ERROR;
   if (ended_) {
     delivered_ = !cancelled_;
+    waiting_since_ = std::chrono::steady_clock::now();
     return MHD_CONTENT_READER_END_OF_STREAM;
   }
   if (connection_ != nullptr && !suspended_) {
@@ -174,6 +234,8 @@ void HttpExchange::Detach() {
     if (phase_ == Phase::kWaiting) phase_ = Phase::kReplied;
     ended_ = true;
     chunks_.clear();
+    chunk_offset_ = 0;
+    unsent_ = 0;
     if (!complete) gone = std::move(on_client_gone_);
     on_client_gone_ = nullptr;
   }

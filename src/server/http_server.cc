@@ -183,11 +183,12 @@ MHD_Result QueueReply(HttpServerState* state, MHD_Connection* connection, intern
 
 MHD_Result QueueStream(HttpServerState* state, MHD_Connection* connection,
                        std::shared_ptr<HttpExchange> exchange, std::string_view content_type) {
+  std::weak_ptr<HttpExchange> stream = exchange;
   const MHD_Result queued =
       internal::QueueStream(connection, std::move(exchange), content_type, state->extra_headers);
   if (queued == MHD_YES) {
     if (ConnectionGuard::Connection* account = Account(connection)) {
-      state->guard->Streaming(account);
+      state->guard->Streaming(account, std::move(stream));
     }
   }
   return queued;
@@ -253,6 +254,29 @@ struct PendingCheck : RequestContext {
   std::unique_ptr<PostedRequest> posted;
 };
 
+// A stream its client did not keep up with is logged when its request ends: cut by its unsent
+// bound here (the guard logs its own write deadline).
+void LogStreamCut(HttpServerState* state, MHD_Connection* connection,
+                  const RequestContext& context) {
+  const PostedRequest* posted = dynamic_cast<const PostedRequest*>(&context);
+  if (const auto* pending = dynamic_cast<const PendingCheck*>(&context)) {
+    posted = pending->posted.get();
+  }
+  if (posted == nullptr || posted->exchange == nullptr ||
+      posted->exchange->cut() != HttpExchange::Cut::kUnsentBound) {
+    return;
+  }
+  const MHD_ConnectionInfo* peer =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  state->error_log->Log(
+      "stream unsent bound",
+      "closed a stream to " +
+          internal::DescribePeerAddressKey(
+              internal::PeerAddressKey(peer != nullptr ? peer->client_addr : nullptr)) +
+          ": its client left more than " + std::to_string(state->options.max_stream_unsent_bytes) +
+          " bytes unsent");
+}
+
 // MHD_RequestCompletedCallback: frees a PendingCheck, whatever way the request ended, and tells
 // the guard the connection waits for its next request. (libmicrohttpd calls it before it
 // notifies the connection's close.)
@@ -263,7 +287,9 @@ void RequestCompleted(void* cls, MHD_Connection* connection, void** req_cls,
     state->guard->RequestDone(account);
   }
   if (*req_cls != nullptr && *req_cls != &head_accepted_tag && *req_cls != &bad_target_tag) {
-    delete static_cast<RequestContext*>(*req_cls);
+    auto* context = static_cast<RequestContext*>(*req_cls);
+    LogStreamCut(state, connection, *context);
+    delete context;
   }
   *req_cls = nullptr;
 }
@@ -277,7 +303,8 @@ MHD_Result SuspendForVerification(const HttpServerState* state, MHD_Connection* 
   *req_cls = pending;
   const MHD_ConnectionInfo* peer =
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  std::string client = internal::PeerAddressKey(peer != nullptr ? peer->client_addr : nullptr);
+  // IPv6 clients take turns by /64 (peer_address.h).
+  std::string client = internal::PeerNetworkKey(peer != nullptr ? peer->client_addr : nullptr);
   MHD_suspend_connection(connection);
   const bool queued = state->verifications->Submit(
       std::move(client), std::move(credentials), [pending](Verdict verdict) {
@@ -369,7 +396,8 @@ MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const 
     return QueueReply(state, connection, ToReply(&error));
   }
   if (posted->exchange == nullptr) {
-    posted->exchange = std::make_shared<HttpExchange>(connection);
+    posted->exchange =
+        std::make_shared<HttpExchange>(connection, state->options.max_stream_unsent_bytes);
     bool stopping = false;
     {
       std::lock_guard<std::mutex> lock(state->exchanges_mu);
@@ -587,6 +615,13 @@ Status CheckOptions(const HttpServerOptions& options, const HttpHandlers& handle
   }
   if (options.max_rendered_bodies == 0) {
     return Status::InvalidArgument("HttpServerOptions::max_rendered_bodies must be >= 1");
+  }
+  if (options.max_stream_unsent_bytes == 0) {
+    return Status::InvalidArgument("HttpServerOptions::max_stream_unsent_bytes must be >= 1");
+  }
+  if (options.stream_write_timeout_s > kMaxTimeoutSeconds) {
+    return Status::InvalidArgument("HttpServerOptions::stream_write_timeout_s must be at most " +
+                                   std::to_string(kMaxTimeoutSeconds));
   }
   if (options.max_pending_auth_checks == 0) {
     return Status::InvalidArgument("HttpServerOptions::max_pending_auth_checks must be >= 1");
@@ -824,6 +859,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   limits.max_per_address = state->options.max_connections_per_address;
   limits.scrape_reserve = state->options.scrape_reserve_connections;
   limits.request_timeout = std::chrono::seconds(state->options.request_timeout_s);
+  limits.stream_write_timeout = std::chrono::seconds(state->options.stream_write_timeout_s);
   limits.sweep_interval = kSweepInterval;
   state->guard = std::make_unique<internal::ConnectionGuard>(limits, state->error_log.get());
   state->bodies = std::make_unique<internal::BodyShelf>(state->options.max_rendered_bodies);

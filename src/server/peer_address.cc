@@ -31,7 +31,19 @@ std::string PeerAddressKey(const sockaddr* peer) {
   return std::string();
 }
 
+std::string PeerNetworkKey(const sockaddr* peer) {
+  std::string key = PeerAddressKey(peer);
+  // '6' and the address's 16 bytes: keep the first 8, the /64.
+  if (key.size() == 17 && key[0] == '6') key.resize(9);
+  return key;
+}
+
 std::string DescribePeerAddressKey(const std::string& key) {
+  if (key.size() == 9 && key[0] == '6') {
+    std::string full = key;
+    full.resize(17, '\0');
+    return DescribePeerAddressKey(full) + "/64";
+  }
   char text[INET6_ADDRSTRLEN] = "?";
   if (key.size() == 5 && key[0] == '4') {
     in_addr a{};

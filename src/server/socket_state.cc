@@ -35,6 +35,8 @@ SocketState ReadSocketState(int fd) {
   if (length >= offsetof(tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received) {
     state.bytes_known = true;
     state.bytes_received = info.tcpi_bytes_received;
+    // Before tcpi_bytes_received in the struct, so present whenever it is.
+    state.bytes_acked = info.tcpi_bytes_acked;
   }
   return state;
 }

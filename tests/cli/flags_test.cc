@@ -78,6 +78,8 @@ TEST(Flags, EverySubcommandHasItsFlags) {
         "--http-request-timeout",
         "--http-idle-timeout",
         "--http-max-rendered-bodies",
+        "--http-max-stream-unsent-bytes",
+        "--http-stream-write-timeout",
         "--http-error-log-interval",
         "--web-config-file",
         "--log-format"}},

@@ -274,6 +274,108 @@ TEST(BasicAuthFlood, StopWithChecksWaitingReturns) {
   EXPECT_EQ(renders.load(), 0);
 }
 
+// A wrong-password flood from 24 addresses, each guessing anew as soon as it is answered (a
+// guess repeated would be answered from the failure cache), keeps the queue of bcrypt checks
+// full of one-job lines. Meanwhile valid users log in for the first time, one after the other,
+// each from an address of its own: every login gets 200 within kFirstLoginBound. With lines
+// alone (no memory of denials), most of them got 429 at once.
+TEST(BasicAuthFlood, FirstLoginsGetInWhileManyAddressesGuess) {
+  constexpr int kAttackers = 24;
+  constexpr int kUsers = 6;
+  // Cost 8: about 15 ms of bcrypt here, slow enough that the guesses keep the queue full.
+  constexpr unsigned long kCost = 8;
+  WebConfig config;
+  const auto hash_begin = std::chrono::steady_clock::now();
+  config.basic_auth_users["target"] = BcryptHash(kPassword, "$2b$", kCost);
+  const auto bcrypt_time = std::chrono::steady_clock::now() - hash_begin;
+  for (int u = 0; u < kUsers; ++u) {
+    config.basic_auth_users["user-" + std::to_string(u)] =
+        BcryptHash(kPassword + std::to_string(u), "$2b$", kCost);
+  }
+  std::atomic<int> renders{0};
+  std::unique_ptr<HttpServer> server =
+      StartOrDie(WithWebConfig(std::move(config)), CountingHandlers(&renders));
+  ASSERT_NE(server, nullptr);
+  const uint16_t port = server->port();
+
+  // The attackers: 127.0.0.2 ... 127.0.0.25, one connection at a time each.
+  std::atomic<bool> stop{false};
+  std::vector<std::atomic<int>> denied(kAttackers);
+  std::atomic<int> refused{0};  // 429s
+  std::atomic<int> unexpected{0};
+  std::vector<std::thread> attackers;
+  for (int a = 0; a < kAttackers; ++a) {
+    attackers.emplace_back([&, a] {
+      http_test::ExchangeOptions from;
+      from.source = "127.0.0." + std::to_string(2 + a);
+      for (int guess = 0; !stop.load(); ++guess) {
+        const HttpResponse r = Exchange(
+            port,
+            Request(
+                "GET", "/metrics",
+                Credentials("target", "guess-" + std::to_string(a) + "-" + std::to_string(guess))),
+            from);
+        if (r.status == 401) {
+          denied[a].fetch_add(1);
+        } else if (r.status == 429) {
+          refused.fetch_add(1);
+        } else {
+          unexpected.fetch_add(1);
+        }
+      }
+    });
+  }
+  struct Stop {
+    std::atomic<bool>* stop;
+    std::vector<std::thread>* threads;
+    ~Stop() {
+      stop->store(true);
+      for (std::thread& t : *threads) t.join();
+    }
+  } stop_attackers{&stop, &attackers};
+
+  // The flood is on once every attacking address has been denied (its record is bad).
+  const auto flood_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto all_denied = [&] {
+    return std::all_of(denied.begin(), denied.end(),
+                       [](const std::atomic<int>& d) { return d.load() > 0; });
+  };
+  while (!all_denied() && std::chrono::steady_clock::now() < flood_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling with a deadline
+  }
+  ASSERT_TRUE(all_denied()) << "the flood never reached every address";
+
+  // A login waits for the check running, then its own: a few bcrypts, and the machine's two
+  // cores are shared with 24 attacking threads and the server's workers.
+  const auto first_login_bound = std::chrono::seconds(2);
+  std::vector<long long> waits_ms;
+  for (int u = 0; u < kUsers; ++u) {
+    http_test::ExchangeOptions from;
+    from.source = "127.0.0." + std::to_string(30 + u);
+    const int refused_before = refused.load();
+    const auto begin = std::chrono::steady_clock::now();
+    const HttpResponse r =
+        Exchange(port,
+                 Request("GET", "/metrics",
+                         Credentials("user-" + std::to_string(u), kPassword + std::to_string(u))),
+                 from);
+    const auto waited = std::chrono::steady_clock::now() - begin;
+    waits_ms.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count());
+    EXPECT_EQ(r.status, 200) << "user-" << u << "'s first login";
+    EXPECT_LT(waited, first_login_bound) << "user-" << u;
+    EXPECT_GT(refused.load(), refused_before) << "the queue was not full: no flood to test";
+  }
+  stop.store(true);
+  EXPECT_EQ(unexpected.load(), 0);
+  std::string waits;
+  for (long long w : waits_ms) waits += " " + std::to_string(w);
+  std::printf("bcrypt at cost %lu: %lld ms; first logins took (ms):%s; %d guesses refused 429\n",
+              kCost,
+              static_cast<long long>(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(bcrypt_time).count()),
+              waits.c_str(), refused.load());
+}
+
 // ---- extra headers ----
 
 TEST(WebConfigHeaders, AddedToEveryReplyTheServerBuilds) {

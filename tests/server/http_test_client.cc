@@ -34,31 +34,42 @@ class Socket {
   int fd_;
 };
 
-}  // namespace
-
-int ConnectTo(const std::string& host, uint16_t port) {
-  sockaddr_storage address{};
-  socklen_t length = 0;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+// `host` (an IPv4 or IPv6 literal) and `port` as a socket address; 0 length when not a literal.
+socklen_t SocketAddress(const std::string& host, uint16_t port, sockaddr_storage* address) {
+  *address = sockaddr_storage{};
+  auto* v4 = reinterpret_cast<sockaddr_in*>(address);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(address);
   if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
     v4->sin_family = AF_INET;
     v4->sin_port = htons(port);
-    length = sizeof *v4;
-  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    return sizeof *v4;
+  }
+  if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
     v6->sin6_family = AF_INET6;
     v6->sin6_port = htons(port);
-    length = sizeof *v6;
-  } else {
-    return -1;
+    return sizeof *v6;
   }
+  return 0;
+}
+
+}  // namespace
+
+int ConnectTo(const std::string& host, uint16_t port, const std::string& source) {
+  sockaddr_storage address{};
+  const socklen_t length = SocketAddress(host, port, &address);
+  if (length == 0) return -1;
+  sockaddr_storage local{};
+  const socklen_t local_length = source.empty() ? 0 : SocketAddress(source, 0, &local);
+  if (!source.empty() && (local_length == 0 || local.ss_family != address.ss_family)) return -1;
   const int fd = socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   timeval timeout{};
   timeout.tv_sec = kIoTimeoutSeconds;
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0) {
+  if ((local_length != 0 &&
+       bind(fd, reinterpret_cast<const sockaddr*>(&local), local_length) != 0) ||
+      connect(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0) {
     close(fd);
     return -1;
   }
@@ -183,7 +194,7 @@ void ReadSocketResponse(int fd, bool head_request, std::string* buffer, HttpResp
 
 HttpResponse Exchange(uint16_t port, std::string_view raw, const ExchangeOptions& options) {
   HttpResponse response;
-  const Socket socket(ConnectTo(options.host, port));
+  const Socket socket(ConnectTo(options.host, port, options.source));
   if (socket.fd() < 0) return response;
   response.connected = true;
   SendAll(socket.fd(), raw);
@@ -195,7 +206,7 @@ HttpResponse Exchange(uint16_t port, std::string_view raw, const ExchangeOptions
 std::vector<HttpResponse> ExchangeInTurn(uint16_t port, const std::vector<std::string>& requests,
                                          const ExchangeOptions& options) {
   std::vector<HttpResponse> responses;
-  const Socket socket(ConnectTo(options.host, port));
+  const Socket socket(ConnectTo(options.host, port, options.source));
   std::string buffer;
   for (const std::string& request : requests) {
     HttpResponse& response = responses.emplace_back();

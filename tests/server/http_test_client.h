@@ -31,7 +31,10 @@ struct HttpResponse {
 
 struct ExchangeOptions {
   std::string host = "127.0.0.1";  // an IPv4 or IPv6 literal
-  bool head = false;               // the request is HEAD: the response has no body to read
+  // The client's own address, of host's family ("127.0.0.7": any 127/8 address works on
+  // Linux, so one test can be many clients); "" = the kernel's choice.
+  std::string source;
+  bool head = false;  // the request is HEAD: the response has no body to read
 };
 
 // Exchange
@@ -79,9 +82,10 @@ HttpResponse Get(uint16_t port, std::string_view target,
 
 // ConnectTo
 //
-// A connected TCP socket to host:port (an IPv4 or IPv6 literal) with the same 10 s send and
-// receive timeouts Exchange uses, or -1 when refused. The caller closes it.
-int ConnectTo(const std::string& host, uint16_t port);
+// A connected TCP socket to host:port (an IPv4 or IPv6 literal) from `source` (as
+// ExchangeOptions::source) with the same 10 s send and receive timeouts Exchange uses, or -1
+// when refused or `source` cannot be bound. The caller closes it.
+int ConnectTo(const std::string& host, uint16_t port, const std::string& source = "");
 
 // ReadResponse
 //
