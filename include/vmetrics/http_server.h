@@ -299,6 +299,13 @@ struct HttpServerOptions {
   // answered 503 with `Retry-After: 1`. 0 = no reserve.
   size_t scrape_reserve_connections = 16;
 
+  // Of max_connections, kept for clients holding fewer than 4 connections: an address holding
+  // 4 or more is admitted only while fewer than max_connections minus this are open (past
+  // that, like a client of a full server), so a few addresses with many long requests cannot
+  // take every connection from everyone else. At most a sixteenth of max_connections (64 of
+  // the default 1,024); 0 = none.
+  size_t light_client_reserve_connections = 64;
+
   // Seconds a client may take to send a whole request, counted from its first byte (request
   // line, headers and body), and to read a whole reply, counted from when it is ready
   // (`--http-request-timeout`); past either the connection is closed. A client sending or

@@ -20,6 +20,7 @@ namespace {
 std::atomic<LogFormat> g_format{LogFormat::kText};
 std::atomic<LogLevel> g_level{LogLevel::kInfo};
 std::mutex g_mu;
+LineBudget g_budget(kLogLinesPerSecond, kLogLineBurst);  // guarded by g_mu
 
 // "2026-12-01T18:40:30.123Z": UTC, milliseconds.
 void AppendTimestamp(std::chrono::system_clock::time_point now, std::string* out) {
@@ -73,9 +74,8 @@ void Write(LogLevel level_value, const char* level, std::string_view raw) {
   // terminal, and invalid UTF-8 would make the JSON writer throw (wire_text.h).
   const std::string line = FormatLine(now, level, BoundedMessage(raw));
   std::lock_guard<std::mutex> lock(g_mu);
-  static LineBudget budget(kLogLinesPerSecond, kLogLineBurst);
   uint64_t left_out = 0;
-  if (!budget.Take(LineBudget::Clock::now(), &left_out)) return;
+  if (!g_budget.Take(LineBudget::Clock::now(), &left_out)) return;
   if (left_out > 0) {
     const std::string notice =
         FormatLine(now, "warning",
@@ -103,6 +103,11 @@ bool LineBudget::Take(Clock::time_point now, uint64_t* left_out) {
   *left_out = refused_;
   refused_ = 0;
   return true;
+}
+
+void SetLogLineBudget(double lines_per_second, double burst) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_budget = LineBudget(lines_per_second, burst);
 }
 
 void SetLogFormat(LogFormat format) { g_format.store(format); }

@@ -208,6 +208,18 @@ ConnectionGuard::Connection* ConnectionGuard::Opened(int fd, const sockaddr* pee
         }
       }
     }
+    // An address already holding light_client_connections stops short of the light reserve.
+    const auto held = per_address_.find(c->address);
+    const bool heavy = limits_.light_reserve != 0 && held != per_address_.end() &&
+                       held->second >= limits_.light_client_connections;
+    if (!reserve && heavy && ordinary_open_ >= limits_.max_connections - limits_.light_reserve) {
+      if (Connection* victim = OldestWaitingLocked(
+              [&](const Connection& w) { return !w.scrape_only && w.address == c->address; })) {
+        CloseLocked(victim, Reason::kEvictedForAddress, &notes);
+      } else {
+        reserve = true;
+      }
+    }
     if (!reserve && ordinary_open_ >= limits_.max_connections) {
       if (Connection* victim =
               OldestWaitingLocked([](const Connection& w) { return !w.scrape_only; })) {

@@ -24,6 +24,13 @@
 //   reserve it is refused. Closing a waiting connection costs its client a reconnect; keeping
 //   it would cost a scrape.
 //
+//   Light clients. Busy connections are never closed, so a few addresses with many long
+//   requests (1,024 from two addresses, measured) could hold every connection and every other
+//   client got 503. So the last light_reserve connections are kept for addresses holding
+//   fewer than light_client_connections: an address holding more, once max_connections -
+//   light_reserve are open, only takes the place of its own waiting connections, else goes to
+//   the scrape reserve like a client of a full server.
+//
 //   Deadlines. A request must be sent whole (request line, headers, body) within
 //   request_timeout of its first byte, and a reply must be read whole within request_timeout
 //   of being ready; past either the connection is closed. The kernel's count of bytes received
@@ -78,6 +85,11 @@ struct ConnectionLimits {
   size_t max_connections = 1024;  // ordinary connections open at once (>= 1)
   size_t max_per_address = 0;     // connections open at once from one address; 0 = no limit
   size_t scrape_reserve = 0;      // more, for /metrics and /health only, when all are busy
+  // Of max_connections, kept for addresses that hold fewer than light_client_connections: an
+  // address holding more is admitted (past its own waiting connections) only while fewer than
+  // max_connections - light_reserve are open. 0 = none.
+  size_t light_reserve = 0;
+  size_t light_client_connections = 4;
   std::chrono::steady_clock::duration request_timeout{};  // zero = no deadlines
   // A stream whose client takes no bytes for this long while some wait is cut; zero = never.
   std::chrono::steady_clock::duration stream_write_timeout{};

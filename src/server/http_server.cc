@@ -858,6 +858,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
   limits.max_connections = state->options.max_connections;
   limits.max_per_address = state->options.max_connections_per_address;
   limits.scrape_reserve = state->options.scrape_reserve_connections;
+  limits.light_reserve = std::min(state->options.light_client_reserve_connections,
+                                  state->options.max_connections / 16);
   limits.request_timeout = std::chrono::seconds(state->options.request_timeout_s);
   limits.stream_write_timeout = std::chrono::seconds(state->options.stream_write_timeout_s);
   limits.sweep_interval = kSweepInterval;

@@ -295,7 +295,7 @@ TEST(OpenAiRoutes, ErrorsAreInVllmsErrorFormat) {
     ASSERT_TRUE(route.error_reply) << listed.back();
   }
   EXPECT_EQ(listed, (std::vector<std::string>{"POST /v1/completions", "POST /inference/v1/generate",
-                                              "POST /abort_requests", "GET /v1/models",
+                                              "POST /abort_requests", "GET /load", "GET /v1/models",
                                               "GET /version", "GET /ping", "POST /ping"}));
   EXPECT_EQ(routes[0].error_reply(503, "the server is stopping").body,
             frontend::ErrorJson({503, "Service Unavailable", "the server is stopping", ""}));

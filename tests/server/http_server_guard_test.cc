@@ -415,6 +415,84 @@ TEST(HttpServerGuard, TheScrapeReserveServesScrapesWhenEveryConnectionIsBusy) {
   }
 }
 
+// Two addresses with many long requests (each past light_client_connections) stop short of the
+// light reserve: another client's request is still admitted and answered, and a heavy address
+// past its share gets the full server's 503 for an API request.
+TEST(HttpServerGuard, HeavyAddressesLeaveTheLightReserveToOtherClients) {
+  constexpr int kMax = 32;  // light reserve: 32 / 16 = 2
+  HttpServerOptions options;
+  options.port = 0;
+  options.threads = 2;
+  options.max_connections = kMax;
+  options.max_connections_per_address = 0;
+  options.scrape_reserve_connections = 2;
+  std::mutex mu;
+  std::vector<std::shared_ptr<HttpExchange>> held;
+  HttpHandlers handlers;
+  HttpRoute route;
+  route.method = "POST";
+  route.path = "/wait";
+  route.handler = [&](HttpRequest, std::shared_ptr<HttpExchange> exchange) {
+    std::lock_guard<std::mutex> lock(mu);
+    held.push_back(std::move(exchange));
+  };
+  handlers.routes.push_back(std::move(route));
+  HttpRoute quick;
+  quick.method = "POST";
+  quick.path = "/quick";
+  quick.handler = [](HttpRequest, std::shared_ptr<HttpExchange> exchange) {
+    exchange->Reply(HttpReply{200, "text/plain", "quick"});
+  };
+  handlers.routes.push_back(std::move(quick));
+  std::unique_ptr<HttpServer> server = StartOrDie(options, std::move(handlers));
+  ASSERT_NE(server, nullptr);
+  const uint16_t port = server->port();
+
+  // 15 long requests from each of two addresses: 30 busy, the 2 left are the light reserve.
+  Descriptors busy;
+  const std::string post = "POST /wait HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+  for (const char* source : {"127.0.0.3", "127.0.0.4"}) {
+    for (int i = 0; i < (kMax - 2) / 2; ++i) {
+      const int fd = ConnectFrom(source, port);
+      ASSERT_GE(fd, 0);
+      busy.fds.push_back(fd);
+      ASSERT_EQ(send(fd, post.data(), post.size(), MSG_NOSIGNAL),
+                static_cast<ssize_t>(post.size()));
+    }
+  }
+  const auto deadline = Clock::now() + 5s;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (held.size() == kMax - 2) break;
+    }
+    ASSERT_LT(Clock::now(), deadline) << "the long requests never reached the handler";
+    pollfd none{-1, 0, 0};
+    poll(&none, 1, 10);
+  }
+  // A heavy address asking for one more: the server is full for it.
+  {
+    const int fd = ConnectFrom("127.0.0.3", port);
+    ASSERT_GE(fd, 0);
+    Descriptors owned{{fd}};
+    EXPECT_EQ(ExchangeOn(fd, post).status, 503);
+  }
+  // Another client's request is served.
+  {
+    const int fd = ConnectFrom("127.0.0.5", port);
+    ASSERT_GE(fd, 0);
+    Descriptors owned{{fd}};
+    const std::string quick_post = "POST /quick HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+    HttpResponse r = ExchangeOn(fd, quick_post);
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "quick");
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  for (const std::shared_ptr<HttpExchange>& exchange : held) {
+    exchange->Reply(HttpReply{200, "text/plain", "done"});
+  }
+}
+
 // 5,000 bad requests wrote 5,062 lines. Now each kind is written once per interval, and the
 // rest are counted in one more line (at Stop, at the latest).
 // A request libmicrohttpd answers itself (505), logging a line, and closes.

@@ -157,6 +157,9 @@ TEST(HttpServerLimits, ThousandIdleConnectionsDoNotStallAScrape) {
   // All from one address, which by default may hold only half the connections (the guard's
   // tests cover that); here the point is that idle connections cost a scrape nothing.
   options.max_connections_per_address = 0;
+  // Likewise the light-client reserve, which would have the address's newest connections take
+  // the places of its oldest past 960.
+  options.light_client_reserve_connections = 0;
   std::unique_ptr<HttpServer> server = StartOrDie(options);
   ASSERT_NE(server, nullptr);
   const uint16_t port = server->port();

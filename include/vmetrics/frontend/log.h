@@ -55,12 +55,16 @@ class LineBudget {
   bool Take(Clock::time_point now, uint64_t* left_out);
 
  private:
-  const double rate_;
-  const double burst_;
+  double rate_;
+  double burst_;
   double tokens_;
   Clock::time_point last_{};
   uint64_t refused_ = 0;
 };
+
+// Starts the line budget afresh with these figures (the defaults above are the process's
+// until then). For tests, which log from many servers in one process.
+void SetLogLineBudget(double lines_per_second, double burst);
 
 void LogDebug(std::string_view message);
 void LogInfo(std::string_view message);
