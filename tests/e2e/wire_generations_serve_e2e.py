@@ -80,19 +80,17 @@ def run_case(vmetrics, source, case, work):
                  "--engine-index", str(index),
                  "--data-parallel-size", str(config["data_parallel_size"]),
                  "--max-model-len", str(config["max_model_len"]),
-                 "--replay-case", case["case"]],
+                 "--replay-case", case["case"], "--hold"],
                 stdout=subprocess.DEVNULL,
                 stderr=open(os.path.join(work, f"{case['case']}.engine{index}.log"), "w")))
         line = serve.stdout.readline()
         if "listening on" not in line:
             fail(f"serve did not start: {line!r}; log: {open(log).read()}")
-        for e in engines:
-            if e.wait(60) != 0:
-                fail(f"{case['case']}: a stand-in engine failed; serve log: {open(log).read()}")
+        # The engines hold after their last message (an engine that exits is dead, and a dead
+        # engine's request gauges are 0): serve records what they sent as it arrives.
         want = expected_lines(source, case)
         info = [f'vmetrics_engine_wire_info{{engine="{i}",generation="{generation}",requests="'
                 for i in range(config["data_parallel_size"])]
-        # The engines have sent everything; serve records it as it arrives.
         deadline = time.monotonic() + 60
         missing = want + info
         while time.monotonic() < deadline:
@@ -102,6 +100,8 @@ def run_case(vmetrics, source, case, work):
                         if not any(h.startswith(i) and h.endswith("} 1.0") for h in have)]
             if not missing:
                 break
+            if any(e.poll() is not None for e in engines):
+                fail(f"{case['case']}: a stand-in engine ended; serve log: {open(log).read()}")
             time.sleep(0.2)
         if missing:
             fail(f"{case['case']}: /metrics lacks {len(missing)} expected lines, first: "
