@@ -75,11 +75,9 @@ namespace vmetrics {
 // most this much of a message it has not finished sending.
 inline constexpr int kInputHighWaterMark = 16;
 inline constexpr int64_t kMaxInputMessageBytes = 64 << 10;
-// Limits of the output PULL socket, per engine connection: messages read ahead of the output
-// thread (past it ZeroMQ stops reading and TCP holds the engine back), and the default largest
-// frame (EngineCoreClientOptions::max_output_message_bytes). A step's outputs are kilobytes;
-// the largest frames are logprob tensors, which the token API asks for per sampled token only.
-inline constexpr int kOutputHighWaterMark = 256;
+// The default largest frame on the output PULL socket
+// (EngineCoreClientOptions::max_output_message_bytes). A step's outputs are kilobytes; the
+// largest frames are logprob tensors, which the token API asks for per sampled token only.
 inline constexpr int64_t kMaxOutputMessageBytes = int64_t{64} << 20;
 
 enum class TransportCode : uint8_t {
