@@ -417,7 +417,7 @@ struct StatsRecorder::Impl {
 
   // Python sets every stage each message: `num_kv_fetch_reqs_by_stage.get(stage, 0)`.
   // The request gauges of an engine that is gone: its requests were failed, none runs or waits.
-  void ClearRequests(size_t slot) {
+  void ClearRequests(size_t slot) const {
     using F = FamilyId;
     const internal::EngineHandles& h = declared.engine(slot);
     h.Get<F::kNumRequestsRunning>()->Set(0);
