@@ -784,6 +784,7 @@ class Peer:
         # The built-in Offloading row's families beyond its descriptor (deprecated transfer_type
         # families before, the config-info gauge after), modelled by tools/gen_goldens.py.
         self.offloading_spec = frontend.offloading_spec_name(kv)
+        self.offloading_extra = frontend.offloading_extra_config(kv)
         self.offloading = None
         for class_name, (doc, children) in BUILTIN.items():
             _, metrics = parse_descriptor(doc)
@@ -848,7 +849,8 @@ class Peer:
             self.offloading = frontend.OffloadingFamilies(
                 lambda family, labelnames: self.make(self.out.vllm, family.name, family.kind,
                                                      family.help, labelnames, family.buckets),
-                self.model, self.engines, self.offloading_spec, self.skip, register_flat=False)
+                self.model, self.engines, self.offloading_spec, self.skip, register_flat=False,
+                extra_config=self.offloading_extra)
         for m in row.metrics:
             if m.name not in self.families:
                 labels = ["model_name", "engine"] + m.labelnames + list(m.const_labels)
@@ -978,6 +980,9 @@ class Peer:
         if row.builtin and row.class_name == frontend.OFFLOADING and \
                 payload.get("info") is not None:
             self.offloading.record_info(engine, payload["info"])
+        if row.builtin and row.class_name == frontend.OFFLOADING and \
+                isinstance(payload.get("data"), dict):
+            self.offloading.record_spec(engine, payload["data"])
         for key in payload:
             if key in RESERVED_KEYS:
                 continue

@@ -523,15 +523,120 @@ DEFAULT_OFFLOADING_SPEC = "CPUOffloadingSpec"
 CPU_OFFLOADING_SPECS = ("CPUOffloadingSpec", "TieringOffloadingSpec")
 
 
-def offloading_spec_name(kv_transfer_config):
-    """spec_name of the configured OffloadingConnector (top level or the first MultiConnector
-    child of that class), or the default; a non-string value counts as absent."""
+def offloading_extra_config(kv_transfer_config):
+    """kv_connector_extra_config of the configured OffloadingConnector (top level or the first
+    MultiConnector child of that class), or {} when it is not configured."""
     config = kv_transfer_config or {}
     if config.get("kv_connector") == MULTI_CONNECTOR:
         children = (config.get("kv_connector_extra_config") or {}).get("connectors", [])
         config = next((c for c in children if c.get("kv_connector") == OFFLOADING), {})
-    spec = (config.get("kv_connector_extra_config") or {}).get("spec_name")
+    elif config.get("kv_connector") != OFFLOADING:
+        config = {}
+    extra = config.get("kv_connector_extra_config")
+    return extra if isinstance(extra, dict) else {}
+
+
+def offloading_spec_name(kv_transfer_config):
+    """spec_name of the configured OffloadingConnector, or the default; a non-string value
+    counts as absent."""
+    spec = offloading_extra_config(kv_transfer_config).get("spec_name")
     return spec if isinstance(spec, str) else DEFAULT_OFFLOADING_SPEC
+
+
+# The families an offloading spec declares (its build_metric_definitions; vllm/v1/kv_offload/
+# cpu/spec.py, tiering/spec.py, cpu/common.py and tiering/base.py at vllm-project/vllm 6adad087),
+# registered by OffloadPromMetrics between the deprecated families and the connector's own, each
+# with its children on first value: the CPU spec's four; vllm:kv_offload_stores_skipped when
+# int(store_threshold) >= 2 (store_threshold absent: 0); and for TieringOffloadingSpec, which
+# extends the CPU spec's definitions, fifteen more, all but one labelled `tier`. Secondary tiers
+# add none at that commit. An out-of-tree spec's families are unknown here (and to vmetrics).
+OFFLOAD_CPU_ALLOCATION_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144]
+OFFLOAD_SPEC_CPU = [
+    Family("vllm:kv_offload_cpu_cache_usage_perc", GAUGE,
+           "Fraction of CPU KV-cache space currently pinned by active transfers (0.0 = idle, "
+           "1.0 = saturated). Sustained high values indicate transfers (stores or promotions) "
+           "may be dropped due to insufficient capacity."),
+    Family("vllm:kv_offload_cpu_cache_write_usage_perc", GAUGE,
+           "Fraction of CPU KV-cache space currently pinned by in-flight stores that have not "
+           "yet completed (0.0 = idle, 1.0 = saturated)."),
+    Family("vllm:kv_offload_cpu_cache_read_usage_perc", GAUGE,
+           "Fraction of CPU KV-cache space currently pinned by in-flight loads that have not "
+           "yet completed (0.0 = idle, 1.0 = saturated)."),
+    Family("vllm:kv_offload_cpu_allocation_size", HISTOGRAM,
+           "Histogram of the number of CPU blocks requested by each KV offload prepare_store "
+           "call.", OFFLOAD_CPU_ALLOCATION_BUCKETS),
+]
+OFFLOAD_SPEC_STORES_SKIPPED = Family(
+    "vllm:kv_offload_stores_skipped", COUNTER,
+    "Number of KV offload stores skipped because the reuse threshold was not reached.")
+TIERING = "vllm:kv_offload_tiering_"
+TIER_LABEL = ["tier"]
+OFFLOAD_SPEC_TIERING = [  # (family, its labels after model_name and engine)
+    (Family(TIERING + "lookup_sync_delay_seconds", HISTOGRAM,
+            "Histogram of blocking time spent in a per-block tier lookup that resolved as a hit "
+            "or miss, labeled by tier, in seconds.",
+            [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1]),
+     TIER_LABEL),
+    (Family(TIERING + "lookup_async_delay_seconds", HISTOGRAM,
+            "Histogram of wall-clock time from a per-block tier lookup first returning retry "
+            "until that same tier lookup resolves as a hit or miss, labeled by tier, in seconds.",
+            [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10]), TIER_LABEL),
+    (Family(TIERING + "read_bytes", COUNTER,
+            "Total bytes read from secondary tiers into the primary tier, labeled by tier."),
+     TIER_LABEL),
+    (Family(TIERING + "read_time", COUNTER,
+            "Total time spent reading from secondary tiers into the primary tier, in seconds, "
+            "labeled by tier."), TIER_LABEL),
+    (Family(TIERING + "write_bytes", COUNTER,
+            "Total bytes written from the primary tier to secondary tiers, labeled by tier."),
+     TIER_LABEL),
+    (Family(TIERING + "write_time", COUNTER,
+            "Total time spent writing from the primary tier to secondary tiers, in seconds, "
+            "labeled by tier."), TIER_LABEL),
+    (Family(TIERING + "promotion_job_failures", COUNTER,
+            "Number of failed secondary-tier promotion jobs, labeled by tier."), TIER_LABEL),
+    (Family(TIERING + "cascade_job_failures", COUNTER,
+            "Number of failed secondary-tier cascade jobs, labeled by tier."), TIER_LABEL),
+    (Family(TIERING + "block_queries", COUNTER,
+            "Number of block lookup queries sent to a tier, labeled by tier."), TIER_LABEL),
+    (Family(TIERING + "block_hits", COUNTER,
+            "Number of block lookup hits in a tier, labeled by tier."), TIER_LABEL),
+    (Family(TIERING + "promotion_allocation_failures", COUNTER,
+            "Number of promotion attempts that failed because the primary tier could not "
+            "allocate space."), []),
+    (Family(TIERING + "primary_write_usage_perc", GAUGE,
+            "Current fraction of primary-tier space used by writes from secondary tiers, labeled "
+            "by tier."), TIER_LABEL),
+    (Family(TIERING + "primary_read_usage_perc", GAUGE,
+            "Current fraction of primary-tier space used by reads to secondary tiers, labeled by "
+            "tier."), TIER_LABEL),
+    (Family(TIERING + "active_promotion_jobs", GAUGE,
+            "Number of active secondary-tier promotion jobs, labeled by tier."), TIER_LABEL),
+    (Family(TIERING + "active_cascade_jobs", GAUGE,
+            "Number of active secondary-tier cascade jobs, labeled by tier."), TIER_LABEL),
+]
+TIERING_OFFLOADING_SPEC = "TieringOffloadingSpec"
+
+
+def python_int_or_zero(value):
+    """int(value) as vLLM applies it to store_threshold; a value int() refuses (vLLM would not
+    start) counts as 0, as vmetrics documents."""
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def offloading_spec_families(spec_name, extra_config):
+    """[(family, labelnames)] the spec declares, in its order."""
+    if spec_name not in CPU_OFFLOADING_SPECS:
+        return []
+    families = [(family, []) for family in OFFLOAD_SPEC_CPU]
+    if python_int_or_zero(extra_config.get("store_threshold", 0)) >= 2:
+        families.append((OFFLOAD_SPEC_STORES_SKIPPED, []))
+    if spec_name == TIERING_OFFLOADING_SPEC:
+        families += OFFLOAD_SPEC_TIERING
+    return families
 
 
 class DeclaredLater:
@@ -561,7 +666,8 @@ class OffloadingFamilies:
     `register_flat` and the separate `register_info`). `make(family, labelnames)` registers a
     metric in the vLLM registry, `skip(reason)` counts a skipped value."""
 
-    def __init__(self, make, model_name, engines, spec_name, skip, register_flat=True):
+    def __init__(self, make, model_name, engines, spec_name, skip, register_flat=True,
+                 extra_config=None):
         self.model_name = model_name
         self.skip = skip
         self.cpu_spec = spec_name in CPU_OFFLOADING_SPECS
@@ -574,6 +680,9 @@ class OffloadingFamilies:
                 for family in OFFLOAD_DEPRECATED:
                     self.deprecated[(family.name, str(engine), transfer_type)] = \
                         self.metrics[family.name].labels(model_name, str(engine), transfer_type)
+        self.spec_families = offloading_spec_families(spec_name, extra_config or {})
+        for family, labelnames in self.spec_families:
+            self.metrics[family.name] = make(family, ["model_name", "engine"] + labelnames)
         if register_flat:
             for family in OFFLOAD_FLAT:
                 self.metrics[family.name] = make(family, ["model_name", "engine"])
@@ -614,6 +723,27 @@ class OffloadingFamilies:
                     else:
                         child.inc(v)
                 self.mirror(engine, family.name, values)
+        self.record_spec(engine, data)
+
+    def record_spec(self, engine, data):
+        """The spec's families, as OffloadPromMetrics.observe feeds them: every label tuple of a
+        family's `data` entry, in payload order, is one child (model_name, engine, then the
+        tuple); a counter adds the number, a gauge is set to it, a histogram observes each
+        element of the list."""
+        for family, labelnames in self.spec_families:
+            if family.name not in data:
+                continue
+            for labels, value in data[family.name].items():
+                assert len(labels) == len(labelnames), "label tuples are the family's arity"
+                child = self.metrics[family.name].labels(self.model_name, engine,
+                                                         *[str(v) for v in labels])
+                if family.kind == HISTOGRAM:
+                    for v in value:
+                        child.observe(v)
+                elif family.kind == GAUGE:
+                    child.set(value)
+                else:
+                    child.inc(value)
 
     def record_info(self, engine, info):
         if not isinstance(info, dict) or not all(
@@ -1073,8 +1203,108 @@ def scenario_offloading_other_spec():
     ]
 
 
+def typed_offloading_payload(entries, info=None):
+    """An OffloadingConnectorStats payload with labelled values: `entries` maps each name to
+    (type, {label-value tuple: number or list})."""
+    return {"types": {name: kind for name, (kind, _) in entries.items()},
+            "data": {name: values for name, (_, values) in entries.items()}, "info": info}
+
+
+def scenario_offloading_cpu_spec_families():
+    """The CPU spec's families, two engines: usage gauges set twice in a run (the last stays),
+    allocation sizes on, between and past the buckets; a stores_skipped entry, which the spec
+    declares only with store_threshold >= 2, is passed over; the flat and deprecated families
+    still take their values beside them."""
+    cpu = "vllm:kv_offload_cpu_"
+    return [
+        connector_message(0, 140.0, typed_offloading_payload({
+            cpu + "cache_usage_perc": (GAUGE, {(): 0.25}),
+            cpu + "cache_write_usage_perc": (GAUGE, {(): 0.125}),
+            cpu + "cache_read_usage_perc": (GAUGE, {(): 0.0625}),
+            cpu + "allocation_size": (HISTOGRAM, {(): [1, 3, 16, 300, 262144, 262145]}),
+            "vllm:kv_offload_store_bytes": (COUNTER, {(): 4194304}),
+            "vllm:kv_offload_store_size": (HISTOGRAM, {(): [4194304]}),
+            "vllm:kv_offload_stores_skipped": (COUNTER, {(): 3})})),
+        connector_message(1, 140.5, typed_offloading_payload({
+            cpu + "cache_usage_perc": (GAUGE, {(): 1.0}),
+            cpu + "allocation_size": (HISTOGRAM, {(): [64]})})),
+        connector_message(0, 141.0, typed_offloading_payload({
+            cpu + "cache_usage_perc": (GAUGE, {(): 0.5}),
+            cpu + "cache_write_usage_perc": (GAUGE, {(): 0.0}),
+            cpu + "allocation_size": (HISTOGRAM, {(): [4096, 5000]}),
+            "vllm:kv_offload_load_bytes": (COUNTER, {(): 2097152}),
+            "vllm:kv_offload_load_time": (COUNTER, {(): 0.001})})),
+    ]
+
+
+def scenario_offloading_cpu_store_threshold():
+    """A MultiConnector whose OffloadingConnector child has store_threshold 2: the CPU spec
+    declares vllm:kv_offload_stores_skipped, which adds each step's count, beside NIXL."""
+    cpu = "vllm:kv_offload_cpu_"
+    return [
+        connector_message(0, 150.0, {
+            "NixlConnector": nixl_payload([0.02], [0.001], [65536], [12], [0], [0], [0]),
+            "OffloadingConnector": typed_offloading_payload({
+                "vllm:kv_offload_stores_skipped": (COUNTER, {(): 5}),
+                cpu + "cache_usage_perc": (GAUGE, {(): 0.75}),
+                cpu + "allocation_size": (HISTOGRAM, {(): [8]})})}),
+        connector_message(0, 150.5, {
+            "OffloadingConnector": typed_offloading_payload({
+                "vllm:kv_offload_stores_skipped": (COUNTER, {(): 2}),
+                "vllm:kv_offload_store_bytes": (COUNTER, {(): 1048576})})}),
+    ]
+
+
+def scenario_offloading_tiering_spec():
+    """TieringOffloadingSpec with two secondary tiers (fs, p2p), two engines: every tiering
+    family, labelled by tier as TieringMetricsTracker forms the values ("0:primary", then
+    "<index + 1>:<type>"), the CPU spec's families it inherits, and the flat families whose
+    unlabelled values still feed the deprecated ones (the spec subclasses CPUOffloadingSpec)."""
+    t = "vllm:kv_offload_tiering_"
+    primary, fs, p2p = ("0:primary",), ("1:fs",), ("2:p2p",)
+    return [
+        connector_message(0, 160.0, typed_offloading_payload({
+            t + "primary_write_usage_perc": (GAUGE, {fs: 0.125, p2p: 0.0}),
+            t + "primary_read_usage_perc": (GAUGE, {fs: 0.25, p2p: 0.5}),
+            t + "active_promotion_jobs": (GAUGE, {fs: 2, p2p: 0}),
+            t + "active_cascade_jobs": (GAUGE, {fs: 1, p2p: 3}),
+            t + "block_queries": (COUNTER, {primary: 12, fs: 7, p2p: 2}),
+            t + "block_hits": (COUNTER, {primary: 5, fs: 4}),
+            t + "lookup_sync_delay_seconds": (HISTOGRAM, {primary: [0.000004, 0.00002],
+                                                          fs: [0.0003, 0.002, 0.7]}),
+            t + "lookup_async_delay_seconds": (HISTOGRAM, {fs: [0.004, 12.5]}),
+            t + "read_bytes": (COUNTER, {fs: 8388608}),
+            t + "read_time": (COUNTER, {fs: 0.0125}),
+            t + "write_bytes": (COUNTER, {fs: 4194304, p2p: 2097152}),
+            t + "write_time": (COUNTER, {fs: 0.004, p2p: 0.5}),
+            "vllm:kv_offload_cpu_cache_usage_perc": (GAUGE, {(): 0.375}),
+            "vllm:kv_offload_load_bytes": (COUNTER, {(): 2097152}),
+            "vllm:kv_offload_load_size": (HISTOGRAM, {(): [2097152]})})),
+        connector_message(1, 160.5, typed_offloading_payload({
+            t + "primary_write_usage_perc": (GAUGE, {fs: 0.0, p2p: 0.0}),
+            t + "promotion_job_failures": (COUNTER, {p2p: 1}),
+            t + "cascade_job_failures": (COUNTER, {fs: 2}),
+            t + "promotion_allocation_failures": (COUNTER, {(): 3}),
+            t + "block_queries": (COUNTER, {p2p: 4, primary: 9})})),
+        connector_message(0, 161.0, typed_offloading_payload({
+            t + "primary_write_usage_perc": (GAUGE, {fs: 0.0625, p2p: 0.25}),
+            t + "active_promotion_jobs": (GAUGE, {fs: 0, p2p: 1}),
+            t + "block_queries": (COUNTER, {primary: 3}),
+            t + "read_bytes": (COUNTER, {fs: 1048576, p2p: 1048576}),
+            t + "promotion_allocation_failures": (COUNTER, {(): 1})})),
+    ]
+
+
 OFFLOADING_CPU_CONFIG = ('{"kv_connector":"OffloadingConnector","kv_role":"kv_both",'
                          '"kv_connector_extra_config":{"cpu_bytes_to_use":8589934592}}')
+OFFLOADING_STORE_THRESHOLD_CONFIG = (
+    '{"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":['
+    '{"kv_connector":"NixlConnector"},{"kv_connector":"OffloadingConnector",'
+    '"kv_connector_extra_config":{"cpu_bytes_to_use":8589934592,"store_threshold":2}}]}}')
+OFFLOADING_TIERING_CONFIG = (
+    '{"kv_connector":"OffloadingConnector","kv_role":"kv_both","kv_connector_extra_config":'
+    '{"spec_name":"TieringOffloadingSpec","cpu_bytes_to_use":8589934592,'
+    '"secondary_tiers":[{"type":"fs","root_dir":"/mnt/kv"},{"type":"p2p"}]}}')
 OFFLOADING_OTHER_CONFIG = (
     '{"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":['
     '{"kv_connector":"NixlConnector"},{"kv_connector":"OffloadingConnector",'
@@ -1223,6 +1453,17 @@ SCENARIOS = [
              scenario_offloading_cpu_spec(), ("openmetrics",)),
     Scenario("offloading_other_spec", ["--kv-transfer-config", OFFLOADING_OTHER_CONFIG],
              scenario_offloading_other_spec()),
+    Scenario("offloading_cpu_spec_families",
+             ["--served-model-name", LLAMA, "--kv-transfer-config", OFFLOADING_CPU_CONFIG,
+              "--data-parallel-size", "2"],
+             scenario_offloading_cpu_spec_families(), ("openmetrics",)),
+    Scenario("offloading_cpu_store_threshold",
+             ["--kv-transfer-config", OFFLOADING_STORE_THRESHOLD_CONFIG],
+             scenario_offloading_cpu_store_threshold()),
+    Scenario("offloading_tiering_spec",
+             ["--served-model-name", LLAMA, "--kv-transfer-config", OFFLOADING_TIERING_CONFIG,
+              "--data-parallel-size", "2"],
+             scenario_offloading_tiering_spec(), ("openmetrics",)),
 ]
 
 # ================================================================================================
@@ -1433,6 +1674,7 @@ class Recorder:
         self.connector_top, self.connector_children = configured_connector_classes(
             config.kv_transfer_config)
         self.offloading_spec = offloading_spec_name(config.kv_transfer_config)
+        self.offloading_extra = offloading_extra_config(config.kv_transfer_config)
         self.offloading = None      # OffloadingFamilies once registered
         ec_connector = (config.ec_transfer_config or {}).get("ec_connector")
         self.ec_families = EC_CONNECTOR_FAMILIES.get(ec_connector, [])
@@ -1513,7 +1755,8 @@ class Recorder:
             self.offloading = OffloadingFamilies(
                 lambda family, labelnames: self.make_metric(family, labelnames,
                                                             self.exposition.vllm),
-                self.model_name, self.engines, self.offloading_spec, self.skip)
+                self.model_name, self.engines, self.offloading_spec, self.skip,
+                extra_config=self.offloading_extra)
             self.offloading.register_info(self.exposition.vllm)
 
     def register_startup_families(self):

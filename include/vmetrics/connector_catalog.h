@@ -42,6 +42,8 @@
 
 namespace vmetrics {
 
+struct ConnectorConfig;  // engine_core_outputs.h
+
 // How one payload value feeds a family. Names follow the descriptor protocol; the `_u64`
 // kinds accept any msgpack number (Python connectors append ints or floats alike).
 enum class SampleKind : uint8_t {
@@ -62,16 +64,21 @@ enum class SampleKind : uint8_t {
 const char* SampleKindName(SampleKind kind);
 bool ParseSampleKind(std::string_view name, SampleKind* kind);
 
-// A metric fed only under some configuration: when kv_connector_extra_config[`key`] of the
-// payload's connector (ConnectorConfig::ExtraConfigString; `default_value` when the connector
-// is not configured or the key is absent) is one of `values`. vLLM decides such things from the
-// same configuration (e.g. Offloading's deprecated families follow the offloading spec named by
-// `spec_name`).
+// A condition on the configuration of a metric's connector: kv_connector_extra_config[`key`]
+// of the payload's connector (ConnectorConfig::ExtraConfigString; `default_value` when the
+// connector is not configured or the key is absent) is one of `values`; or, when
+// `int_at_least` is set, Python's int() of it (ConnectorConfig::ExtraConfigInt; `default_value`
+// read as an integer when absent) is at least that. vLLM decides such things from the same
+// configuration (e.g. Offloading's deprecated families follow the offloading spec named by
+// `spec_name`, and CPUOffloadingSpec declares vllm:kv_offload_stores_skipped only when
+// `store_threshold` >= 2).
 struct ExtraConfigGate {
   std::string key;
   std::string default_value;
   std::vector<std::string> values;
+  std::optional<int64_t> int_at_least;
 
+  // For a gate on `values`: whether `configured` (nullopt: absent) opens it.
   bool Open(std::optional<std::string_view> configured) const {
     const std::string_view v = configured.value_or(default_value);
     for (const std::string& allowed : values) {
@@ -79,6 +86,11 @@ struct ExtraConfigGate {
     }
     return false;
   }
+  // Whether the configuration of `connector` opens the gate; `config` null: nothing is
+  // configured, so defaults apply. Also a value that Python's int() would refuse (vLLM then
+  // fails at startup) leaves an integer gate at its default.
+  bool OpenFor(const ConnectorConfig* config, std::string_view connector) const;
+  bool operator==(const ExtraConfigGate&) const = default;
 };
 
 // One metric definition: a family plus the payload path that feeds it.
@@ -103,12 +115,17 @@ struct MetricDef {
   // Unset: always fed. Set: fed only while the gate is open (the family is registered either
   // way, as Python registers it).
   std::optional<ExtraConfigGate> fed_when;
+  // Empty: always registered. Otherwise the family is registered (and fed) only when every
+  // gate is open under the configuration of the connector it is registered for, as Python
+  // declares some families only under some configuration (Offloading's spec-defined families:
+  // OffloadPromMetrics registers `spec_cls.build_metric_definitions(extra_config)`).
+  std::vector<ExtraConfigGate> registered_when;
 
   // Whether a `_metrics_descriptor` can say this metric (the descriptor protocol has no eager
-  // override, no gate and no kSetInfo): descriptor comparisons and DescribeRowAsDescriptorJson
+  // override, no gates and no kSetInfo): descriptor comparisons and DescribeRowAsDescriptorJson
   // consider only these.
   bool descriptor_expressible() const {
-    return !eager && !fed_when && sample_kind != SampleKind::kSetInfo;
+    return !eager && !fed_when && registered_when.empty() && sample_kind != SampleKind::kSetInfo;
   }
 };
 

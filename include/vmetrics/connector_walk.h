@@ -25,8 +25,10 @@
 // A kSetInfo metric's value is a map of label name -> value: one sample of 1 with the names in
 // extra_label_names and Python's str() of the values (str, int, bool, nil, float) in
 // extra_label_values; a non-string name or a value of another type skips the map (reported).
-// A metric with MetricDef::fed_when produces nothing while its gate is closed under the
-// configuration of the payload's connector (ctx.connectors; its default when not configured).
+// A metric with MetricDef::fed_when or MetricDef::registered_when produces nothing while one of
+// its gates is closed under the configuration of the payload's connector (ctx.connectors; its
+// defaults when not configured); its payload entries are then passed over without a report, as
+// for any key no metric of the row reads.
 //
 // Thread safety: reentrant; the payload bytes must stay alive during the call.
 //

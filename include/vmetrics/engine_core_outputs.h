@@ -320,6 +320,13 @@ struct ConnectorConfig {
   std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
       extra_config;
 
+  // The values of each configured connector's `kv_connector_extra_config` that Python's int()
+  // accepts (a JSON integer; a finite float, truncated toward zero; a bool as 0 or 1; a string
+  // holding a base-10 integer, with surrounding whitespace), keyed as `extra_config`. Row
+  // metrics registered under an integer threshold (ExtraConfigGate::int_at_least) read them.
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, int64_t>>>>
+      extra_config_ints;
+
   bool configured() const { return !connector.empty(); }
   bool is_multi() const { return connector == "MultiConnector"; }
   // The string value of `key` in the kv_connector_extra_config of the configured connector
@@ -330,6 +337,18 @@ struct ConnectorConfig {
       if (name != class_name) continue;
       for (const auto& [k, v] : entries) {
         if (k == key) return std::string_view(v);
+      }
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+  // The integer value of `key` in the kv_connector_extra_config of the configured connector
+  // `class_name` (as `extra_config_ints` keeps it), or nullopt.
+  std::optional<int64_t> ExtraConfigInt(std::string_view class_name, std::string_view key) const {
+    for (const auto& [name, entries] : extra_config_ints) {
+      if (name != class_name) continue;
+      for (const auto& [k, v] : entries) {
+        if (k == key) return v;
       }
       return std::nullopt;
     }

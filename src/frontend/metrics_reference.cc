@@ -8,9 +8,12 @@
 // which payload field feeds it.
 #include "vmetrics/frontend/metrics_reference.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "build_info.h"
@@ -139,6 +142,16 @@ std::string ConnectorLabels(const Family& f, const ConnectorRow& row, const Metr
   return out;
 }
 
+// A configuration gate as the reference states it.
+std::string GateText(const ExtraConfigGate& g) {
+  const std::string key =
+      "`kv_connector_extra_config." + g.key + "` (default " + Code(g.default_value) + ")";
+  if (g.int_at_least) return key + " is at least " + std::to_string(*g.int_at_least);
+  std::string values;
+  for (const std::string& v : g.values) values += (values.empty() ? "" : ", ") + Code(v);
+  return key + " is one of " + values;
+}
+
 std::string SampleSource(const MetricDef& m, const ConnectorRow& row) {
   std::string path = Code(m.samples_path);
   std::string how;
@@ -170,13 +183,12 @@ std::string SampleSource(const MetricDef& m, const ConnectorRow& row) {
   if (m.scale != 1.0) how += " × " + FormatGoFloat(m.scale);
   if (row.record_shaped()) how = "per record: " + how;
   if (m.eager) how = "children for every engine at registration; " + how;
-  if (m.fed_when) {
-    std::string values;
-    for (const std::string& v : m.fed_when->values)
-      values += (values.empty() ? "" : ", ") + Code(v);
-    how += "; only while `kv_connector_extra_config." + m.fed_when->key + "` (default " +
-           Code(m.fed_when->default_value) + ") is one of " + values;
+  if (m.fed_when) how += "; only while " + GateText(*m.fed_when);
+  std::string registered;
+  for (const ExtraConfigGate& g : m.registered_when) {
+    registered += (registered.empty() ? "" : " and ") + GateText(g);
   }
+  if (!registered.empty()) how = "registered only when " + registered + "; " + how;
   return how + " (" + Code(SampleKindName(m.sample_kind)) + ")";
 }
 
@@ -218,6 +230,41 @@ void TableRow(std::string* out, const Family& f, const std::string& labels,
           Buckets(f) + " | " + Cell(f.spec().help) + " | " + source + " |\n";
 }
 
+// Configures `row` so that every gate its families are registered under is open (a row whose
+// gates exclude each other, which no built-in row has, keeps the families of the first value
+// that opens the most): the reference lists every family the row can register.
+void OpenRegistrationGates(const ConnectorRow& row, ConnectorConfig* config) {
+  std::vector<std::pair<std::string, std::string>> strings;
+  std::vector<std::pair<std::string, int64_t>> ints;
+  for (const MetricDef& m : row.metrics) {
+    for (const ExtraConfigGate& g : m.registered_when) {
+      if (g.int_at_least) {
+        ints.emplace_back(g.key, *g.int_at_least);
+        continue;
+      }
+      if (std::ranges::any_of(strings, [&](const auto& e) { return e.first == g.key; })) continue;
+      // The value that opens the most gates on this key.
+      std::string best;
+      size_t best_count = 0;
+      for (const std::string& v : g.values) {
+        size_t count = 0;
+        for (const MetricDef& other : row.metrics) {
+          for (const ExtraConfigGate& h : other.registered_when) {
+            if (h.key == g.key && !h.int_at_least && h.Open(v)) ++count;
+          }
+        }
+        if (count > best_count) {
+          best = v;
+          best_count = count;
+        }
+      }
+      strings.emplace_back(g.key, best);
+    }
+  }
+  config->extra_config.emplace_back(row.id, std::move(strings));
+  config->extra_config_ints.emplace_back(row.id, std::move(ints));
+}
+
 }  // namespace
 
 std::string MetricsReference() {
@@ -235,7 +282,10 @@ std::string MetricsReference() {
   options.compute_nans_in_logits = true;
   options.connectors.connector = "MultiConnector";
   options.connectors.kv_role = "kv_both";
-  for (const auto& row : catalog.rows()) options.connectors.children.push_back(row->id);
+  for (const auto& row : catalog.rows()) {
+    options.connectors.children.push_back(row->id);
+    OpenRegistrationGates(*row, &options.connectors);
+  }
   options.log = [](const std::string&) {};
   FixedClock clock(0);
   Registry registry(&clock);

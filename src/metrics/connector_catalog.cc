@@ -5,6 +5,7 @@
 #include "vmetrics/connector_catalog.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
@@ -39,6 +40,8 @@ const std::vector<double> kOffloadLookupSyncBuckets = {1e-5, 5e-5, 1e-4, 5e-4, 1
                                                        0.01, 0.05, 0.1,  0.5,  1};
 const std::vector<double> kOffloadLookupAsyncBuckets = {1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05,
                                                         0.1,  0.5,  1,    5,    10};
+const std::vector<double> kOffloadCpuAllocationBuckets = {1,    4,    16,    64,    256,
+                                                          1024, 4096, 16384, 65536, 262144};
 
 MetricDef Histogram(std::string name, std::string help, std::vector<double> buckets,
                     std::string path, SampleKind kind = SampleKind::kObserveEachF64) {
@@ -61,6 +64,128 @@ MetricDef Counter(std::string name, std::string help, std::string path,
   m.samples_path = std::move(path);
   m.sample_kind = kind;
   return m;
+}
+
+MetricDef Gauge(std::string name, std::string help, std::string path) {
+  MetricDef m;
+  m.name = std::move(name);
+  m.type = MetricType::kGauge;
+  m.documentation = std::move(help);
+  m.samples_path = std::move(path);
+  m.sample_kind = SampleKind::kSetF64;
+  return m;
+}
+
+// The families an offloading spec declares (`build_metric_definitions` of
+// vllm/v1/kv_offload/cpu/spec.py and vllm/v1/kv_offload/tiering/spec.py at vllm-project/vllm
+// 6adad087; names in cpu/common.py and tiering/base.py), in the spec's dict order: the four CPU
+// families, vllm:kv_offload_stores_skipped when `store_threshold` >= 2 (CPUOffloadingSpec and
+// its subclass TieringOffloadingSpec, which starts from it), then TieringOffloadingSpec's
+// fifteen. Secondary tiers add none at that commit (SecondaryTierManager's default returns {}
+// and no tier overrides it). Each reads `data.<family name>`, whose label tuples carry the
+// `tier` label where the family declares it: "0:primary" for the CPU tier and
+// "<index + 1>:<type>" for each secondary tier (TieringMetricsTracker, tiering/metrics.py).
+std::vector<MetricDef> OffloadingSpecMetrics() {
+  auto data = [](const std::string& name) { return "data." + name; };
+  ExtraConfigGate cpu_or_subclass;
+  cpu_or_subclass.key = "spec_name";
+  cpu_or_subclass.default_value = "CPUOffloadingSpec";
+  cpu_or_subclass.values = {"CPUOffloadingSpec", "TieringOffloadingSpec"};
+  ExtraConfigGate tiering = cpu_or_subclass;
+  tiering.values = {"TieringOffloadingSpec"};
+  ExtraConfigGate store_threshold;
+  store_threshold.key = "store_threshold";
+  store_threshold.default_value = "0";
+  store_threshold.int_at_least = 2;
+  auto under = [](MetricDef m, std::vector<ExtraConfigGate> gates) {
+    m.registered_when = std::move(gates);
+    return m;
+  };
+  auto cpu = [&](MetricDef m) { return under(std::move(m), {cpu_or_subclass}); };
+  auto tier = [&](MetricDef m, bool labelled = true) {
+    if (labelled) m.labelnames = {"tier"};
+    return under(std::move(m), {tiering});
+  };
+  const std::string t = "vllm:kv_offload_tiering_";
+  return {
+      cpu(Gauge("vllm:kv_offload_cpu_cache_usage_perc",
+                "Fraction of CPU KV-cache space currently pinned by active transfers (0.0 = "
+                "idle, 1.0 = saturated). Sustained high values indicate transfers (stores or "
+                "promotions) may be dropped due to insufficient capacity.",
+                data("vllm:kv_offload_cpu_cache_usage_perc"))),
+      cpu(Gauge("vllm:kv_offload_cpu_cache_write_usage_perc",
+                "Fraction of CPU KV-cache space currently pinned by in-flight stores that have "
+                "not yet completed (0.0 = idle, 1.0 = saturated).",
+                data("vllm:kv_offload_cpu_cache_write_usage_perc"))),
+      cpu(Gauge("vllm:kv_offload_cpu_cache_read_usage_perc",
+                "Fraction of CPU KV-cache space currently pinned by in-flight loads that have "
+                "not yet completed (0.0 = idle, 1.0 = saturated).",
+                data("vllm:kv_offload_cpu_cache_read_usage_perc"))),
+      cpu(Histogram("vllm:kv_offload_cpu_allocation_size",
+                    "Histogram of the number of CPU blocks requested by each KV offload "
+                    "prepare_store call.",
+                    kOffloadCpuAllocationBuckets, data("vllm:kv_offload_cpu_allocation_size"))),
+      under(Counter("vllm:kv_offload_stores_skipped",
+                    "Number of KV offload stores skipped because the reuse threshold was not "
+                    "reached.",
+                    data("vllm:kv_offload_stores_skipped"), SampleKind::kIncByU64),
+            {cpu_or_subclass, store_threshold}),
+      tier(Histogram(t + "lookup_sync_delay_seconds",
+                     "Histogram of blocking time spent in a per-block tier lookup that resolved "
+                     "as a hit or miss, labeled by tier, in seconds.",
+                     kOffloadLookupSyncBuckets, data(t + "lookup_sync_delay_seconds"))),
+      tier(Histogram(t + "lookup_async_delay_seconds",
+                     "Histogram of wall-clock time from a per-block tier lookup first returning "
+                     "retry until that same tier lookup resolves as a hit or miss, labeled by "
+                     "tier, in seconds.",
+                     kOffloadLookupAsyncBuckets, data(t + "lookup_async_delay_seconds"))),
+      tier(Counter(t + "read_bytes",
+                   "Total bytes read from secondary tiers into the primary tier, labeled by "
+                   "tier.",
+                   data(t + "read_bytes"), SampleKind::kIncByU64)),
+      tier(Counter(t + "read_time",
+                   "Total time spent reading from secondary tiers into the primary tier, in "
+                   "seconds, labeled by tier.",
+                   data(t + "read_time"), SampleKind::kIncByF64)),
+      tier(Counter(t + "write_bytes",
+                   "Total bytes written from the primary tier to secondary tiers, labeled by "
+                   "tier.",
+                   data(t + "write_bytes"), SampleKind::kIncByU64)),
+      tier(Counter(t + "write_time",
+                   "Total time spent writing from the primary tier to secondary tiers, in "
+                   "seconds, labeled by tier.",
+                   data(t + "write_time"), SampleKind::kIncByF64)),
+      tier(Counter(t + "promotion_job_failures",
+                   "Number of failed secondary-tier promotion jobs, labeled by tier.",
+                   data(t + "promotion_job_failures"), SampleKind::kIncByU64)),
+      tier(Counter(t + "cascade_job_failures",
+                   "Number of failed secondary-tier cascade jobs, labeled by tier.",
+                   data(t + "cascade_job_failures"), SampleKind::kIncByU64)),
+      tier(Counter(t + "block_queries",
+                   "Number of block lookup queries sent to a tier, labeled by tier.",
+                   data(t + "block_queries"), SampleKind::kIncByU64)),
+      tier(Counter(t + "block_hits", "Number of block lookup hits in a tier, labeled by tier.",
+                   data(t + "block_hits"), SampleKind::kIncByU64)),
+      tier(Counter(t + "promotion_allocation_failures",
+                   "Number of promotion attempts that failed because the primary tier could "
+                   "not allocate space.",
+                   data(t + "promotion_allocation_failures"), SampleKind::kIncByU64),
+           /*labelled=*/false),
+      tier(Gauge(t + "primary_write_usage_perc",
+                 "Current fraction of primary-tier space used by writes from secondary tiers, "
+                 "labeled by tier.",
+                 data(t + "primary_write_usage_perc"))),
+      tier(Gauge(t + "primary_read_usage_perc",
+                 "Current fraction of primary-tier space used by reads to secondary tiers, "
+                 "labeled by tier.",
+                 data(t + "primary_read_usage_perc"))),
+      tier(Gauge(t + "active_promotion_jobs",
+                 "Number of active secondary-tier promotion jobs, labeled by tier.",
+                 data(t + "active_promotion_jobs"))),
+      tier(Gauge(t + "active_cascade_jobs",
+                 "Number of active secondary-tier cascade jobs, labeled by tier.",
+                 data(t + "active_cascade_jobs"))),
+  };
 }
 
 // NIXL and the connectors that copy its payload (MoRIIO) share the seven families.
@@ -176,9 +301,11 @@ std::vector<ConnectorRow> BuiltInRows() {
     rows.push_back(std::move(r));
   }
   {  // OffloadingConnector: OffloadPromMetrics (offloading/metrics.py), typed payload.
-    // Counters and histograms read `data.<family name>`, whose value maps label tuples to a
-    // number or a list; the unlabelled entry is the empty tuple. The spec-defined CPU/tiering
-    // families are not rows yet.
+    // Counters, gauges and histograms read `data.<family name>`, whose value maps label tuples
+    // to a number or a list; the unlabelled entry is the empty tuple. Registration follows
+    // OffloadPromMetrics.__init__ (offloading/metrics.py at vllm-project/vllm 6adad087): the
+    // deprecated transfer_type families, then the spec's families (OffloadingSpecMetrics), then
+    // the connector's own (`get_connector_metric_definitions`).
     ConnectorRow r;
     r.id = "OffloadingConnector";
     r.class_names = {"OffloadingConnector"};
@@ -190,7 +317,8 @@ std::vector<ConnectorRow> BuiltInRows() {
         "CPUOffloadingSpec gate) and `vllm/v1/kv_offload/factory.py` (undated copy: `spec_name` "
         "defaults to CPUOffloadingSpec; CPUOffloadingSpec and TieringOffloadingSpec, a "
         "subclass, are the built-in specs); the transfer_type families first appeared at "
-        "d1db1e8c";
+        "d1db1e8c; the spec-defined families and their gates follow "
+        "`vllm/v1/kv_offload/cpu/spec.py` and `vllm/v1/kv_offload/tiering/spec.py` at 6adad087";
     auto data = [](const std::string& name) { return "data." + name; };
     // The deprecated transfer_type families: registered always (they are not behind
     // --show-hidden-metrics-for-version upstream), children for both directions of every
@@ -240,34 +368,43 @@ std::vector<ConnectorRow> BuiltInRows() {
         deprecated(Histogram("vllm:kv_offload_size", kSizeHelp, kOffloadSizeBuckets,
                              data("vllm:kv_offload_store_size")),
                    "GPU_to_CPU"),
-        Counter("vllm:kv_offload_load_bytes", "Total bytes loaded from offload storage to GPU.",
-                data("vllm:kv_offload_load_bytes"), SampleKind::kIncByU64),
-        Counter("vllm:kv_offload_load_time",
-                "Total load time from offload storage to GPU, in seconds.",
-                data("vllm:kv_offload_load_time"), SampleKind::kIncByF64),
-        Histogram("vllm:kv_offload_load_size",
-                  "Histogram of KV offload load operation size, in bytes.", kOffloadSizeBuckets,
-                  data("vllm:kv_offload_load_size")),
-        Counter("vllm:kv_offload_store_bytes", "Total bytes stored from GPU to offload storage.",
-                data("vllm:kv_offload_store_bytes"), SampleKind::kIncByU64),
-        Counter("vllm:kv_offload_store_time",
-                "Total store time from GPU to offload storage, in seconds.",
-                data("vllm:kv_offload_store_time"), SampleKind::kIncByF64),
-        Histogram("vllm:kv_offload_store_size",
-                  "Histogram of KV offload store operation size, in bytes.", kOffloadSizeBuckets,
-                  data("vllm:kv_offload_store_size")),
-        Histogram("vllm:kv_offload_lookup_sync_delay_seconds",
-                  "Histogram of the time spent in a single offload lookup call, in seconds.",
-                  kOffloadLookupSyncBuckets, data("vllm:kv_offload_lookup_sync_delay_seconds")),
-        Histogram("vllm:kv_offload_lookup_async_delay_seconds",
-                  "Histogram of time between a request's offload lookup first deferring and the "
-                  "following lookup resolving, or request finish, in seconds.",
-                  kOffloadLookupAsyncBuckets, data("vllm:kv_offload_lookup_async_delay_seconds")),
-        Counter("vllm:kv_offload_allocation_failure",
-                "Number of KV offload store allocation attempts that failed.",
-                data("vllm:kv_offload_allocation_failure"), SampleKind::kIncByU64),
-        info,
     };
+    for (MetricDef& m : OffloadingSpecMetrics()) r.metrics.push_back(std::move(m));
+    for (MetricDef& m : std::vector<MetricDef>{
+             Counter("vllm:kv_offload_load_bytes",
+                     "Total bytes loaded from offload storage to GPU.",
+                     data("vllm:kv_offload_load_bytes"), SampleKind::kIncByU64),
+             Counter("vllm:kv_offload_load_time",
+                     "Total load time from offload storage to GPU, in seconds.",
+                     data("vllm:kv_offload_load_time"), SampleKind::kIncByF64),
+             Histogram("vllm:kv_offload_load_size",
+                       "Histogram of KV offload load operation size, in bytes.",
+                       kOffloadSizeBuckets, data("vllm:kv_offload_load_size")),
+             Counter("vllm:kv_offload_store_bytes",
+                     "Total bytes stored from GPU to offload storage.",
+                     data("vllm:kv_offload_store_bytes"), SampleKind::kIncByU64),
+             Counter("vllm:kv_offload_store_time",
+                     "Total store time from GPU to offload storage, in seconds.",
+                     data("vllm:kv_offload_store_time"), SampleKind::kIncByF64),
+             Histogram("vllm:kv_offload_store_size",
+                       "Histogram of KV offload store operation size, in bytes.",
+                       kOffloadSizeBuckets, data("vllm:kv_offload_store_size")),
+             Histogram("vllm:kv_offload_lookup_sync_delay_seconds",
+                       "Histogram of the time spent in a single offload lookup call, in seconds.",
+                       kOffloadLookupSyncBuckets,
+                       data("vllm:kv_offload_lookup_sync_delay_seconds")),
+             Histogram(
+                 "vllm:kv_offload_lookup_async_delay_seconds",
+                 "Histogram of time between a request's offload lookup first deferring and the "
+                 "following lookup resolving, or request finish, in seconds.",
+                 kOffloadLookupAsyncBuckets, data("vllm:kv_offload_lookup_async_delay_seconds")),
+             Counter("vllm:kv_offload_allocation_failure",
+                     "Number of KV offload store allocation attempts that failed.",
+                     data("vllm:kv_offload_allocation_failure"), SampleKind::kIncByU64),
+             info,
+         }) {
+      r.metrics.push_back(std::move(m));
+    }
     rows.push_back(std::move(r));
   }
   {  // HF3FSKVConnector: HF3FSPromMetrics (hf3fs/hf3fs_connector.py). Counts are scalars.
@@ -426,6 +563,13 @@ Status CheckMetric(const ConnectorRow& row, const MetricDef& m, std::string_view
   if (m.fed_when && (m.fed_when->key.empty() || m.fed_when->values.empty())) {
     return Status::InvalidArgument(where + "fed_when needs a key and its values");
   }
+  for (const ExtraConfigGate& g : m.registered_when) {
+    if (g.key.empty() || (g.values.empty() == !g.int_at_least.has_value())) {
+      return Status::InvalidArgument(where +
+                                     "registered_when needs a key and either its values or an "
+                                     "integer bound");
+    }
+  }
   if (m.sample_kind == SampleKind::kSetInfo &&
       (row.record_shaped() || !m.labelnames.empty() || !m.const_labels.empty() || m.eager)) {
     // Its label names are declared by the payload; nothing else may add labels.
@@ -443,6 +587,11 @@ Status CheckSameFamily(const ConnectorRow& row, const MetricDef& a, const Metric
                                    "shares its family name with an earlier metric but differs in "
                                    "type, documentation or buckets");
   }
+  if (a.registered_when != b.registered_when) {
+    return Status::InvalidArgument(where +
+                                   "shares its family name with an earlier metric but is "
+                                   "registered under other gates");
+  }
   std::vector<std::string> la = LabelNamesOf(row, a), lb = LabelNamesOf(row, b);
   if (la != lb) {
     return Status::InvalidArgument(where +
@@ -453,6 +602,22 @@ Status CheckSameFamily(const ConnectorRow& row, const MetricDef& a, const Metric
 }
 
 }  // namespace
+
+bool ExtraConfigGate::OpenFor(const ConnectorConfig* config, std::string_view connector) const {
+  if (!int_at_least) {
+    return Open(config != nullptr ? config->ExtraConfigString(connector, key) : std::nullopt);
+  }
+  std::optional<int64_t> v =
+      config != nullptr ? config->ExtraConfigInt(connector, key) : std::nullopt;
+  if (!v) {
+    int64_t d = 0;
+    v = std::from_chars(default_value.data(), default_value.data() + default_value.size(), d).ec ==
+                std::errc()
+            ? d
+            : 0;
+  }
+  return *v >= *int_at_least;
+}
 
 namespace {
 constexpr std::pair<SampleKind, const char*> kSampleKindNames[] = {

@@ -9,14 +9,16 @@ namespace vmetrics::internal {
 ConnectorRecorder::ConnectorRecorder(Registry* registry, const ConnectorCatalog& catalog,
                                      std::string model_name, std::vector<std::string> engines,
                                      std::function<void(const std::string&)> log,
-                                     CardinalityGuard* guard)
+                                     CardinalityGuard* guard, const ConnectorConfig* connectors)
     : registry_(registry),
       model_name_(std::move(model_name)),
       engines_(std::move(engines)),
       log_(std::move(log)),
       guard_(guard),
+      connectors_(connectors),
       // Called under mu_ (Record and Resolve hold it while the resolver adopts a row).
-      resolver_(catalog, registry, log_, [this](const ConnectorRow& row) { StateFor(row); }) {}
+      resolver_(catalog, registry, log_,
+                [this](const ConnectorRow& row) { StateFor(row, row.id); }) {}
 
 void ConnectorRecorder::UseAccounting(CounterFamily payloads) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -27,12 +29,22 @@ void ConnectorRecorder::Log(const std::string& line) const {
   if (log_) log_(line);
 }
 
-ConnectorRecorder::RowState& ConnectorRecorder::StateFor(const ConnectorRow& row) {
+ConnectorRecorder::RowState& ConnectorRecorder::StateFor(const ConnectorRow& row,
+                                                         std::string_view connector) {
   auto it = rows_.find(&row);
   if (it != rows_.end()) return it->second;
   RowState& state = rows_[&row];
   const std::vector<std::string> extra = row.ExtraLabelNames();
+  if (connector.empty()) connector = row.id;
   for (const MetricDef& m : row.metrics) {
+    // A family Python declares only under some configuration is left out, and keeps no place
+    // in the render order (the walk does not feed it either).
+    if (!std::ranges::all_of(m.registered_when, [&](const ExtraConfigGate& g) {
+          return g.OpenFor(connectors_, connector);
+        })) {
+      state.families.push_back(nullptr);
+      continue;
+    }
     FamilySpec spec;
     spec.name = m.name;
     spec.type = m.type;
@@ -55,8 +67,9 @@ ConnectorRecorder::RowState& ConnectorRecorder::StateFor(const ConnectorRow& row
   for (size_t mi = 0; mi < n; ++mi) {
     const MetricDef& m = row.metrics[mi];
     eager[mi] =
-        m.eager || (row.children == ChildCreation::kEagerPerEngine && !row.record_shaped() &&
-                    m.labelnames.empty() && m.sample_kind != SampleKind::kSetInfo);
+        state.families[mi] != nullptr &&
+        (m.eager || (row.children == ChildCreation::kEagerPerEngine && !row.record_shaped() &&
+                     m.labelnames.empty() && m.sample_kind != SampleKind::kSetInfo));
     any_eager = any_eager || eager[mi];
   }
   if (any_eager) {
@@ -66,6 +79,7 @@ ConnectorRecorder::RowState& ConnectorRecorder::StateFor(const ConnectorRow& row
     // within it instead, as OffloadPromMetrics.__init__'s nested loop (engine outer) does.
     state.eager.assign(engines_.size(), std::vector<Child*>(n, nullptr));
     auto create = [&](size_t e, size_t mi) {
+      if (state.families[mi] == nullptr) return;
       std::vector<std::string> values = {model_name_, engines_[e]};
       for (const auto& [unused, v] : row.metrics[mi].const_labels) values.push_back(v);
       state.eager[e][mi] = state.families[mi]->GetOrCreate(values);
@@ -93,9 +107,9 @@ ConnectorRecorder::RowState& ConnectorRecorder::StateFor(const ConnectorRow& row
   return state;
 }
 
-void ConnectorRecorder::Register(const ConnectorRow& row) {
+void ConnectorRecorder::Register(const ConnectorRow& row, std::string_view connector) {
   std::lock_guard<std::mutex> lock(mu_);
-  StateFor(row);
+  StateFor(row, connector);
 }
 
 void ConnectorRecorder::Account(std::string_view connector, const char* outcome) {
@@ -137,7 +151,7 @@ std::vector<Child*>& ConnectorRecorder::LazyChildren(const ConnectorRow& row, Ro
   std::vector<Child*> children(row.metrics.size(), nullptr);
   bool refused = false;
   for (size_t mi = 0; mi < row.metrics.size(); ++mi) {
-    if (!row.record_shaped() && mi != metric_index) continue;
+    if ((!row.record_shaped() && mi != metric_index) || state.families[mi] == nullptr) continue;
     std::vector<std::string_view> values = {model_name_, engines_[engine_slot]};
     values.insert(values.end(), extra.begin(), extra.end());
     for (const auto& [unused, v] : row.metrics[mi].const_labels) values.push_back(v);
@@ -182,7 +196,7 @@ void ConnectorRecorder::Record(const KvConnectorStats& stats, size_t engine_slot
       Log("connector " + std::string(p.connector) +
           " was not configured; registering its families on first sight");
     }
-    PayloadRecording rec{p, row, StateFor(row), engine_slot, ctx};
+    PayloadRecording rec{p, row, StateFor(row, p.connector), engine_slot, ctx};
     // The callback captures two pointers, so std::function holds it without allocating.
     ForEachConnectorSample(p, row, ctx,
                            [this, &rec](const ConnectorSample& s) { RecordSample(rec, s); });
@@ -263,6 +277,9 @@ void ConnectorRecorder::RecordInfo(PayloadRecording& rec, const ConnectorSample&
 }
 
 void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSample& s) {
+  // The walk feeds no metric whose gates are closed; a family left out at registration under
+  // another connector name than the payload's (one row, two class names) stays out.
+  if (rec.state.families[s.metric_index] == nullptr) return;
   if (rec.row.metrics[s.metric_index].sample_kind == SampleKind::kSetInfo) {
     RecordInfo(rec, s);
     return;

@@ -50,9 +50,12 @@ class ConnectorRecorder {
   // bounds the children that label values from payloads can create in each family
   // (cardinality_guard.h); it is shared with the other families whose label values come from
   // outside, and must outlive the recorder.
+  // `connectors` (null: nothing configured) decides which gated metrics
+  // (MetricDef::registered_when) get a family; the walk decides what is fed with the
+  // DecodeContext's, which must be the same. It must outlive the recorder.
   ConnectorRecorder(Registry* registry, const ConnectorCatalog& catalog, std::string model_name,
                     std::vector<std::string> engines, std::function<void(const std::string&)> log,
-                    CardinalityGuard* guard);
+                    CardinalityGuard* guard, const ConnectorConfig* connectors = nullptr);
 
   // The rows payloads are identified with: the catalog given, plus the rows adopted since.
   const ConnectorCatalog& catalog() const { return resolver_.catalog(); }
@@ -60,8 +63,10 @@ class ConnectorRecorder {
   // Counts every payload in `payloads` (vmetrics_kv_connector_payloads, registered by the
   // declared families where it renders). Call once, before Record.
   void UseAccounting(CounterFamily payloads);
-  // Registers a row's families (once per row) with eager children where the row says so.
-  void Register(const ConnectorRow& row);
+  // Registers a row's families (once per row) with eager children where the row says so; a
+  // gated metric only if its gates are open for the configuration of `connector` (the class
+  // name the row was configured under; the row's id when empty).
+  void Register(const ConnectorRow& row, std::string_view connector = {});
   // Records one message's kv_connector_stats from engine slot `engine_slot` (index into the
   // engines given at construction).
   void Record(const KvConnectorStats& stats, size_t engine_slot, const DecodeContext& ctx);
@@ -75,14 +80,14 @@ class ConnectorRecorder {
 
  private:
   struct RowState {
-    std::vector<Family*> families;           // per metric index
+    std::vector<Family*> families;           // per metric index; null = gate closed
     std::vector<std::vector<Child*>> eager;  // [engine slot][metric index]; null = lazy
     // Lazily created children: key = engine slot + extra label values.
     std::unordered_map<std::string, std::vector<Child*>> lazy;
     // kSetInfo metrics: the label names their first map declared, by metric index.
     std::map<size_t, std::vector<std::string>> info_labels;
   };
-  RowState& StateFor(const ConnectorRow& row);
+  RowState& StateFor(const ConnectorRow& row, std::string_view connector);
   // One payload being recorded: what each of its samples needs.
   struct PayloadRecording {
     const ConnectorPayload& payload;
@@ -118,8 +123,9 @@ class ConnectorRecorder {
   std::vector<std::string> engines_;
   std::function<void(const std::string&)> log_;
   CounterFamily payloads_;
-  CardinalityGuard* guard_;  // not owned
-  std::mutex mu_;            // guards everything below
+  CardinalityGuard* guard_;            // not owned
+  const ConnectorConfig* connectors_;  // not owned; null = nothing configured
+  std::mutex mu_;                      // guards everything below
   ConnectorResolver resolver_;
   IdentifiedPayloads resolved_;           // Record's, reused from message to message
   std::vector<Child*> refused_children_;  // LazyChildren's result when a child was refused

@@ -422,13 +422,14 @@ size_t ApplyInfo(MsgpackReader& r, const Walk& w, size_t mi) {
   return 1;
 }
 
-// Whether metric `m` is fed for this payload: its gate (if any) is open under the configuration
-// of the payload's connector.
+// Whether metric `m` is fed for this payload: its gates (if any) are open under the
+// configuration of the payload's connector. A family not registered under that configuration
+// is not fed (Python has no such metric to feed).
 bool Fed(const MetricDef& m, const Walk& w) {
-  if (!m.fed_when) return true;
-  return m.fed_when->Open(w.ctx.connectors != nullptr
-                              ? w.ctx.connectors->ExtraConfigString(w.connector, m.fed_when->key)
-                              : std::nullopt);
+  for (const ExtraConfigGate& g : m.registered_when) {
+    if (!g.OpenFor(w.ctx.connectors, w.connector)) return false;
+  }
+  return !m.fed_when || m.fed_when->OpenFor(w.ctx.connectors, w.connector);
 }
 
 // Applies metric `mi` to the value at `r`. A plain value that was applied leaves `r` after it;

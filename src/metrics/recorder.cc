@@ -126,7 +126,8 @@ struct StatsRecorder::Impl {
                  options.max_model_len, options.num_speculative_tokens, GatesOf(options),
                  options.custom_histogram_buckets),
         connectors(reg, options.catalog != nullptr ? *options.catalog : ConnectorCatalog::BuiltIn(),
-                   options.served_model_name, declared.engines(), options.log, &guard) {}
+                   options.served_model_name, declared.engines(), options.log, &guard,
+                   options.connectors.configured() ? &options.connectors : nullptr) {}
 
   void Log(const std::string& line) const {
     if (options.log) {
@@ -149,7 +150,7 @@ struct StatsRecorder::Impl {
       }
       for (const std::string& n : names) {
         if (const ConnectorRow* row = connectors.catalog().FindByClassName(n)) {
-          connectors.Register(*row);
+          connectors.Register(*row, n);
         }
       }
     }
@@ -416,7 +417,7 @@ struct StatsRecorder::Impl {
 
   // Python sets every stage each message: `num_kv_fetch_reqs_by_stage.get(stage, 0)`.
   // The request gauges of an engine that is gone: its requests were failed, none runs or waits.
-  void ClearRequests(size_t slot) {
+  void ClearRequests(size_t slot) const {
     using F = FamilyId;
     const internal::EngineHandles& h = declared.engine(slot);
     h.Get<F::kNumRequestsRunning>()->Set(0);

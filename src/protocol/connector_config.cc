@@ -3,29 +3,69 @@
 // class; a MultiConnector lists its children in kv_connector_extra_config.connectors, each a
 // KVTransferConfig of its own. And --ec-transfer-config (ECTransferConfig): `ec_connector` names
 // the encoder-cache connector whose families are registered.
+#include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "vmetrics/engine_core_outputs.h"
 
 namespace vmetrics {
 namespace {
 
-// Keeps the string values of `config`'s kv_connector_extra_config for `connector` (the first
-// configuration of a class name wins, as a payload names its connector by class name only).
+// Python's int() of a JSON value, where it has one: vLLM reads integer settings of
+// kv_connector_extra_config as `int(extra_config.get(key, default))` (e.g. `store_threshold` in
+// vllm/v1/kv_offload/cpu/spec.py at vllm-project/vllm 6adad087), so 2, 2.7, true and " 2 " are
+// all integers there.
+std::optional<int64_t> PythonInt(const nlohmann::json& v) {
+  if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      return INT64_MAX;  // past any threshold a row compares with
+    }
+    return v.get<int64_t>();
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) return std::nullopt;  // int(inf) raises
+    if (d >= 9.2e18) return INT64_MAX;
+    if (d <= -9.2e18) return INT64_MIN;
+    return static_cast<int64_t>(std::trunc(d));
+  }
+  if (!v.is_string()) return std::nullopt;
+  std::string_view s = v.get_ref<const std::string&>();
+  const auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  int64_t out = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return out;
+}
+
+// Keeps the string values of `config`'s kv_connector_extra_config for `connector`, and the
+// values Python's int() accepts (the first configuration of a class name wins, as a payload
+// names its connector by class name only).
 void KeepExtraConfig(const nlohmann::json& config, const std::string& connector,
                      ConnectorConfig* out) {
   for (const auto& [name, unused] : out->extra_config) {
     if (name == connector) return;
   }
   std::vector<std::pair<std::string, std::string>> entries;
+  std::vector<std::pair<std::string, int64_t>> ints;
   auto extra = config.find("kv_connector_extra_config");
   if (extra != config.end() && extra->is_object()) {
     for (auto it = extra->begin(); it != extra->end(); ++it) {
       if (it->is_string()) entries.emplace_back(it.key(), it->get<std::string>());
+      if (const std::optional<int64_t> i = PythonInt(*it)) ints.emplace_back(it.key(), *i);
     }
   }
   out->extra_config.emplace_back(connector, std::move(entries));
+  out->extra_config_ints.emplace_back(connector, std::move(ints));
 }
 
 }  // namespace

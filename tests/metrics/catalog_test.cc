@@ -3,6 +3,8 @@
 // record and render, so a row without a fixture (or a fixture that records nothing) fails here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include "tests/metrics/test_util.h"
@@ -31,6 +33,37 @@ const std::map<std::string, std::string>& FixtureForRow() {
   return m;
 }
 
+// A configuration under which every registration gate of `row` is open, so that every family
+// of the row is declared: per key, a value every gate on that key allows.
+std::vector<std::pair<std::string, std::string>> OpeningStrings(const ConnectorRow& row) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const MetricDef& m : row.metrics) {
+    for (const ExtraConfigGate& g : m.registered_when) {
+      if (g.int_at_least) continue;
+      for (const std::string& v : g.values) {
+        const bool everywhere = std::ranges::all_of(row.metrics, [&](const MetricDef& other) {
+          return std::ranges::all_of(other.registered_when, [&](const ExtraConfigGate& h) {
+            return h.key != g.key || h.int_at_least || h.Open(v);
+          });
+        });
+        if (everywhere &&
+            std::ranges::none_of(out, [&](const auto& e) { return e.first == g.key; }))
+          out.emplace_back(g.key, v);
+      }
+    }
+  }
+  return out;
+}
+std::vector<std::pair<std::string, int64_t>> OpeningInts(const ConnectorRow& row) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const MetricDef& m : row.metrics) {
+    for (const ExtraConfigGate& g : m.registered_when) {
+      if (g.int_at_least) out.emplace_back(g.key, *g.int_at_least);
+    }
+  }
+  return out;
+}
+
 TEST(ConnectorCatalog, EveryBuiltInRowRegistersDecodesRecordsAndRenders) {
   for (const auto& row : ConnectorCatalog::BuiltIn().rows()) {
     SCOPED_TRACE(row->id);
@@ -42,6 +75,8 @@ TEST(ConnectorCatalog, EveryBuiltInRowRegistersDecodesRecordsAndRenders) {
     o.served_model_name = "m";
     o.log = [](const std::string&) {};
     o.connectors.connector = row->id;
+    o.connectors.extra_config.emplace_back(row->id, OpeningStrings(*row));
+    o.connectors.extra_config_ints.emplace_back(row->id, OpeningInts(*row));
     StatsRecorder rec(&reg, o);
     RecordFixture(rec, it->second);
     const std::string text = Render(reg);

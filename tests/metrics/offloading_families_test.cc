@@ -5,13 +5,16 @@
 // engine at registration, engine-major; fed from the unlabelled load and store values only while
 // kv_connector_extra_config.spec_name names a CPU offloading spec) and the config-info gauge
 // (label names declared by the first `info` map, later maps aligned; hostile maps counted and
-// skipped). The byte-for-byte exposition is tests/golden/offloading_*.txt (tools/gen_goldens.py).
+// skipped), and the offloading spec's families (registered between the deprecated and the flat
+// ones only when the configuration declares them: spec_name, store_threshold; fed per label
+// tuple). The byte-for-byte exposition is tests/golden/offloading_*.txt (tools/gen_goldens.py).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -493,6 +496,19 @@ TEST(OffloadingRow, ValidateRowRefusesMisusedNewFields) {
   row.metrics[0].labelnames = {"tier"};
   row.metrics[0].eager = true;
   EXPECT_FALSE(ValidateRow(row).ok()) << "eager children need fixed labels";
+  row.metrics[0] = info;
+  row.metrics[0].sample_kind = SampleKind::kSetF64;
+  row.metrics[0].registered_when = {ExtraConfigGate{"store_threshold", "0", {}, std::nullopt}};
+  EXPECT_FALSE(ValidateRow(row).ok()) << "a registration gate needs values or a bound";
+  row.metrics[0].registered_when[0].int_at_least = 2;
+  EXPECT_TRUE(ValidateRow(row).ok());
+  row.metrics[0].registered_when[0].values = {"2"};
+  EXPECT_FALSE(ValidateRow(row).ok()) << "values or a bound, not both";
+  MetricDef twin = row.metrics[0];
+  twin.registered_when.clear();
+  row.metrics[0].registered_when[0].values.clear();
+  row.metrics.push_back(twin);
+  EXPECT_FALSE(ValidateRow(row).ok()) << "one family, registered under one set of gates";
 }
 
 TEST(ConnectorConfig, KeepsTheStringExtraConfigOfEachConfiguredConnector) {
@@ -514,6 +530,188 @@ TEST(ConnectorConfig, KeepsTheStringExtraConfigOfEachConfiguredConnector) {
       << "the first configuration of a class name wins";
   EXPECT_FALSE(multi->ExtraConfigString("NixlConnector", "spec_name"));
   EXPECT_FALSE(multi->ExtraConfigString("MultiConnector", "connectors"));
+}
+
+// --- The offloading spec's families -----------------------------------------------------------
+
+// One `data` entry with its type: label tuples (each already an encoded array) to values.
+struct Typed {
+  std::string name;
+  const char* type;
+  std::vector<std::pair<std::string, std::string>> values;
+};
+
+std::string TypedPayload(const std::vector<Typed>& entries) {
+  std::string types = Map(entries.size()), data = Map(entries.size());
+  for (const Typed& e : entries) {
+    types += Str(e.name) + Str(e.type);
+    data += Str(e.name) + Map(e.values.size());
+    for (const auto& [tuple, value] : e.values) data += tuple + value;
+  }
+  return Map(2) + Str("types") + types + Str("data") + data;
+}
+std::string Tier(std::string_view value) { return Array(1) + Str(value); }
+
+bool Declares(const std::string& text, const std::string& family) {
+  return text.find("# TYPE " + family + " ") != std::string::npos;
+}
+
+constexpr const char* kCpuSpecFamilies[] = {
+    "vllm:kv_offload_cpu_cache_usage_perc", "vllm:kv_offload_cpu_cache_write_usage_perc",
+    "vllm:kv_offload_cpu_cache_read_usage_perc", "vllm:kv_offload_cpu_allocation_size"};
+
+TEST(OffloadingSpecFamilies, CpuSpecDeclaresItsFourBetweenTheDeprecatedAndTheFlatFamilies) {
+  Rig rig(1, kOffloading);
+  const std::string text = rig.Text();
+  const size_t size = text.find("# TYPE vllm:kv_offload_size histogram");
+  const size_t load = text.find("# TYPE vllm:kv_offload_load_bytes_total counter");
+  size_t previous = size;
+  for (const char* family : kCpuSpecFamilies) {
+    const size_t at = text.find(std::string("# TYPE ") + family + " ");
+    ASSERT_NE(at, std::string::npos) << family << "\n" << text;
+    EXPECT_LT(previous, at) << family << ": in the spec's order, after the deprecated trio";
+    previous = at;
+  }
+  EXPECT_LT(previous, load) << "the spec's families come before the connector's own";
+  EXPECT_FALSE(Declares(text, "vllm:kv_offload_stores_skipped_total"));
+  EXPECT_EQ(text.find("vllm:kv_offload_tiering_"), std::string::npos) << text;
+  EXPECT_EQ(text.find("vllm:kv_offload_cpu_cache_usage_perc{"), std::string::npos)
+      << "children appear on the first value, as OffloadPromMetrics creates them";
+}
+
+TEST(OffloadingSpecFamilies, StoresSkippedIsDeclaredFromAStoreThresholdOfTwoAsPythonIntReadsIt) {
+  struct Case {
+    std::string extra;
+    bool declared;
+  };
+  const Case cases[] = {
+      {"{}", false},
+      {R"({"store_threshold":1})", false},
+      {R"({"store_threshold":2})", true},
+      {R"({"store_threshold":"3"})", true},
+      {R"({"store_threshold":" 2 "})", true},
+      {R"({"store_threshold":2.9})", true},
+      {R"({"store_threshold":1.9})", false},
+      {R"({"store_threshold":true})", false},
+      {R"({"store_threshold":"2.5"})", false},  // int() refuses it: vLLM would not start
+      {R"({"store_threshold":2,"spec_name":"TieringOffloadingSpec"})", true},
+      {R"({"store_threshold":2,"spec_name":"AcmeSpec","spec_module_path":"acme"})", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.extra);
+    Rig rig(
+        1, R"({"kv_connector":"OffloadingConnector","kv_connector_extra_config":)" + c.extra + "}");
+    rig.Record(Message(
+        0, TypedPayload({{"vllm:kv_offload_stores_skipped", "counter", {{Array(0), Int(3)}}}})));
+    const std::string text = rig.Text();
+    EXPECT_EQ(Declares(text, "vllm:kv_offload_stores_skipped_total"), c.declared) << text;
+    EXPECT_EQ(rig.Value("vllm:kv_offload_stores_skipped_total{engine=\"0\",model_name=\"model\"}"),
+              c.declared ? 3.0 : -1.0);
+    EXPECT_EQ(text.find("vmetrics_wire_values_skipped_total{reason=\"wrong_type\"} 1"),
+              std::string::npos)
+        << "an entry of an undeclared family is passed over, not reported";
+  }
+}
+
+TEST(OffloadingSpecFamilies, AMultiConnectorChildsExtraConfigChoosesTheSpec) {
+  Rig rig(1, R"({"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":[)"
+             R"({"kv_connector":"NixlConnector"},{"kv_connector":"OffloadingConnector",)"
+             R"("kv_connector_extra_config":{"spec_name":"TieringOffloadingSpec",)"
+             R"("store_threshold":2}}]}})");
+  const std::string text = rig.Text();
+  EXPECT_TRUE(Declares(text, "vllm:kv_offload_stores_skipped_total")) << text;
+  EXPECT_TRUE(Declares(text, "vllm:kv_offload_tiering_block_hits_total")) << text;
+  EXPECT_TRUE(Declares(text, "vllm:kv_offload_cpu_allocation_size")) << text;
+}
+
+TEST(OffloadingSpecFamilies, TieringDeclaresFifteenMoreAfterTheCpuOnesInItsOrder) {
+  Rig rig(1, R"({"kv_connector":"OffloadingConnector","kv_connector_extra_config":)"
+             R"({"spec_name":"TieringOffloadingSpec"}})");
+  const std::string text = rig.Text();
+  const char* const tiering[] = {"lookup_sync_delay_seconds histogram",
+                                 "lookup_async_delay_seconds histogram",
+                                 "read_bytes_total counter",
+                                 "read_time_total counter",
+                                 "write_bytes_total counter",
+                                 "write_time_total counter",
+                                 "promotion_job_failures_total counter",
+                                 "cascade_job_failures_total counter",
+                                 "block_queries_total counter",
+                                 "block_hits_total counter",
+                                 "promotion_allocation_failures_total counter",
+                                 "primary_write_usage_perc gauge",
+                                 "primary_read_usage_perc gauge",
+                                 "active_promotion_jobs gauge",
+                                 "active_cascade_jobs gauge"};
+  size_t previous = text.find("# TYPE vllm:kv_offload_cpu_allocation_size histogram");
+  ASSERT_NE(previous, std::string::npos) << text;
+  for (const char* family : tiering) {
+    const size_t at = text.find(std::string("# TYPE vllm:kv_offload_tiering_") + family + "\n");
+    ASSERT_NE(at, std::string::npos) << family << "\n" << text;
+    EXPECT_LT(previous, at) << family;
+    previous = at;
+  }
+  EXPECT_LT(previous, text.find("# TYPE vllm:kv_offload_load_bytes_total counter"));
+}
+
+TEST(OffloadingSpecFamilies, TieringValuesAreFedPerTierTuple) {
+  Rig rig(2, R"({"kv_connector":"OffloadingConnector","kv_connector_extra_config":)"
+             R"({"spec_name":"TieringOffloadingSpec"}})");
+  const std::string t = "vllm:kv_offload_tiering_";
+  rig.Record(Message(
+      1,
+      TypedPayload({
+          {t + "block_queries", "counter", {{Tier("0:primary"), Int(4)}, {Tier("1:fs"), Int(2)}}},
+          {t + "active_cascade_jobs", "gauge", {{Tier("1:fs"), Int(3)}}},
+          {t + "lookup_sync_delay_seconds",
+           "histogram",
+           {{Tier("1:fs"), Array(3) + Float(0.00002) + Float(0.003) + Float(2.0)}}},
+          {t + "promotion_allocation_failures", "counter", {{Array(0), Int(1)}}},
+          // Two values for a one-label family: reported and skipped, the rest still records.
+          {t + "block_hits", "counter", {{Array(2) + Str("1:fs") + Str("x"), Int(9)}}},
+      })));
+  rig.Record(
+      Message(1, TypedPayload({{t + "block_queries", "counter", {{Tier("1:fs"), Int(5)}}},
+                               {t + "active_cascade_jobs", "gauge", {{Tier("1:fs"), Int(1)}}}})));
+  const std::string e1 = "{engine=\"1\",model_name=\"model\",tier=";
+  EXPECT_EQ(rig.Value(t + "block_queries_total" + e1 + "\"0:primary\"}"), 4.0);
+  EXPECT_EQ(rig.Value(t + "block_queries_total" + e1 + "\"1:fs\"}"), 7.0);
+  EXPECT_EQ(rig.Value(t + "active_cascade_jobs" + e1 + "\"1:fs\"}"), 1.0) << "the last set stays";
+  EXPECT_EQ(rig.Value(t + "lookup_sync_delay_seconds_count" + e1 + "\"1:fs\"}"), 3.0);
+  EXPECT_EQ(rig.Value(t + "lookup_sync_delay_seconds_bucket{engine=\"1\",le=\"1e-05\","
+                          "model_name=\"model\",tier=\"1:fs\"}"),
+            0.0);
+  EXPECT_EQ(rig.Value(t + "lookup_sync_delay_seconds_bucket{engine=\"1\",le=\"5e-05\","
+                          "model_name=\"model\",tier=\"1:fs\"}"),
+            1.0);
+  EXPECT_EQ(rig.Value(t + "promotion_allocation_failures_total{engine=\"1\",model_name=\"model\"}"),
+            1.0);
+  const std::string text = rig.Text();
+  EXPECT_EQ(text.find(t + "block_hits_total{"), std::string::npos) << text;
+  EXPECT_EQ(text.find("engine=\"0\",model_name=\"model\",tier="), std::string::npos)
+      << "engine 0 sent nothing: no child";
+}
+
+TEST(ConnectorConfig, KeepsWhatPythonIntAcceptsOfEachConfiguredConnector) {
+  Result<ConnectorConfig> c = ConnectorConfig::FromKvTransferConfigJson(
+      R"({"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":[)"
+      R"({"kv_connector":"OffloadingConnector","kv_connector_extra_config":{"a":2,"b":"-7",)"
+      R"("c":2.9,"d":-2.9,"e":false,"f":"2.5","g":null,"h":[1],"i":"\t12\n","j":"+4"}}]}})");
+  ASSERT_TRUE(c.ok());
+  const auto i = [&](std::string_view key) {
+    return c->ExtraConfigInt("OffloadingConnector", key);
+  };
+  EXPECT_EQ(i("a"), 2);
+  EXPECT_EQ(i("b"), -7);
+  EXPECT_EQ(i("c"), 2) << "int() truncates toward zero";
+  EXPECT_EQ(i("d"), -2);
+  EXPECT_EQ(i("e"), 0);
+  EXPECT_FALSE(i("f")) << "int('2.5') raises";
+  EXPECT_FALSE(i("g"));
+  EXPECT_FALSE(i("h"));
+  EXPECT_EQ(i("i"), 12) << "int() strips surrounding whitespace";
+  EXPECT_EQ(i("j"), 4);
+  EXPECT_FALSE(c->ExtraConfigInt("NixlConnector", "a"));
 }
 
 }  // namespace
