@@ -473,6 +473,29 @@ struct HttpRoute {
   std::function<HttpReply(unsigned status, std::string_view message)> error_reply;
 };
 
+// HttpRequestRecord
+//
+// One request as HttpHandlers::observe sees it once it is over, for HTTP request metrics
+// (prometheus-fastapi-instrumentator's families in `vmetrics serve`). What a record says
+// follows what that library's middleware measures inside vLLM's app: the request's
+// Content-Length header, the reply's Content-Length header (none on a stream, which is sent
+// chunked), and the time from the request's head being read to its reply's last byte being
+// handed to the connection (a stream: to its end, or to the connection's end when the client
+// leaves or the stream is cut).
+struct HttpRequestRecord {
+  std::string_view method;  // as sent
+  std::string_view path;    // as sent, percent-decoded, without the query string
+  // The path of the route that answered (HttpRoute::path, "/metrics", "/health"); "" when the
+  // path and method matched none (the 404s and 405s).
+  std::string_view route_path;
+  // The status sent, 500 when the request ended before any reply was queued (the client left
+  // while a route's answer waited).
+  unsigned status = 0;
+  uint64_t request_content_length = 0;   // 0 without a Content-Length header
+  uint64_t response_content_length = 0;  // the whole reply's body bytes; 0 for a stream
+  double duration_seconds = 0;
+};
+
 // HttpHandlers
 //
 // What the server calls. All are called on worker threads, possibly concurrently (see the
@@ -490,6 +513,15 @@ struct HttpHandlers {
   // Optional. The application's routes (see HttpRoute), checked by Start. An exception
   // escaping a route's handler is answered 500 (worded by its error_reply).
   std::vector<HttpRoute> routes;
+
+  // Optional. Called once per request that reached routing, when it is over (completed, or
+  // its connection closed), on the connection's worker thread: every request answered by a
+  // route, /metrics, /health, or a 404 or 405. Not for requests refused before routing, as a
+  // middleware outside vLLM's app refuses them: malformed ones (400, 431, 414), refused
+  // credentials (401, 429; the API key's 401 too), the scrape reserve's 503, or
+  // libmicrohttpd's own replies. Must be cheap (it runs between the requests of a connection)
+  // and not throw (an exception is dropped).
+  std::function<void(const HttpRequestRecord&)> observe;
 
   // Optional. Receives libmicrohttpd's own error messages (failed binds and accepts, protocol
   // errors of clients), handler exceptions and gzip failures, one message per call without a

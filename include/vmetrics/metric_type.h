@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: metric_type.h
 //
-// The three Prometheus metric types vmetrics registers and the naming rules that go with them,
+// The four Prometheus metric types vmetrics registers and the naming rules that go with them,
 // as prometheus_client applies them: which names and label names are valid, the `_total` a
 // counter's family name drops, and the sample names a family puts in the exposition. The
 // registry, the connector catalog and the `_metrics_descriptor` parser all check names here, so
@@ -23,8 +23,11 @@
 
 namespace vmetrics {
 
-enum class MetricType : uint8_t { kCounter, kGauge, kHistogram };
-const char* MetricTypeName(MetricType type);  // "counter", "gauge", "histogram"
+// kSummary is a prometheus_client Summary without quantiles (`_count` and `_sum` only): what
+// prometheus-fastapi-instrumentator's size families are. The connector catalog and the
+// `_metrics_descriptor` parser take the other three only.
+enum class MetricType : uint8_t { kCounter, kGauge, kHistogram, kSummary };
+const char* MetricTypeName(MetricType type);  // "counter", "gauge", "histogram", "summary"
 
 // Prometheus data model: metric names match [a-zA-Z_:][a-zA-Z0-9_:]*, label names
 // [a-zA-Z_][a-zA-Z0-9_]*. The exposition writers assume valid names (as expfmt's writers do),
@@ -39,7 +42,8 @@ std::string_view FamilyName(std::string_view name, MetricType type);
 
 // The sample names a family of `type` named `name` puts in the exposition, as
 // prometheus_client reserves them (its `_get_names`): counter `x`, `x_total`, `x_created`;
-// histogram `x`, `x_bucket`, `x_count`, `x_sum`, `x_created`; gauge `x`. `name` is the family
+// histogram `x`, `x_bucket`, `x_count`, `x_sum`, `x_created`; summary `x`, `x_count`, `x_sum`,
+// `x_created`; gauge `x`. `name` is the family
 // name (FamilyName). Two families collide when these sets overlap (prometheus_client:
 // "Duplicated timeseries in CollectorRegistry").
 std::vector<std::string> ExpositionNames(std::string_view name, MetricType type);

@@ -209,8 +209,28 @@ class Histogram final : public Child {
   using Child::Child;
 };
 
+// Summary: a prometheus_client Summary without quantiles: the number of observations and
+// their sum (Child::sum). prometheus-fastapi-instrumentator's request and response size
+// families are of this kind.
+class Summary final : public Child {
+ public:
+  static constexpr MetricType kType = MetricType::kSummary;
+
+  // One observation: the count goes up by one and `v` is added to the sum, NaN included
+  // (prometheus_client's Summary.observe checks nothing).
+  void Observe(double v) {
+    value_.fetch_add(v, std::memory_order_relaxed);
+    buckets()[0].fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t count() const { return bucket_count(0); }
+
+ private:
+  friend class Child;
+  using Child::Child;
+};
+
 static_assert(sizeof(Counter) == sizeof(Child) && sizeof(Gauge) == sizeof(Child) &&
-                  sizeof(Histogram) == sizeof(Child),
+                  sizeof(Histogram) == sizeof(Child) && sizeof(Summary) == sizeof(Child),
               "a typed series is its Child: the label views follow it in one allocation");
 
 namespace internal {
@@ -302,6 +322,7 @@ class TypedFamily {
 using CounterFamily = TypedFamily<Counter>;
 using GaugeFamily = TypedFamily<Gauge>;
 using HistogramFamily = TypedFamily<Histogram>;
+using SummaryFamily = TypedFamily<Summary>;
 
 inline MetricType Child::type() const { return family_->type(); }
 

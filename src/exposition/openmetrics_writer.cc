@@ -39,6 +39,8 @@ std::string_view TypeName(MetricType type) {
       return "gauge";
     case MetricType::kHistogram:
       return "histogram";
+    case MetricType::kSummary:
+      return "summary";
   }
   return "unknown";
 }
@@ -78,6 +80,9 @@ void WriteOpenMetrics(const Registry& registry, const ExpositionOptions& options
           break;
         case MetricType::kHistogram:
           internal::AppendHistogramSamples(spec.name, spec, labels, i, child, out);
+          break;
+        case MetricType::kSummary:
+          internal::AppendSummarySamples(spec.name, labels, i, child, out);
           break;
       }
       if (options.created_series && spec.type != MetricType::kGauge) {

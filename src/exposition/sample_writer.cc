@@ -219,4 +219,10 @@ void AppendHistogramSamples(std::string_view name, const FamilySpec& spec, const
   if (first_bound >= 0) AppendSample(name, "_sum", labels, i, child.sum(), out);
 }
 
+void AppendSummarySamples(std::string_view name, const LabelSets& labels, size_t i,
+                          const Child& child, std::string* out) {
+  AppendSample(name, "_count", labels, i, static_cast<double>(child.bucket_count(0)), out);
+  AppendSample(name, "_sum", labels, i, child.sum(), out);
+}
+
 }  // namespace vmetrics::internal

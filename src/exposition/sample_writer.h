@@ -92,6 +92,11 @@ void AppendSample(std::string_view name, std::string_view suffix, const LabelSet
 void AppendHistogramSamples(std::string_view name, const FamilySpec& spec, const LabelSets& labels,
                             size_t i, const Child& child, std::string* out);
 
+// Appends child `i`'s summary samples in prometheus_client's order (a Summary without
+// quantiles): `_count`, then `_sum`.
+void AppendSummarySamples(std::string_view name, const LabelSets& labels, size_t i,
+                          const Child& child, std::string* out);
+
 }  // namespace vmetrics::internal
 
 #endif  // VMETRICS_SRC_EXPOSITION_SAMPLE_WRITER_H_

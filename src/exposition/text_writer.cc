@@ -89,6 +89,13 @@ void WriteText(const Registry& registry, const ExpositionOptions& options, std::
         }
         if (options.created_series) AppendCreatedBlock(spec, children, labels, out);
         break;
+      case MetricType::kSummary:
+        AppendHelpAndType(spec.name, "", spec.help, "summary", out);
+        for (size_t i = 0; i < children.size(); ++i) {
+          internal::AppendSummarySamples(spec.name, labels, i, *children[i], out);
+        }
+        if (options.created_series) AppendCreatedBlock(spec, children, labels, out);
+        break;
     }
   }
   last_size.store(out->size() - start, std::memory_order_relaxed);

@@ -23,6 +23,7 @@
 #include "environment.h"
 #include "flag_checks.h"
 #include "generation_config.h"
+#include "http_families.h"
 #include "ignored_fields.h"
 #include "json_fields.h"
 #include "observability_flags.h"
@@ -303,6 +304,8 @@ struct Frontend::Impl {
   // From Bind on: /metrics renders `registry`, which has the engine states from the first
   // second and the recorder's families once the engines are in.
   std::unique_ptr<Registry> registry;
+  // The HTTP server's request families (instrumentator's http_*), recorded from Bind on.
+  std::unique_ptr<frontend::HttpFamilies> http_families;
   std::unique_ptr<frontend::EngineStates> states;
   std::unique_ptr<frontend::IgnoredFields> ignored_fields;
   std::unique_ptr<StatsRecorder> recorder;
@@ -541,6 +544,10 @@ Status Frontend::Bind() {
   if (Status s = CheckAdvertisedAddress(client_options, a); !s.ok()) return s;
   m.expo.created_series = !(a.disable_created_series || frontend::CreatedDisabledByEnvironment());
   m.registry = std::make_unique<Registry>();
+  // vLLM's app registers these when uvicorn first calls it, after the engine client built the
+  // vllm: families: render group 1, registered before every vmetrics_ family of that group,
+  // puts them after the vllm: families (registered at Start) and before vmetrics' own.
+  m.http_families = std::make_unique<frontend::HttpFamilies>(m.registry.get(), /*render_group=*/1);
   m.states = std::make_unique<frontend::EngineStates>(m.registry.get(), ExpectedEngines(a));
   m.ignored_fields = std::make_unique<frontend::IgnoredFields>(
       m.registry.get(), [](std::string_view line) { LogWarning(line); });
@@ -596,6 +603,9 @@ Status Frontend::Bind() {
     handlers.routes.push_back(std::move(route));
   }
   for (const HttpRoute& route : a.extra_routes) handlers.routes.push_back(route);
+  handlers.observe = [families = m.http_families.get()](const HttpRequestRecord& request) {
+    families->Record(request);
+  };
   handlers.log = [](std::string_view line) {
     LogWarning(std::string("http: ") + std::string(line));
   };

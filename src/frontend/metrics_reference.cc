@@ -18,6 +18,7 @@
 
 #include "build_info.h"
 #include "engine_states.h"
+#include "http_families.h"
 #include "ignored_fields.h"
 #include "vmetrics/connector_catalog.h"
 #include "vmetrics/exposition.h"
@@ -340,8 +341,9 @@ std::string MetricsReference() {
       "exactly how each field is applied.\n"
       "\n"
       "- **Name** is the name a scrape shows in the text format: counters end in `_total`.\n"
-      "  A histogram `h` exposes `h_bucket{le=…}`, `h_sum` and `h_count`. Counters and\n"
-      "  histograms also expose `<name>_created` (the family name without `_total`) unless\n"
+      "  A histogram `h` exposes `h_bucket{le=…}`, `h_sum` and `h_count`, a summary `s`\n"
+      "  `s_count` and `s_sum`. Counters, histograms and summaries also expose\n"
+      "  `<name>_created` (the family name without `_total`) unless\n"
       "  `--disable-created-series` is given.\n"
       "- **Labels** are in declaration order; the exposition sorts them by name. `model_name`\n"
       "  is `--served-model-name` (default `model`), `engine` the data-parallel rank.\n"
@@ -459,6 +461,39 @@ std::string MetricsReference() {
       TableRow(&out, *f, "`model_name`, `engine`",
                m.type == MetricType::kHistogram ? "observe each element of " + key : "add " + key);
     }
+  }
+
+  // Its own registry: the HTTP families are neither vllm: nor vmetrics' own.
+  Registry http_registry(&clock);
+  const HttpFamilies http_families(&http_registry);
+  out +=
+      "\n"
+      "## HTTP families\n"
+      "\n"
+      "Registered by `vmetrics serve` when it binds HTTP, as prometheus-fastapi-instrumentator's\n"
+      "default instrumentation registers them in vLLM's API server: after every `vllm:`\n"
+      "family, before vmetrics' own (`docs/design.md` §2.6). Each request that reaches the\n"
+      "server's routing is recorded when it ends, except those whose handler contains\n"
+      "`/metrics`, `/health`, `/load`, `/ping`, `/version` or `/server_info`. `handler` is the\n"
+      "route's path, `none` for a path and method no route serves (404, 405); `status` is\n"
+      "grouped (`2xx`, `4xx`, ...); `method` is the request's. The unlabelled histogram has its\n"
+      "child from the start.\n"
+      "\n";
+  out += kTableHead;
+  for (const Family* f : http_registry.Families()) {
+    std::string labels;
+    for (const std::string& l : f->spec().label_names) {
+      labels += (labels.empty() ? "" : ", ") + Code(l);
+    }
+    std::string source = "each request's duration, from its head read to its reply's end";
+    if (f->name() == "http_requests") source = "1 per request";
+    if (f->name() == "http_request_size_bytes") {
+      source = "each request's `Content-Length` (0 without one)";
+    }
+    if (f->name() == "http_response_size_bytes") {
+      source = "each reply's `Content-Length` (0 for a stream)";
+    }
+    TableRow(&out, *f, labels.empty() ? "(none)" : labels, source);
   }
 
   out +=

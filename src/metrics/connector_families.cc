@@ -357,6 +357,9 @@ void ConnectorRecorder::RecordSample(PayloadRecording& rec, const ConnectorSampl
         if (rec.ctx.reporter != nullptr) rec.ctx.reporter->Report(problem);
       }
       break;
+    case MetricType::kSummary:
+      // Not a connector metric type (the catalog and descriptors take the other three).
+      break;
   }
 }
 

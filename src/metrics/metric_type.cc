@@ -28,6 +28,8 @@ const char* MetricTypeName(MetricType type) {
       return "gauge";
     case MetricType::kHistogram:
       return "histogram";
+    case MetricType::kSummary:
+      return "summary";
   }
   return "untyped";
 }
@@ -50,6 +52,8 @@ std::vector<std::string> ExpositionNames(std::string_view name, MetricType type)
       return {n, n + "_total", n + "_created"};
     case MetricType::kHistogram:
       return {n, n + "_bucket", n + "_count", n + "_sum", n + "_created"};
+    case MetricType::kSummary:
+      return {n, n + "_count", n + "_sum", n + "_created"};
     case MetricType::kGauge:
       return {n};
   }

@@ -60,6 +60,9 @@ Child* Child::Make(const Family* family, std::span<const std::string_view> label
     case MetricType::kHistogram:
       child = new (memory) Histogram(family, num_labels, num_buckets, created);
       break;
+    case MetricType::kSummary:
+      child = new (memory) Summary(family, num_labels, num_buckets, created);
+      break;
   }
   auto* views = reinterpret_cast<std::string_view*>(child + 1);
   for (size_t i = 0; i < labels.size(); ++i) new (views + i) std::string_view(labels[i]);
@@ -109,8 +112,13 @@ Child* Family::GetOrCreateBounded(std::span<const std::string_view> label_values
   std::vector<std::string_view> interned;
   interned.reserve(label_values.size());
   for (std::string_view v : label_values) interned.push_back(pool_->Intern(v));
-  const uint32_t buckets =
-      spec_.type == MetricType::kHistogram ? static_cast<uint32_t>(index_.num_bounds() + 1) : 0;
+  // A summary keeps its count where a histogram keeps its buckets, as one counter.
+  uint32_t buckets = 0;
+  if (spec_.type == MetricType::kHistogram) {
+    buckets = static_cast<uint32_t>(index_.num_bounds() + 1);
+  } else if (spec_.type == MetricType::kSummary) {
+    buckets = 1;
+  }
   children_.push_back(Child::Make(this, interned, buckets, clock_->UnixSeconds()));
   return children_.back();
 }

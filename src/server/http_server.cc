@@ -17,6 +17,8 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -143,12 +145,110 @@ void LogHandlerFailure(HttpServerState* state, std::string_view kind, const std:
   state->error_log->Log(kind, message);
 }
 
-// The connection's account (connection_guard.h), kept in libmicrohttpd's socket context.
-ConnectionGuard::Connection* Account(MHD_Connection* connection) {
+// The request a connection is serving, as HttpHandlers::observe will be told of it. A
+// connection serves one request at a time, and every call about it runs on the connection's
+// worker thread, so it needs no lock; the strings keep their capacity from one request of a
+// keep-alive connection to the next.
+struct ObservedRequest {
+  bool routed = false;  // reached routing (HttpHandlers::observe): reported when it ends
+  std::string method;
+  std::string path;
+  std::string_view route_path;  // a route's own path, "/metrics", "/health" or ""
+  std::chrono::steady_clock::time_point start;
+  uint64_t request_content_length = 0;
+  unsigned status = 0;  // of the reply queued; 0 while none is
+  uint64_t response_content_length = 0;
+};
+
+// What libmicrohttpd's socket context holds for a connection: its account (connection_guard.h)
+// and the request it serves.
+struct ConnectionSlot {
+  ConnectionGuard::Connection* account = nullptr;
+  ObservedRequest request;
+};
+
+ConnectionSlot* Slot(MHD_Connection* connection) {
   const MHD_ConnectionInfo* info =
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-  return info != nullptr ? static_cast<ConnectionGuard::Connection*>(info->socket_context)
-                         : nullptr;
+  return info != nullptr ? static_cast<ConnectionSlot*>(info->socket_context) : nullptr;
+}
+
+ConnectionGuard::Connection* Account(MHD_Connection* connection) {
+  ConnectionSlot* slot = Slot(connection);
+  return slot != nullptr ? slot->account : nullptr;
+}
+
+// A request's head is in: what it asks for is noted, not yet reported (BeginObserving
+// happens before the checks; AdmitObserved once they let it reach routing).
+void BeginObserving(const HttpServerState* state, MHD_Connection* connection,
+                    const internal::RequestHead& head) {
+  if (!state->handlers.observe) return;
+  ConnectionSlot* slot = Slot(connection);
+  if (slot == nullptr) return;
+  ObservedRequest& r = slot->request;
+  r.routed = false;
+  r.method.assign(head.method);
+  r.path.assign(head.path);
+  r.route_path = {};
+  r.start = std::chrono::steady_clock::now();
+  r.request_content_length = head.content_length_valid ? head.content_length : 0;
+  r.status = 0;
+  r.response_content_length = 0;
+}
+
+// The request passed the checks that run before routing; `refusal` is RejectUnrouted's answer.
+// Its 401 is the API key's, which vLLM checks in a middleware outside the instrumented app, so
+// that request is not reported; a 404 or 405 is the router's, inside it.
+void AdmitObserved(const HttpServerState* state, MHD_Connection* connection,
+                   const internal::RequestHead& head,
+                   const std::optional<internal::Reply>& refusal) {
+  if (!state->handlers.observe) return;
+  ConnectionSlot* slot = Slot(connection);
+  if (slot == nullptr) return;
+  ObservedRequest& r = slot->request;
+  if (refusal.has_value()) {
+    r.routed = refusal->status != MHD_HTTP_UNAUTHORIZED;
+    r.route_path = {};
+    return;
+  }
+  r.routed = true;
+  if (const HttpRoute* route = internal::FindRoute(state->rules, head)) {
+    r.route_path = route->path;
+  } else {
+    r.route_path =
+        internal::RouteFor(head.path) == internal::Endpoint::kMetrics ? "/metrics" : "/health";
+  }
+}
+
+// A reply was queued for the connection's request: its status and Content-Length.
+void NoteQueued(MHD_Connection* connection, unsigned status, uint64_t content_length) {
+  if (ConnectionSlot* slot = Slot(connection)) {
+    slot->request.status = status;
+    slot->request.response_content_length = content_length;
+  }
+}
+
+// The connection's request is over: reported when it reached routing.
+void EndObserving(const HttpServerState* state, MHD_Connection* connection) {
+  ConnectionSlot* slot = Slot(connection);
+  if (slot == nullptr || !slot->request.routed) return;
+  ObservedRequest& r = slot->request;
+  r.routed = false;
+  HttpRequestRecord record;
+  record.method = r.method;
+  record.path = r.path;
+  record.route_path = r.route_path;
+  // As the instrumentator's middleware: a request whose reply never started is a 500.
+  record.status = r.status != 0 ? r.status : MHD_HTTP_INTERNAL_SERVER_ERROR;
+  record.request_content_length = r.request_content_length;
+  record.response_content_length = r.response_content_length;
+  record.duration_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
+  try {
+    state->handlers.observe(record);
+  } catch (...) {
+    // Documented not to throw; nothing may unwind into libmicrohttpd.
+  }
 }
 
 // MHD_NotifyConnectionCallback: every connection opened and closed goes through the guard.
@@ -160,10 +260,14 @@ void ConnectionNotice(void* cls, MHD_Connection* connection, void** socket_conte
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     const MHD_ConnectionInfo* peer =
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    *socket_context = state->guard->Opened(fd != nullptr ? fd->connect_fd : -1,
-                                           peer != nullptr ? peer->client_addr : nullptr);
+    auto* slot = new ConnectionSlot;
+    slot->account = state->guard->Opened(fd != nullptr ? fd->connect_fd : -1,
+                                         peer != nullptr ? peer->client_addr : nullptr);
+    *socket_context = slot;
   } else if (*socket_context != nullptr) {
-    state->guard->Closed(static_cast<ConnectionGuard::Connection*>(*socket_context));
+    auto* slot = static_cast<ConnectionSlot*>(*socket_context);
+    state->guard->Closed(slot->account);
+    delete slot;
     *socket_context = nullptr;
   }
 }
@@ -171,6 +275,8 @@ void ConnectionNotice(void* cls, MHD_Connection* connection, void** socket_conte
 // internal::QueueReply and QueueStream, telling the guard that the reply is being written
 // (timed) or streamed (not).
 MHD_Result QueueReply(HttpServerState* state, MHD_Connection* connection, internal::Reply reply) {
+  NoteQueued(connection, reply.status,
+             reply.shared_body != nullptr ? reply.shared_body->size() : reply.body.size());
   const MHD_Result queued =
       internal::QueueReply(connection, std::move(reply), state->extra_headers);
   if (queued == MHD_YES) {
@@ -184,6 +290,8 @@ MHD_Result QueueReply(HttpServerState* state, MHD_Connection* connection, intern
 MHD_Result QueueStream(HttpServerState* state, MHD_Connection* connection,
                        std::shared_ptr<HttpExchange> exchange, std::string_view content_type) {
   std::weak_ptr<HttpExchange> stream = exchange;
+  // Sent chunked: no Content-Length, which the instrumentator reads as 0.
+  NoteQueued(connection, MHD_HTTP_OK, 0);
   const MHD_Result queued =
       internal::QueueStream(connection, std::move(exchange), content_type, state->extra_headers);
   if (queued == MHD_YES) {
@@ -283,6 +391,7 @@ void LogStreamCut(HttpServerState* state, MHD_Connection* connection,
 void RequestCompleted(void* cls, MHD_Connection* connection, void** req_cls,
                       MHD_RequestTerminationCode /*code*/) {
   auto* state = static_cast<HttpServerState*>(cls);
+  EndObserving(state, connection);
   if (ConnectionGuard::Connection* account = Account(connection)) {
     state->guard->RequestDone(account);
   }
@@ -496,9 +605,9 @@ MHD_Result ResumedCall(HttpServerState* state, MHD_Connection* connection,
     case PendingCheck::kCancelled:
       return queue(internal::ServiceUnavailableReply());
   }
-  if (std::optional<internal::Reply> refusal = internal::RejectUnrouted(state->rules, head)) {
-    return queue(std::move(*refusal));
-  }
+  std::optional<internal::Reply> refusal = internal::RejectUnrouted(state->rules, head);
+  AdmitObserved(state, connection, head, refusal);
+  if (refusal.has_value()) return queue(std::move(*refusal));
   if (const HttpRoute* route = internal::FindRoute(state->rules, head)) {
     // This is the repeated first call: the body (if any) comes in the calls after.
     const MHD_Result result = StartRouteRequest(state, connection, head, route, &pending->posted);
@@ -551,6 +660,7 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
   internal::RequestHead head = internal::ReadRequestHead(connection, url, method, version);
   head.bad_target = bad_target;
   if (*req_cls == nullptr) {
+    BeginObserving(state, connection, head);
     ConnectionGuard::Connection* account = Account(connection);
     if (account != nullptr) {
       state->guard->HeadReceived(account);
@@ -567,9 +677,12 @@ MHD_Result AccessHandler(void* cls, MHD_Connection* connection, const char* url,
       if (check.outcome == internal::CredentialsOutcome::kNeedsVerification) {
         return SuspendForVerification(state, connection, std::move(check.credentials), req_cls);
       }
-      refusal = check.outcome == internal::CredentialsOutcome::kRefused
-                    ? internal::UnauthorizedReply()
-                    : internal::RejectUnrouted(state->rules, head);
+      if (check.outcome == internal::CredentialsOutcome::kRefused) {
+        refusal = internal::UnauthorizedReply();
+      } else {
+        refusal = internal::RejectUnrouted(state->rules, head);
+        AdmitObserved(state, connection, head, refusal);
+      }
     }
     if (refusal.has_value()) return QueueReply(state, connection, std::move(*refusal));
     if (const HttpRoute* route = internal::FindRoute(state->rules, head)) {
