@@ -238,8 +238,10 @@ void EndObserving(const HttpServerState* state, MHD_Connection* connection) {
   record.method = r.method;
   record.path = r.path;
   record.route_path = r.route_path;
-  // As the instrumentator's middleware: a request whose reply never started is a 500.
-  record.status = r.status != 0 ? r.status : MHD_HTTP_INTERNAL_SERVER_ERROR;
+  // As the instrumentator's middleware: a request whose reply never started is a 500. 499 is
+  // the placeholder an exchange queues when its client left before any answer
+  // (HttpExchange::ClientHungUp): no reply started either.
+  record.status = r.status != 0 && r.status != 499 ? r.status : MHD_HTTP_INTERNAL_SERVER_ERROR;
   record.request_content_length = r.request_content_length;
   record.response_content_length = r.response_content_length;
   record.duration_seconds =

@@ -10,11 +10,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -328,6 +332,108 @@ TEST(HttpServerExchange, ClientHangingUpOnAWaitingAnswerIsNoticed) {
   EXPECT_EQ(Get(server->port(), "/metrics").status, 200);
   server->Stop();
   EXPECT_EQ(gone_calls.load(), 1);
+}
+
+// ---- HttpHandlers::observe: one report per request that reached routing ----
+
+// What observe reported, copied (the record's views end with the call); Wait blocks until
+// `n` reports came, since a report lands after the reply went out.
+class Reports {
+ public:
+  struct Report {
+    std::string method, path, route_path;
+    unsigned status = 0;
+    uint64_t request_length = 0, response_length = 0;
+    double seconds = -1;
+  };
+  std::function<void(const HttpRequestRecord&)> Observer() {
+    return [this](const HttpRequestRecord& r) {
+      std::lock_guard<std::mutex> lock(mu_);
+      reports_.push_back({std::string(r.method), std::string(r.path), std::string(r.route_path),
+                          r.status, r.request_content_length, r.response_content_length,
+                          r.duration_seconds});
+      cv_.notify_all();
+    };
+  }
+  std::vector<Report> Wait(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return reports_.size() >= n; });
+    return reports_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Report> reports_;
+};
+
+TEST(HttpServerObserve, EachRoutedRequestIsReportedWithItsSizesAndStatus) {
+  Reports reports;
+  HttpRoute open = Route("POST", "/open", [](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+    ex->Reply(201, "application/json", "abc");
+  });
+  HttpHandlers handlers = WithRoutes({open, Route("POST", "/v1/x", Answer("{}"))});
+  handlers.observe = reports.Observer();
+  HttpServerOptions options = EphemeralOptions();
+  options.api_keys = {"key"};
+  options.api_key_path_prefixes = {"/v1"};
+  std::unique_ptr<HttpServer> server = StartOrDie(options, std::move(handlers));
+  ASSERT_NE(server, nullptr);
+
+  EXPECT_EQ(Exchange(server->port(), Post("/open", "12345")).status, 201);
+  reports.Wait(1);
+  // The API key's 401 is refused before routing, as vLLM's middleware outside the app: the
+  // next report is the 404's.
+  EXPECT_EQ(Exchange(server->port(), Post("/v1/x", "{}")).status, 401);
+  EXPECT_EQ(Get(server->port(), "/nowhere").status, 404);
+  reports.Wait(2);
+  EXPECT_EQ(Get(server->port(), "/open").status, 405);
+  reports.Wait(3);
+  EXPECT_EQ(Get(server->port(), "/metrics").status, 200);
+  const std::vector<Reports::Report> r = reports.Wait(4);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].method, "POST");
+  EXPECT_EQ(r[0].path, "/open");
+  EXPECT_EQ(r[0].route_path, "/open");
+  EXPECT_EQ(r[0].status, 201u);
+  EXPECT_EQ(r[0].request_length, 5u);
+  EXPECT_EQ(r[0].response_length, 3u);
+  EXPECT_GE(r[0].seconds, 0.0);
+  EXPECT_EQ(r[1].path, "/nowhere");
+  EXPECT_EQ(r[1].route_path, "");  // no route: the instrumentator's "none"
+  EXPECT_EQ(r[1].status, 404u);
+  EXPECT_EQ(r[1].response_length, std::string_view(R"({"detail":"Not Found"})").size());
+  EXPECT_EQ(r[2].method, "GET");
+  EXPECT_EQ(r[2].route_path, "");  // the path is a route's, the method is not
+  EXPECT_EQ(r[2].status, 405u);
+  EXPECT_EQ(r[3].route_path, "/metrics");
+  EXPECT_EQ(r[3].response_length, std::string_view("up 1.0\n").size());
+}
+
+// A client that leaves before the answer: reported when its connection ends, as a 500 (the
+// instrumentator's status for a reply that never started).
+TEST(HttpServerObserve, ClientLeavingBeforeTheAnswerIsA500) {
+  Reports reports;
+  std::promise<std::shared_ptr<HttpExchange>> handed;
+  HttpRoute route = Route("POST", "/submit", [&](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+    handed.set_value(std::move(ex));
+  });
+  HttpHandlers handlers = WithRoutes({route});
+  handlers.observe = reports.Observer();
+  std::unique_ptr<HttpServer> server = StartOrDie(EphemeralOptions(), std::move(handlers));
+  ASSERT_NE(server, nullptr);
+  const int fd = http_test::ConnectTo("127.0.0.1", server->port());
+  ASSERT_GE(fd, 0);
+  const std::string request = Post("/submit", "[1]");
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  std::shared_ptr<HttpExchange> exchange = handed.get_future().get();
+  close(fd);
+  const std::vector<Reports::Report> r = reports.Wait(1);
+  EXPECT_EQ(r[0].route_path, "/submit");
+  EXPECT_EQ(r[0].status, 500u);
+  EXPECT_EQ(r[0].request_length, 3u);
+  EXPECT_EQ(r[0].response_length, 0u);
 }
 
 }  // namespace
