@@ -66,6 +66,7 @@ UPSTREAM_REPOSITORIES = (
     "prometheus/prometheus",
     "prometheus/common",
     "prometheus/exporter-toolkit",
+    "trallnag/prometheus-fastapi-instrumentator",
     "jcrist/msgspec",
     "msgpack/msgpack-c",
     "zeromq/libzmq",

@@ -10,7 +10,7 @@ vLLM instruments its FastAPI app with prometheus-fastapi-instrumentator
 (vllm/entrypoints/serve/instrumentator/metrics.py, vllm-project/vllm at 6adad087):
 `Instrumentator(excluded_handlers=[...], registry=...).add().instrument(app)`. With no
 instrumentation added, the middleware installs the library's `metrics.default()`
-(trallnag/prometheus-fastapi-instrumentator, src/prometheus_fastapi_instrumentator/metrics.py
+(trallnag/prometheus-fastapi-instrumentator src/prometheus_fastapi_instrumentator/metrics.py
 and middleware.py, identical at v8.0.0 and v8.0.2 = c1c1fb645ce3b28d538413a9ac18cc7559c0c385).
 This script states those families and the middleware's per-request rules (exclusion by
 regular-expression search, untemplated requests grouped as "none", status grouped as "2xx")
