@@ -47,6 +47,9 @@ TEST(MetricType, ExpositionNamesAreWhatPrometheusClientReserves) {
   EXPECT_EQ(ExpositionNames("x", MetricType::kGauge), (Names{"x"}));
   EXPECT_EQ(ExpositionNames("x", MetricType::kHistogram),
             (Names{"x", "x_bucket", "x_count", "x_sum", "x_created"}));
+  EXPECT_EQ(ExpositionNames("x", MetricType::kSummary),
+            (Names{"x", "x_count", "x_sum", "x_created"}));
+  EXPECT_STREQ(MetricTypeName(MetricType::kSummary), "summary");
 }
 
 }  // namespace
