@@ -149,8 +149,8 @@ class ObservedServer {
       ++observed_;
       cv_.notify_all();
     };
-    auto reply = [](unsigned status, std::string body) {
-      return [status, body](HttpRequest, std::shared_ptr<HttpExchange> ex) {
+    auto reply = [](unsigned status, const std::string& body) {
+      return [status, body](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
         ex->Reply(status, "application/json", body);
       };
     };
@@ -158,14 +158,15 @@ class ObservedServer {
         {.method = "POST", .path = "/v1/completions", .handler = reply(200, R"({"ok":1})")});
     handlers.routes.push_back({.method = "POST", .path = "/bad", .handler = reply(400, "{}")});
     handlers.routes.push_back({.method = "GET", .path = "/ping", .handler = reply(200, "{}")});
-    handlers.routes.push_back({.method = "POST",
-                               .path = "/stream",
-                               .handler = [](HttpRequest, std::shared_ptr<HttpExchange> ex) {
-                                 ex->StartStream("text/event-stream");
-                                 ex->Write("data: 1\n\n");
-                                 ex->Write("data: [DONE]\n\n");
-                                 ex->End();
-                               }});
+    handlers.routes.push_back(
+        {.method = "POST",
+         .path = "/stream",
+         .handler = [](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
+           ex->StartStream("text/event-stream");
+           ex->Write("data: 1\n\n");
+           ex->Write("data: [DONE]\n\n");
+           ex->End();
+         }});
     HttpServerOptions options;
     options.port = 0;
     Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(options, std::move(handlers));

@@ -369,9 +369,10 @@ class Reports {
 
 TEST(HttpServerObserve, EachRoutedRequestIsReportedWithItsSizesAndStatus) {
   Reports reports;
-  HttpRoute open = Route("POST", "/open", [](HttpRequest, std::shared_ptr<HttpExchange> ex) {
-    ex->Reply(201, "application/json", "abc");
-  });
+  HttpRoute open =
+      Route("POST", "/open", [](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
+        ex->Reply(201, "application/json", "abc");
+      });
   HttpHandlers handlers = WithRoutes({open, Route("POST", "/v1/x", Answer("{}"))});
   handlers.observe = reports.Observer();
   HttpServerOptions options = EphemeralOptions();
@@ -415,9 +416,10 @@ TEST(HttpServerObserve, EachRoutedRequestIsReportedWithItsSizesAndStatus) {
 TEST(HttpServerObserve, ClientLeavingBeforeTheAnswerIsA500) {
   Reports reports;
   std::promise<std::shared_ptr<HttpExchange>> handed;
-  HttpRoute route = Route("POST", "/submit", [&](HttpRequest, std::shared_ptr<HttpExchange> ex) {
-    handed.set_value(std::move(ex));
-  });
+  HttpRoute route =
+      Route("POST", "/submit", [&](const HttpRequest&, std::shared_ptr<HttpExchange> ex) {
+        handed.set_value(std::move(ex));
+      });
   HttpHandlers handlers = WithRoutes({route});
   handlers.observe = reports.Observer();
   std::unique_ptr<HttpServer> server = StartOrDie(EphemeralOptions(), std::move(handlers));
