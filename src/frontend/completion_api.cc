@@ -284,14 +284,20 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
     if (count > room) {
       // vLLM says "at least" when the count is one past the room: a tokenizer cuts text there.
       const std::string qualifier = count == room + 1 ? "at least " : "";
-      return Refuse(f.Refuse(
-          "input_tokens",
-          "This model's maximum context length is " + std::to_string(config.max_model_len) +
-              " tokens. However, you requested " + std::to_string(max_tokens) +
-              " output tokens and your prompt contains " + qualifier + std::to_string(count) +
-              " input tokens, for a total of " + qualifier + std::to_string(count + max_tokens) +
-              " tokens. Please reduce the length of the input prompt or the number "
-              "of requested output tokens."));
+      std::string message = "This model's maximum context length is ";
+      message.append(std::to_string(config.max_model_len))
+          .append(" tokens. However, you requested ")
+          .append(std::to_string(max_tokens))
+          .append(" output tokens and your prompt contains ")
+          .append(qualifier)
+          .append(std::to_string(count))
+          .append(" input tokens, for a total of ")
+          .append(qualifier)
+          .append(std::to_string(count + max_tokens))
+          .append(
+              " tokens. Please reduce the length of the input prompt or the number of requested "
+              "output tokens.");
+      return Refuse(f.Refuse("input_tokens", message));
     }
   }
   r.echo_without_generation = r.echo && max_tokens == 0;
