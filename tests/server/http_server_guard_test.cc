@@ -348,6 +348,59 @@ TEST(HttpServerGuard, HalfClosedConnectionsAreClosedAtOnce) {
   EXPECT_EQ(r.body, kBody);
 }
 
+// POST /wait, whose requests are held unanswered (a route waiting for engines) until Release.
+class HeldRequests {
+ public:
+  static constexpr char kPost[] = "POST /wait HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+
+  HttpRoute Route() {
+    HttpRoute route;
+    route.method = "POST";
+    route.path = "/wait";
+    route.handler = [this](HttpRequest, std::shared_ptr<HttpExchange> exchange) {
+      std::lock_guard<std::mutex> lock(mu_);
+      held_.push_back(std::move(exchange));
+    };
+    return route;
+  }
+  // Until `n` requests reached the route (polled, bounded).
+  bool WaitFor(size_t n) {
+    const auto deadline = Clock::now() + 5s;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (held_.size() == n) return true;
+      }
+      if (Clock::now() > deadline) return false;
+      pollfd none{-1, 0, 0};
+      poll(&none, 1, 10);
+    }
+  }
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_.size();
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::shared_ptr<HttpExchange>& exchange : held_) {
+      exchange->Reply(HttpReply{200, "text/plain", "done"});
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::shared_ptr<HttpExchange>> held_;
+};
+
+// Sends HeldRequests::kPost from `source` on a new connection, kept in `fds`.
+void SendHeld(const char* source, uint16_t port, Descriptors* fds) {
+  const int fd = ConnectFrom(source, port);
+  ASSERT_GE(fd, 0);
+  fds->fds.push_back(fd);
+  const std::string post = HeldRequests::kPost;
+  ASSERT_EQ(send(fd, post.data(), post.size(), MSG_NOSIGNAL), static_cast<ssize_t>(post.size()));
+}
+
 // When every connection is busy with a route's request (waiting for engines), a scrape is
 // still admitted, into the scrape reserve; any other request there is answered 503.
 TEST(HttpServerGuard, TheScrapeReserveServesScrapesWhenEveryConnectionIsBusy) {
@@ -358,40 +411,17 @@ TEST(HttpServerGuard, TheScrapeReserveServesScrapesWhenEveryConnectionIsBusy) {
   options.max_connections = kBusy;
   options.max_connections_per_address = 0;
   options.scrape_reserve_connections = 2;
-  std::mutex mu;
-  std::vector<std::shared_ptr<HttpExchange>> held;
+  HeldRequests held;
   HttpHandlers handlers;
-  HttpRoute route;
-  route.method = "POST";
-  route.path = "/wait";
-  route.handler = [&](HttpRequest, std::shared_ptr<HttpExchange> exchange) {
-    std::lock_guard<std::mutex> lock(mu);
-    held.push_back(std::move(exchange));
-  };
-  handlers.routes.push_back(std::move(route));
+  handlers.routes.push_back(held.Route());
   std::unique_ptr<HttpServer> server = StartOrDie(options, std::move(handlers));
   ASSERT_NE(server, nullptr);
   const uint16_t port = server->port();
 
   Descriptors busy;
-  const std::string post = "POST /wait HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
-  for (int i = 0; i < kBusy; ++i) {
-    const int fd = ConnectTo("127.0.0.1", port);
-    ASSERT_GE(fd, 0);
-    busy.fds.push_back(fd);
-    ASSERT_EQ(send(fd, post.data(), post.size(), MSG_NOSIGNAL), static_cast<ssize_t>(post.size()));
-  }
+  for (int i = 0; i < kBusy; ++i) SendHeld("127.0.0.1", port, &busy);
   // Every request reached its handler: the connections are busy.
-  const auto deadline = Clock::now() + 5s;
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (held.size() == kBusy) break;
-    }
-    ASSERT_LT(Clock::now(), deadline) << "the busy requests never reached the handler";
-    pollfd none{-1, 0, 0};
-    poll(&none, 1, 10);
-  }
+  ASSERT_TRUE(held.WaitFor(kBusy)) << "the busy requests never reached the handler";
 
   const auto begin = Clock::now();
   HttpResponse scrape = GetFrom("127.0.0.2", port, "/metrics");
@@ -403,16 +433,11 @@ TEST(HttpServerGuard, TheScrapeReserveServesScrapesWhenEveryConnectionIsBusy) {
   const int fd = ConnectFrom("127.0.0.2", port);
   ASSERT_GE(fd, 0);
   Descriptors owned{{fd}};
-  HttpResponse refused = ExchangeOn(fd, post);
+  HttpResponse refused = ExchangeOn(fd, HeldRequests::kPost);
   EXPECT_EQ(refused.status, 503);
   EXPECT_EQ(refused.Header("Retry-After"), "1");
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    EXPECT_EQ(held.size(), static_cast<size_t>(kBusy));
-    for (const std::shared_ptr<HttpExchange>& exchange : held) {
-      exchange->Reply(HttpReply{200, "text/plain", "done"});
-    }
-  }
+  EXPECT_EQ(held.size(), static_cast<size_t>(kBusy));
+  held.Release();
 }
 
 // Two addresses with many long requests (each past light_client_connections) stop short of the
@@ -426,17 +451,9 @@ TEST(HttpServerGuard, HeavyAddressesLeaveTheLightReserveToOtherClients) {
   options.max_connections = kMax;
   options.max_connections_per_address = 0;
   options.scrape_reserve_connections = 2;
-  std::mutex mu;
-  std::vector<std::shared_ptr<HttpExchange>> held;
+  HeldRequests held;
   HttpHandlers handlers;
-  HttpRoute route;
-  route.method = "POST";
-  route.path = "/wait";
-  route.handler = [&](HttpRequest, std::shared_ptr<HttpExchange> exchange) {
-    std::lock_guard<std::mutex> lock(mu);
-    held.push_back(std::move(exchange));
-  };
-  handlers.routes.push_back(std::move(route));
+  handlers.routes.push_back(held.Route());
   HttpRoute quick;
   quick.method = "POST";
   quick.path = "/quick";
@@ -450,47 +467,27 @@ TEST(HttpServerGuard, HeavyAddressesLeaveTheLightReserveToOtherClients) {
 
   // 15 long requests from each of two addresses: 30 busy, the 2 left are the light reserve.
   Descriptors busy;
-  const std::string post = "POST /wait HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
   for (const char* source : {"127.0.0.3", "127.0.0.4"}) {
-    for (int i = 0; i < (kMax - 2) / 2; ++i) {
-      const int fd = ConnectFrom(source, port);
-      ASSERT_GE(fd, 0);
-      busy.fds.push_back(fd);
-      ASSERT_EQ(send(fd, post.data(), post.size(), MSG_NOSIGNAL),
-                static_cast<ssize_t>(post.size()));
-    }
+    for (int i = 0; i < (kMax - 2) / 2; ++i) SendHeld(source, port, &busy);
   }
-  const auto deadline = Clock::now() + 5s;
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (held.size() == kMax - 2) break;
-    }
-    ASSERT_LT(Clock::now(), deadline) << "the long requests never reached the handler";
-    pollfd none{-1, 0, 0};
-    poll(&none, 1, 10);
-  }
+  ASSERT_TRUE(held.WaitFor(kMax - 2)) << "the long requests never reached the handler";
   // A heavy address asking for one more: the server is full for it.
   {
     const int fd = ConnectFrom("127.0.0.3", port);
     ASSERT_GE(fd, 0);
     Descriptors owned{{fd}};
-    EXPECT_EQ(ExchangeOn(fd, post).status, 503);
+    EXPECT_EQ(ExchangeOn(fd, HeldRequests::kPost).status, 503);
   }
   // Another client's request is served.
   {
     const int fd = ConnectFrom("127.0.0.5", port);
     ASSERT_GE(fd, 0);
     Descriptors owned{{fd}};
-    const std::string quick_post = "POST /quick HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
-    HttpResponse r = ExchangeOn(fd, quick_post);
+    HttpResponse r = ExchangeOn(fd, "POST /quick HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.body, "quick");
   }
-  std::lock_guard<std::mutex> lock(mu);
-  for (const std::shared_ptr<HttpExchange>& exchange : held) {
-    exchange->Reply(HttpReply{200, "text/plain", "done"});
-  }
+  held.Release();
 }
 
 // 5,000 bad requests wrote 5,062 lines. Now each kind is written once per interval, and the
