@@ -21,7 +21,7 @@ This script
      `descriptor_` are rewritten (in place, or appended); every other line is left as it is, so
      the script is idempotent and runs after tools/gen_goldens.py (which rewrites the file).
 
-The recorder below is written from the reference notes and docs/recording.md, never from src/.
+The recorder below is written from vLLM's Python code and docs/recording.md, never from src/.
 Built-in connectors appear here in descriptor form only: the three that send descriptors in
 Python (HiSparse, HF3FS, Offloading) are registered from the very descriptors they send, with
 Offloading's families that no descriptor can say (its deprecated transfer_type families and its

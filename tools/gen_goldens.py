@@ -15,7 +15,7 @@ For every scenario in SCENARIOS this script
   4. writes tests/golden/scenarios.tsv (read by tests/cli/replay_golden_test.cc and
      tests/cli/promtool_check.sh) and tests/golden/MANIFEST.
 
-The recorder below is written from the reference notes and docs/recording.md, never from src/:
+The recorder below is written from vLLM's Python code and docs/recording.md, never from src/:
 it is the cross-check of the C++ recorder. Its replay configuration comes from the very argument
 list that scenarios.tsv hands to `vmetrics replay`, so both sides read the same flags.
 

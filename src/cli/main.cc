@@ -7,7 +7,7 @@
 #include "commands.h"
 
 #ifndef VMETRICS_VERSION
-#define VMETRICS_VERSION "0.1.0"
+#error "VMETRICS_VERSION comes from the project version (src/cli/CMakeLists.txt)"
 #endif
 
 // A function-try-block: an exception that escapes a command (std::bad_alloc, a library's throw

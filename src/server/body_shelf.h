@@ -6,7 +6,7 @@
 // Why: a reply's body lives until the client has read it. Each scrape rendered its own body,
 // so clients that asked for a large exposition and read it slowly (or never, until the reply
 // deadline) each held a full copy of it: 8 such clients, 8 copies, and more clients, more
-// copies. Now the bodies of one kind (format and encoding) are counted from the render until
+// copies. So the bodies of one kind (format and encoding) are counted from the render until
 // the last reply holding them is gone; while `max_per_kind` of them are held, a scrape gets the
 // newest of them instead of a new render (shared, not copied). So the server holds at most
 // max_per_kind bodies of each of the four kinds, whatever the number of clients; the cost is

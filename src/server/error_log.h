@@ -7,7 +7,7 @@
 // Why: every bad request a client sends makes libmicrohttpd log a line ("Error processing
 // request ...", "Connection was closed by remote side ..."), and a client can send thousands a
 // second: 5,000 bad requests wrote 5,062 lines. A log a client can fill is a log nobody reads
-// and a disk anybody can fill. Now the first message of a kind is written at once; the others
+// and a disk anybody can fill. So the first message of a kind is written at once; the others
 // of the same kind within `interval` are only counted, and when the interval is over the count
 // is written with the message that opened it:
 //

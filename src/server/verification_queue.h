@@ -8,7 +8,7 @@
 // Why a thread: a worker thread runs an event loop for many connections, and a bcrypt at cost
 // 10 takes about 0.1 s. Checked on the workers, a few clients looping on wrong passwords kept
 // both workers busy and delayed every other scrape by seconds (measured in
-// docs/reliability.md). Now the server suspends the connection (MHD_suspend_connection),
+// docs/reliability.md). So the server suspends the connection (MHD_suspend_connection),
 // queues the check here, and the queue's thread resumes the connection when the verdict is in;
 // scrapes whose credentials are cached never wait. One thread caps what guessing can burn at
 // one core, as exporter-toolkit's bcrypt mutex does; at most `max_pending` checks wait, and a
