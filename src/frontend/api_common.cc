@@ -6,6 +6,7 @@
 
 #include "vllm_request_fields.h"
 #include "vmetrics/internal/json_from_msgpack.h"
+#include "vmetrics/internal/python_int.h"
 #include "vmetrics/internal/wire_text.h"
 
 namespace vmetrics::frontend {
@@ -47,42 +48,6 @@ ParsedRequest CheckRequestIdHeader(ParsedRequest parsed, const std::string* valu
   return parsed;
 }
 
-std::optional<int64_t> PythonIntOf(std::string_view text, bool* overflow) {
-  *overflow = false;
-  auto blank = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
-  while (!text.empty() && blank(text.front())) text.remove_prefix(1);
-  while (!text.empty() && blank(text.back())) text.remove_suffix(1);
-  bool negative = false;
-  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
-    negative = text.front() == '-';
-    text.remove_prefix(1);
-  }
-  if (text.empty() || text.front() == '_' || text.back() == '_') return std::nullopt;
-  // The magnitude as unsigned, so that -2^63 fits.
-  uint64_t magnitude = 0;
-  bool too_large = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '_') {
-      if (text[i - 1] == '_') return std::nullopt;
-      continue;
-    }
-    if (c < '0' || c > '9') return std::nullopt;
-    const auto digit = static_cast<uint64_t>(c - '0');
-    if (magnitude > (UINT64_MAX - digit) / 10) {
-      too_large = true;
-    } else {
-      magnitude = magnitude * 10 + digit;
-    }
-  }
-  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
-  if (too_large || magnitude > limit) {
-    *overflow = true;
-    return std::nullopt;
-  }
-  return negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
-}
-
 ParsedRequest ApplyRequestHeaders(ParsedRequest parsed, const std::string* session_id,
                                   const std::string* priority) {
   if (!parsed.ok()) return parsed;
@@ -97,7 +62,7 @@ ParsedRequest ApplyRequestHeaders(ParsedRequest parsed, const std::string* sessi
   }
   if (priority != nullptr && r.api == TokenApi::kCompletions) {
     bool overflow = false;
-    if (std::optional<int64_t> p = PythonIntOf(*priority, &overflow)) {
+    if (std::optional<int64_t> p = internal::PythonIntOfText(*priority, &overflow)) {
       r.priority = *p;
     } else if (overflow) {
       return Refuse(BadRequest("X-Vllm-Priority must fit a 64-bit integer", "X-Vllm-Priority"));

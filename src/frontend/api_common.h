@@ -62,10 +62,6 @@ ParsedRequest CheckRequestIdHeader(ParsedRequest parsed, const std::string* valu
 ParsedRequest ApplyRequestHeaders(ParsedRequest parsed, const std::string* session_id,
                                   const std::string* priority);
 
-// Python's int() of `text` when it is a decimal integer that fits int64; nullopt otherwise
-// (`*overflow` set when it is an integer too large for int64).
-std::optional<int64_t> PythonIntOf(std::string_view text, bool* overflow);
-
 // `model`: absent, null, the served name, or a LoRA module's name (returned in `lora`);
 // anything else is vLLM's 404 "The model `X` does not exist." (models/serving.py at 00153c8b).
 MaybeError CheckModel(JsonFields& f, const ServingConfig& config, std::optional<LoraModule>* lora);

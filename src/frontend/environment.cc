@@ -3,8 +3,12 @@
 #include "environment.h"
 
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
+
+#include "vmetrics/internal/python_int.h"
 
 namespace vmetrics::frontend {
 
@@ -21,23 +25,13 @@ Result<bool> ComputeNansInLogitsFromEnvironment() {
   const char* v = std::getenv(kName);
   if (v == nullptr) return false;
   const std::string s(v);
-  const auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  size_t begin = 0;
-  size_t end = s.size();
-  while (begin < end && blank(s[begin])) ++begin;
-  while (end > begin && blank(s[end - 1])) --end;
-  if (begin < end && (s[begin] == '+' || s[begin] == '-')) ++begin;
-  bool digits = begin < end;
-  bool nonzero = false;
-  for (size_t i = begin; i < end; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) digits = false;
-    if (s[i] != '0') nonzero = true;
-  }
-  if (!digits) {
+  bool overflow = false;
+  const std::optional<int64_t> value = internal::PythonIntOfText(s, &overflow);
+  if (!value && !overflow) {
     return Status::InvalidArgument(std::string("environment variable ") + kName +
                                    " must be an integer (0 = off), not \"" + s + "\"");
   }
-  return nonzero;
+  return overflow || *value != 0;  // an integer past int64 is not 0 either
 }
 
 }  // namespace vmetrics::frontend

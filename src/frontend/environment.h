@@ -14,10 +14,10 @@ namespace vmetrics::frontend {
 bool CreatedDisabledByEnvironment();
 
 // vLLM's envs.VLLM_COMPUTE_NANS_IN_LOGITS, `bool(int(os.getenv(name, "0")))`: unset = false; an
-// integer (surrounding blanks and a sign allowed, as Python's int() takes them) is true when
-// not 0. Any other value is an error naming the variable (Python raises on it too).
-// It registers vllm:corrupted_requests and makes the request tracker mark requests whose
-// outputs had NaNs in their logits.
+// integer as Python's int() reads it (internal::PythonIntOfText) is true when not 0. Any other
+// value is an error naming the variable (Python raises on it too). It registers
+// vllm:corrupted_requests and makes the request tracker mark requests whose outputs had NaNs in
+// their logits.
 Result<bool> ComputeNansInLogitsFromEnvironment();
 
 }  // namespace vmetrics::frontend

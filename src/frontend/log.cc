@@ -69,21 +69,24 @@ std::string FormatLine(std::chrono::system_clock::time_point now, const char* le
 
 void Write(LogLevel level_value, const char* level, std::string_view raw) {
   if (level_value < g_level.load(std::memory_order_relaxed)) return;
+  // The budget first: a line past it costs no formatting.
+  uint64_t left_out = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (!g_budget.Take(LineBudget::Clock::now(), &left_out)) return;
+  }
   const auto now = std::chrono::system_clock::now();
+  std::string out;
+  if (left_out > 0) {
+    out = FormatLine(now, "warning",
+                     std::to_string(left_out) + " log lines were left out (more than " +
+                         std::to_string(static_cast<int>(kLogLinesPerSecond)) + " per second)");
+  }
   // Messages quote strings from the wire: control characters would forge lines or drive a
   // terminal, and invalid UTF-8 would make the JSON writer throw (wire_text.h).
-  const std::string line = FormatLine(now, level, BoundedMessage(raw));
+  out += FormatLine(now, level, BoundedMessage(raw));
   std::lock_guard<std::mutex> lock(g_mu);
-  uint64_t left_out = 0;
-  if (!g_budget.Take(LineBudget::Clock::now(), &left_out)) return;
-  if (left_out > 0) {
-    const std::string notice =
-        FormatLine(now, "warning",
-                   std::to_string(left_out) + " log lines were left out (more than " +
-                       std::to_string(static_cast<int>(kLogLinesPerSecond)) + " per second)");
-    std::fwrite(notice.data(), 1, notice.size(), stderr);
-  }
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fwrite(out.data(), 1, out.size(), stderr);
   std::fflush(stderr);
 }
 

@@ -134,16 +134,20 @@ bool RefuseWithoutContextLength(const ServingConfig& config, HttpExchange& excha
   return true;
 }
 
+// `parsed` with what the request's headers say (X-Request-Id checked, X-Session-ID and
+// X-Vllm-Priority applied), read in one place for both APIs.
+ParsedRequest WithHeaders(ParsedRequest parsed, const HttpRequest& http) {
+  return ApplyRequestHeaders(CheckRequestIdHeader(std::move(parsed), http.header(kRequestIdHeader)),
+                             http.header(kSessionIdHeader), http.header(kPriorityHeader));
+}
+
 }  // namespace
 
 void RequestService::HandleCompletion(const HttpRequest& request,
                                       std::shared_ptr<HttpExchange> exchange) {
   if (!RefuseWithoutContextLength(options_.config, *exchange) &&
-      Submit(ApplyRequestHeaders(
-                 CheckRequestIdHeader(ParseCompletionRequest(request.body, options_.config),
-                                      request.header(kRequestIdHeader)),
-                 request.header(kSessionIdHeader), request.header(kPriorityHeader)),
-             request, std::move(exchange))) {
+      Submit(WithHeaders(ParseCompletionRequest(request.body, options_.config), request), request,
+             std::move(exchange))) {
     return;
   }
   ReleaseRemotePrefill(request);
@@ -211,11 +215,8 @@ void RequestService::ReleaseRemotePrefill(const HttpRequest& http) {
 void RequestService::HandleGenerate(const HttpRequest& request,
                                     std::shared_ptr<HttpExchange> exchange) {
   if (RefuseWithoutContextLength(options_.config, *exchange)) return;
-  Submit(
-      ApplyRequestHeaders(CheckRequestIdHeader(ParseGenerateRequest(request.body, options_.config),
-                                               request.header(kRequestIdHeader)),
-                          request.header(kSessionIdHeader), request.header(kPriorityHeader)),
-      request, std::move(exchange));
+  Submit(WithHeaders(ParseGenerateRequest(request.body, options_.config), request), request,
+         std::move(exchange));
 }
 
 bool RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,

@@ -3,7 +3,6 @@
 // class; a MultiConnector lists its children in kv_connector_extra_config.connectors, each a
 // KVTransferConfig of its own. And --ec-transfer-config (ECTransferConfig): `ec_connector` names
 // the encoder-cache connector whose families are registered.
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include <string_view>
 
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/internal/python_int.h"
 
 namespace vmetrics {
 namespace {
@@ -36,15 +36,8 @@ std::optional<int64_t> PythonInt(const nlohmann::json& v) {
     return static_cast<int64_t>(std::trunc(d));
   }
   if (!v.is_string()) return std::nullopt;
-  std::string_view s = v.get_ref<const std::string&>();
-  const auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  int64_t out = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return out;
+  bool overflow = false;
+  return internal::PythonIntOfText(v.get_ref<const std::string&>(), &overflow);
 }
 
 // Keeps the string values of `config`'s kv_connector_extra_config for `connector`, and the

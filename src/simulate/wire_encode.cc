@@ -185,11 +185,7 @@ void WriteOutput(Writer& w, const SimOutput& o) {
     w.Nil();
   }
   w.Nil();  // pooling_output
-  if (o.finish_reason) {
-    w.Int(*o.finish_reason);
-  } else {
-    w.Nil();
-  }
+  w.OptInt(o.finish_reason);
   w.OptInt(o.stop_reason);  // a stop_token_ids token; EOS and length stops carry none
   if (o.events.empty()) {
     w.Nil();  // the engine sends nil, not [], when there are no events
@@ -241,7 +237,14 @@ void WritePrefillStats(Writer& w, const SimPrefillStats& p, int keys) {
 // EngineCoreOutput in `g`'s layout.
 void WriteOutputAs(Writer& w, const SimOutput& o, const WireGeneration& g) {
   w.Array(g.output_count);
-  const bool tensors = g.logprobs == LogprobsForm::kTensors;
+  // Logprobs go out as tensors, in the generations that send them so; else nil.
+  const auto logprobs = [&w, tensors = g.logprobs == LogprobsForm::kTensors](const auto& lp) {
+    if (lp && tensors) {
+      WriteLogprobs(w, *lp);
+    } else {
+      w.Nil();
+    }
+  };
   for (size_t p = 0; p < g.output_count; ++p) {
     switch (g.output[p]) {
       case OutputField::kRequestId:
@@ -251,25 +254,13 @@ void WriteOutputAs(Writer& w, const SimOutput& o, const WireGeneration& g) {
         w.IntList(o.new_token_ids);
         break;
       case OutputField::kNewLogprobs:
-        if (o.new_logprobs && tensors) {
-          WriteLogprobs(w, *o.new_logprobs);
-        } else {
-          w.Nil();
-        }
+        logprobs(o.new_logprobs);
         break;
       case OutputField::kNewPromptLogprobsTensors:
-        if (o.new_prompt_logprobs && tensors) {
-          WriteLogprobs(w, *o.new_prompt_logprobs);
-        } else {
-          w.Nil();
-        }
+        logprobs(o.new_prompt_logprobs);
         break;
       case OutputField::kFinishReason:
-        if (o.finish_reason) {
-          w.Int(*o.finish_reason);
-        } else {
-          w.Nil();
-        }
+        w.OptInt(o.finish_reason);
         break;
       case OutputField::kStopReason:
         w.OptInt(o.stop_reason);

@@ -22,6 +22,7 @@
 #include "msgpack_from_json.h"
 #include "vllm_request_fields.h"
 #include "vmetrics/engine_request.h"
+#include "vmetrics/internal/python_int.h"
 
 namespace vmetrics::frontend {
 namespace {
@@ -156,7 +157,7 @@ TEST(ParseTokenRequest, NestedFieldsAreAcceptedAtTheDepthLimitAndRefusedPastIt) 
 
 // Ids a client gives go to the engine as msgpack str: valid UTF-8, at most 512 bytes, no
 // control characters; a 400 naming the field otherwise.
-TEST(PythonIntOf, ReadsWhatPythonsIntReads) {
+TEST(PythonIntOfText, ReadsWhatPythonsIntReads) {
   bool overflow = false;
   for (const auto& [text, value] :
        std::vector<std::pair<std::string, int64_t>>{{"5", 5},
@@ -166,15 +167,15 @@ TEST(PythonIntOf, ReadsWhatPythonsIntReads) {
                                                     {"007", 7},
                                                     {"9223372036854775807", INT64_MAX},
                                                     {"-9223372036854775808", INT64_MIN}}) {
-    EXPECT_EQ(PythonIntOf(text, &overflow), value) << text;
+    EXPECT_EQ(internal::PythonIntOfText(text, &overflow), value) << text;
     EXPECT_FALSE(overflow) << text;
   }
   for (const char* text : {"", " ", "x", "1.5", "_1", "1_", "1__0", "0x10", "--1", "1e3"}) {
-    EXPECT_EQ(PythonIntOf(text, &overflow), std::nullopt) << text;
+    EXPECT_EQ(internal::PythonIntOfText(text, &overflow), std::nullopt) << text;
     EXPECT_FALSE(overflow) << text;
   }
   for (const char* text : {"9223372036854775808", "-9223372036854775809", "99999999999999999999"}) {
-    EXPECT_EQ(PythonIntOf(text, &overflow), std::nullopt) << text;
+    EXPECT_EQ(internal::PythonIntOfText(text, &overflow), std::nullopt) << text;
     EXPECT_TRUE(overflow) << text;
   }
 }
