@@ -14,6 +14,8 @@
 // checking on) and recorded — twice, so the second message meets every child already made.
 // Invariants:
 //   * recording never crashes (ASan/UBSan report anything else);
+//   * a utility output's result reads as the engine control routes read it
+//     (DecodeUtilityResult): the same status twice, never a crash;
 //   * both renderings (text 0.0.4, OpenMetrics) pass the exposition grammar checker
 //   (exposition_invariant.h): no engine timestamp, count, name or
 //     stat can make /metrics unparsable.
@@ -29,6 +31,7 @@
 #include "vmetrics/recorder.h"
 #include "vmetrics/registry.h"
 #include "vmetrics/requests.h"
+#include "vmetrics/utility_call.h"
 
 namespace vmetrics::fuzz {
 
@@ -56,6 +59,11 @@ inline std::string CheckRecordInvariants(std::string_view data) {
     RequestTracker tracker(tracker_options);
     EngineCoreOutputs message;
     if (!DecodeEngineCoreOutputs(frames, recorder.decode_context(1), &message).ok()) continue;
+    if (message.utility_output) {
+      Result<UtilityArg> a = DecodeUtilityResult(message.utility_output->result);
+      Result<UtilityArg> b = DecodeUtilityResult(message.utility_output->result);
+      if (a.ok() != b.ok() || (a.ok() && *a != *b)) return "a utility result read two ways";
+    }
     for (const EngineCoreOutput& out : message.outputs) {
       RequestInfo info;
       info.request_id = std::string(out.request_id);

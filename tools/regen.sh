@@ -21,7 +21,7 @@ PYTHON=/usr/bin/python3
 # gen_goldens.py rewrites scenarios.tsv whole; the two after it append their own lines.
 GENERATORS=(gen_wire_newest.py gen_fixtures.py gen_float_table.py gen_exposition_goldens.py
             gen_http_goldens.py gen_goldens.py gen_descriptor_fixtures.py gen_request_goldens.py
-            gen_hostile_captures.py gen_fuzz_seeds.py)
+            gen_hostile_captures.py gen_fuzz_seeds.py gen_utility_call_goldens.py)
 
 # Files under tests/ that git does not track yet, before the generators run (hand-written files
 # not committed yet are not "stale"; a file a generator creates is).

@@ -153,6 +153,11 @@ struct FrontendOptions {
   // silence may be vmetrics' own). REQUIRES: > 0.
   double output_backlog_limit_s = 5;
 
+  // --engine-control-timeout: how long the development routes that call the engines (/sleep,
+  // /wake_up, /pause, ...; VLLM_SERVER_DEV_MODE=1) wait for every engine's answer before they
+  // answer 503 naming the silent ones. Waking a large model's weights can take minutes.
+  double engine_control_timeout_s = 300;
+
   // --engine-wire: the engines' wire generation (wire_decoder.h). "auto" recognises each
   // engine from its handshake and first messages; a generation name ("g20260712-370b678a",
   // "g20260712") or a vLLM release a table pins forces that layout for every engine.

@@ -412,6 +412,9 @@ struct HttpRequest {
   std::string_view path;
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // (name as the route spells it, value)
+  // The query string's parameters in order, decoded ('+' as a space, then %XX); a name may
+  // come more than once, and one without '=' has the value "".
+  std::vector<std::pair<std::string, std::string>> query;
 
   // The value of header `name` (as listed in request_headers), or nullptr.
   const std::string* header(std::string_view name) const {
@@ -419,6 +422,14 @@ struct HttpRequest {
       if (n == name) return &v;
     }
     return nullptr;
+  }
+  // The last value of query parameter `name`, as Starlette's query_params.get, or nullptr.
+  const std::string* query_value(std::string_view name) const {
+    const std::string* found = nullptr;
+    for (const auto& [n, v] : query) {
+      if (n == name) found = &v;
+    }
+    return found;
   }
 };
 

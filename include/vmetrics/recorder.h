@@ -182,6 +182,15 @@ class StatsRecorder {
   //   rec.ClearEngineRequests(1);  // engine 1's process exited
   void ClearEngineRequests(int64_t engine_index);
 
+  // Sets vllm:engine_sleep_state of `engine_index` as PrometheusStatLogger.record_sleep_state
+  // does (vllm/v1/metrics/loggers.py at 6adad087): asleep -> awake 0, weights_offloaded 1 at
+  // level 1, discard_all 1 at level 2 (neither at another level); awake -> awake 1, the others
+  // 0. Called once an engine answered a sleep or wake-up call.
+  //
+  // Example:
+  //   rec.SetEngineSleepState(0, /*asleep=*/true, /*level=*/1);
+  void SetEngineSleepState(int64_t engine_index, bool asleep, int64_t level);
+
   Reporter& reporter();
   const RecorderOptions& options() const;
 

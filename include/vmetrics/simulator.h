@@ -244,7 +244,16 @@ struct EngineTotals {
   uint64_t steps = 0;
   uint64_t messages = 0;         // EngineCoreOutputs with SchedulerStats (one per step)
   uint64_t utility_replies = 0;  // EngineCoreOutputs answering UTILITY calls
-  uint64_t outputs = 0;          // EngineCoreOutput entries
+  // The UTILITY calls received, in order, as Python would print the call ("sleep(1, 'abort')"),
+  // and what they left the engine in, as its generation's EngineCore would (a call its
+  // generation has no such method or signature for fails, as getattr or the call would).
+  std::vector<std::string> utility_calls;
+  uint64_t utility_failures = 0;
+  int64_t sleep_level = 0;  // 0 = awake
+  bool scheduler_paused = false;
+  uint64_t prefix_cache_resets = 0;
+  std::string weight_version = "default";  // EngineCore._weight_version
+  uint64_t outputs = 0;                    // EngineCoreOutput entries
   uint64_t requests_arrived = 0;
   uint64_t requests_scheduled = 0;  // first schedules (prefill_stats sent)
   uint64_t prompt_tokens = 0;       // of scheduled requests

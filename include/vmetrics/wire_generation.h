@@ -299,6 +299,29 @@ struct RequestLayout {
   bool Has(SamplingKey key) const;
 };
 
+// The engine's UTILITY methods the control routes call (EngineCore in vllm/v1/engine/core.py
+// at the generation's commit; docs/wire_format.md, "Utility calls"). Every generation has
+// sleep(level), wake_up(tags), is_sleeping() and reset_prefix_cache.
+struct EngineControlCalls {
+  // sleep(level, mode), the engine pausing its scheduler by `mode` first; before: sleep(level),
+  // which vLLM's frontend preceded with reset_prefix_cache() (AsyncLLM.sleep).
+  bool sleep_takes_mode = true;
+  // pause_scheduler(mode, clear_cache), resume_scheduler(), is_scheduler_paused(); before,
+  // vLLM paused in its frontend (or not at all), which vmetrics does not do.
+  bool pause_scheduler = true;
+  // reset_prefix_cache(reset_running_requests, reset_connector) -> bool; before:
+  // reset_prefix_cache() -> None.
+  bool reset_prefix_cache_flags = true;
+  // The workers' weight-transfer methods, reached through EngineCore.collective_rpc(method,
+  // timeout, args, kwargs) (vllm/v1/worker/gpu_worker.py): 0 none; 1 init_weight_transfer_engine
+  // and update_weights (from g20260413); 2 also start_weight_update, start_draft_weight_update
+  // and finish_weight_update (from g20260712).
+  uint8_t weight_transfer = 2;
+  // EngineCore.set_weight_version(str) and get_weight_version() (from g20260812).
+  bool weight_version = true;
+  bool operator==(const EngineControlCalls&) const = default;
+};
+
 inline constexpr size_t kMaxOutputPositions = 24;
 inline constexpr uint8_t kNilRunToTheEnd = 0xff;  // WireGeneration::nil_run_end: no stop
 
@@ -327,8 +350,9 @@ struct WireGeneration {
   ReadyForm ready_form = ReadyForm::kWithParallelism;
   // vLLM releases built from this span (docs/wire_format.md says how each was pinned).
   std::span<const std::string_view> vllm_releases;
-  // What the frontend sends: the ADD body's layout.
+  // What the frontend sends: the ADD body's layout, and the UTILITY calls' signatures.
   RequestLayout request;
+  EngineControlCalls control;
 
   OutputField output_field(size_t position) const {
     return position < output_count ? output[position] : OutputField::kUnknown;

@@ -60,6 +60,10 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
                   "fenced (its requests end with a 503, /health names it) until it sends again; "
                   "0 = off")
       ->capture_default_str();
+  cmd->add_option("--engine-control-timeout", a->engine_control_timeout_s,
+                  "Seconds the engine control routes (/sleep, /wake_up, /pause, ...; "
+                  "VLLM_SERVER_DEV_MODE=1) wait for every engine's answer")
+      ->capture_default_str();
   cmd->add_option("--engine-wire", a->engine_wire,
                   "Wire generation of the engines: auto (recognised from the handshake and "
                   "first messages), a generation (g20260712-370b678a, or g20260712) or a vLLM "

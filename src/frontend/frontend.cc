@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "build_info.h"
+#include "engine_control.h"
 #include "engine_states.h"
 #include "environment.h"
 #include "flag_checks.h"
@@ -85,6 +86,7 @@ struct CheckedOptions {
   std::optional<ConnectorConfig> connectors;                   // --kv-transfer-config, when given
   EcConnectorConfig ec_connector;                              // --ec-transfer-config
   bool compute_nans_in_logits = false;                         // VLLM_COMPUTE_NANS_IN_LOGITS
+  bool server_dev_mode = false;                                // VLLM_SERVER_DEV_MODE
   CustomHistogramBuckets custom_histogram_buckets;             // --custom-histogram-buckets
   std::optional<std::string> show_hidden_metrics_for_version;  // validated
   const WireGeneration* engine_wire = nullptr;                 // --engine-wire; nullptr = auto
@@ -108,6 +110,10 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
   if (!(o->engine_stall_timeout_s >= 0 && o->engine_stall_timeout_s <= 3600)) {
     return Status::InvalidArgument(
         "--engine-stall-timeout must be between 0 (off) and 3600 seconds");
+  }
+  if (!(o->engine_control_timeout_s > 0 && o->engine_control_timeout_s <= 86400)) {
+    return Status::InvalidArgument(
+        "--engine-control-timeout must be more than 0 and at most 86400 seconds");
   }
   if (!(o->output_backlog_limit_s > 0 && o->output_backlog_limit_s <= 3600)) {
     return Status::InvalidArgument(
@@ -156,6 +162,9 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
   Result<bool> nans = frontend::ComputeNansInLogitsFromEnvironment();
   if (!nans.ok()) return nans.status();
   checked.compute_nans_in_logits = *nans;
+  Result<bool> dev_mode = frontend::ServerDevModeFromEnvironment();
+  if (!dev_mode.ok()) return dev_mode.status();
+  checked.server_dev_mode = *dev_mode;
   Result<CustomHistogramBuckets> buckets =
       frontend::ParseCustomHistogramBuckets(o->custom_histogram_buckets);
   if (!buckets.ok()) return buckets.status();
@@ -313,6 +322,9 @@ struct Frontend::Impl {
   // Set once Start built `requests`: the routes answer 503 before.
   std::atomic<frontend::RequestService*> requests_ready{nullptr};
   std::vector<HttpRoute> api_routes;  // the routes on `requests`, as the HTTP routes' targets
+  // VLLM_SERVER_DEV_MODE=1: the engine control routes, answering 503 until `control_ready`.
+  std::unique_ptr<frontend::EngineControl> control;
+  std::atomic<frontend::EngineControl*> control_ready{nullptr};
   std::unique_ptr<HttpServer> http;
   // Output thread only: the kinds of dropped input messages already logged.
   std::set<std::string> dropped_logged;
@@ -365,6 +377,9 @@ struct Frontend::Impl {
   }
 
   void OnDecoded(EngineCoreOutputs& message) {
+    if (message.utility_output && control) {
+      control->OnUtilityOutput(message.engine_index, *message.utility_output);
+    }
     // Python records a message's SchedulerStats, then its IterationStats.
     requests->OnOutputs(&message, [&](const EngineCoreOutputs& m, const IterationStats* it) {
       recorder->Record(m);
@@ -415,6 +430,7 @@ struct Frontend::Impl {
                                  info.ready ? &*info.ready : nullptr);
         }
         requests->OnEngineReady(e.engine_index);
+        if (control) control->OnEngineReady(e.engine_index);
       }
       {
         std::lock_guard<std::mutex> lock(wait_mu);
@@ -425,6 +441,7 @@ struct Frontend::Impl {
     LogWarning("engine " + std::to_string(e.engine_index) + " lost: " + e.reason);
     states->SetDead(e.engine_index, e.reason);
     if (requests) requests->OnEngineDead(e.engine_index, e.reason);
+    if (control) control->OnEngineDead(e.engine_index, e.reason);
     // Its requests were failed: its request gauges would otherwise keep its last step's counts.
     if (recorder) recorder->ClearEngineRequests(e.engine_index);
     {
@@ -602,6 +619,16 @@ Status Frontend::Bind() {
     };
     handlers.routes.push_back(std::move(route));
   }
+  if (m.checked.server_dev_mode) {
+    LogWarning(
+        "SECURITY WARNING: development endpoints are enabled (VLLM_SERVER_DEV_MODE): /sleep, "
+        "/wake_up, /pause, /resume, /reset_prefix_cache act on every engine; this should NOT "
+        "be used in production");
+    for (HttpRoute& route : frontend::EngineControl::Routes(
+             [&m] { return m.control_ready.load(std::memory_order_acquire); })) {
+      handlers.routes.push_back(std::move(route));
+    }
+  }
   for (const HttpRoute& route : a.extra_routes) handlers.routes.push_back(route);
   handlers.observe = [families = m.http_families.get()](const HttpRequestRecord& request) {
     families->Record(request);
@@ -612,6 +639,9 @@ Status Frontend::Bind() {
   HttpServerOptions http = a.http;
   if (!http.api_keys.empty() && http.api_key_path_prefixes.empty()) {
     http.api_key_path_prefixes = frontend::ApiKeyPathPrefixes();
+    for (std::string& path : frontend::EngineControlPaths()) {
+      http.api_key_path_prefixes.push_back(std::move(path));
+    }
   }
   Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(http, std::move(handlers));
   if (!server.ok()) {
@@ -679,17 +709,30 @@ Status Frontend::Start() {
   ro.engine_indexes = o.engine_indexes;
   ro.track_nans_in_logits = m.checked.compute_nans_in_logits;
   ro.kv_connector = !o.connectors.connector.empty();
-  ro.send = [client = m.client.get()](int engine, EngineCoreRequestType type,
-                                      const std::string& body) {
+  const auto ro_send = [client = m.client.get()](int engine, EngineCoreRequestType type,
+                                                 const std::string& body) {
     const std::string_view frames[] = {body};
     return client->Send(engine, type, frames);
   };
+  ro.send = ro_send;
   ro.on_ignored_field = [&m](std::string_view field) { m.ignored_fields->Count(field); };
   m.requests = std::make_unique<frontend::RequestService>(std::move(ro));
   m.requests->SetOnEngineBack([&m](int engine) {
     LogInfo("engine " + std::to_string(engine) + " answers again; taking requests again");
     m.states->SetReady(engine);
   });
+
+  if (m.checked.server_dev_mode) {
+    frontend::EngineControl::Options co;
+    co.send = ro_send;
+    co.engine_indexes = o.engine_indexes;
+    co.timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(m.options.engine_control_timeout_s * 1000));
+    co.on_sleep_state = [&m](int64_t engine, bool asleep, int64_t level) {
+      m.recorder->SetEngineSleepState(engine, asleep, level);
+    };
+    m.control = std::make_unique<frontend::EngineControl>(std::move(co));
+  }
 
   // Each engine's wire generation: what its messages are decoded with, and what its requests
   // must be readable by (the candidates its handshake and messages leave).
@@ -701,6 +744,7 @@ Status Frontend::Start() {
     m.ReportWire(r.engine_index, r.name(), std::nullopt);
   };
   wire_options.on_candidates = [&m](int64_t engine, WireCandidates candidates) {
+    if (m.control) m.control->SetEngineWire(engine, candidates);
     const std::string layout = m.requests->SetEngineWire(engine, candidates);
     (layout.starts_with("refused") ? LogWarning : LogInfo)(
         "engine " + std::to_string(engine) + ": requests encoded as " + layout + " (it may be " +
@@ -740,6 +784,7 @@ Status Frontend::Start() {
   };
   m.api_routes = frontend::OpenAiRoutes(routes);
   m.requests_ready.store(m.requests.get(), std::memory_order_release);
+  m.control_ready.store(m.control.get(), std::memory_order_release);
   if (m.options.engine_stall_timeout_s > 0) {
     const auto bound =
         std::chrono::milliseconds(static_cast<int64_t>(m.options.engine_stall_timeout_s * 1000));
@@ -792,6 +837,7 @@ void Frontend::Stop() {
     impl_->stopped = true;
     // Completions in flight are answered first, so the HTTP server has nothing left waiting.
     if (impl_->requests) impl_->requests->Shutdown();
+    if (impl_->control) impl_->control->Shutdown();
     if (impl_->http) impl_->http->Stop();
   }
   {

@@ -604,6 +604,16 @@ void StatsRecorder::ClearEngineRequests(int64_t engine_index) {
   if (slot >= 0) impl_->ClearRequests(static_cast<size_t>(slot));
 }
 
+void StatsRecorder::SetEngineSleepState(int64_t engine_index, bool asleep, int64_t level) {
+  const int slot = impl_->Slot(engine_index);
+  if (slot < 0) return;
+  using F = FamilyId;
+  const internal::EngineHandles& h = impl_->declared.engine(static_cast<size_t>(slot));
+  h.Get<F::kEngineSleepState, "awake">()->Set(asleep ? 0 : 1);
+  h.Get<F::kEngineSleepState, "weights_offloaded">()->Set(asleep && level == 1 ? 1 : 0);
+  h.Get<F::kEngineSleepState, "discard_all">()->Set(asleep && level == 2 ? 1 : 0);
+}
+
 IdentifiedPayloads StatsRecorder::ResolveConnectors(const KvConnectorStats& stats,
                                                     const DecodeContext& ctx) {
   return impl_->connectors.Resolve(stats, ctx);

@@ -411,6 +411,23 @@ constexpr RequestLayout kRequests20260812{.fields = kRequest20260812,
                                           .lora = kLora20260712,
                                           .sampling = kSampling20260812};
 
+// The UTILITY signatures (EngineCore at each commit): pause_scheduler and sleep(level, mode)
+// from f72b2097, reset_prefix_cache's two flags from 0565f1fd, the workers'
+// weight transfer from f72b2097 (its start and finish from 370b678a), the weight version from
+// f4e9bb01.
+constexpr EngineControlCalls kControl20250927{.sleep_takes_mode = false,
+                                              .pause_scheduler = false,
+                                              .reset_prefix_cache_flags = false,
+                                              .weight_transfer = 0,
+                                              .weight_version = false};
+constexpr EngineControlCalls kControl20260112{.sleep_takes_mode = false,
+                                              .pause_scheduler = false,
+                                              .reset_prefix_cache_flags = true,
+                                              .weight_transfer = 0,
+                                              .weight_version = false};
+constexpr EngineControlCalls kControl20260413{.weight_transfer = 1, .weight_version = false};
+constexpr EngineControlCalls kControl20260712{.weight_transfer = 2, .weight_version = false};
+
 // vLLM releases whose wire is a generation's (docs/wire_format.md, "vLLM releases").
 constexpr std::string_view kReleasesNone[] = {""};
 
@@ -429,7 +446,8 @@ constexpr WireGeneration kGenerations[] = {
                         .logprobs = LogprobsForm::kListTriple,
                         .ready_form = ReadyForm::kEmptyRegistration,
                         .vllm_releases = kReleasesNone,
-                        .request = kRequests20250927},
+                        .request = kRequests20250927,
+                        .control = kControl20250927},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens}),
     MakeWireGeneration({.name = "g20251105-65ac8d8d",
                         .commit = "65ac8d8dc474839eafaea2adddb76fd2341cb78d",
@@ -445,7 +463,8 @@ constexpr WireGeneration kGenerations[] = {
                         .logprobs = LogprobsForm::kListQuadruple,
                         .ready_form = ReadyForm::kEmptyRegistration,
                         .vllm_releases = kReleasesNone,
-                        .request = kRequests20250927},
+                        .request = kRequests20250927,
+                        .control = kControl20250927},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens}),
     MakeWireGeneration(
         {.name = "g20260112-0565f1fd",
@@ -462,7 +481,8 @@ constexpr WireGeneration kGenerations[] = {
          .logprobs = LogprobsForm::kTensors,
          .ready_form = ReadyForm::kEmptyRegistration,
          .vllm_releases = kReleasesNone,
-         .request = kRequests20260112},
+         .request = kRequests20260112,
+         .control = kControl20260112},
         {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens, F::kNumNansInLogits}),
     MakeWireGeneration({.name = "g20260204-08e09499",
                         .commit = "08e094997ecb28b4c5ad4dd28fd6fbb48adba279",
@@ -478,7 +498,8 @@ constexpr WireGeneration kGenerations[] = {
                         .logprobs = LogprobsForm::kTensors,
                         .ready_form = ReadyForm::kEmptyRegistration,
                         .vllm_releases = kReleasesNone,
-                        .request = kRequests20260204},
+                        .request = kRequests20260204,
+                        .control = kControl20260112},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens,
                         F::kRoutedExperts, F::kNumNansInLogits}),
     MakeWireGeneration({.name = "g20260413-f72b2097",
@@ -495,7 +516,8 @@ constexpr WireGeneration kGenerations[] = {
                         .logprobs = LogprobsForm::kTensors,
                         .ready_form = ReadyForm::kThreeFields,
                         .vllm_releases = kReleasesNone,
-                        .request = kRequests20260413},
+                        .request = kRequests20260413,
+                        .control = kControl20260413},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kNumCachedTokens,
                         F::kNumExternalComputedTokens, F::kRoutedExperts, F::kNumNansInLogits}),
     MakeWireGeneration({.name = "g20260712-370b678a",
@@ -512,7 +534,8 @@ constexpr WireGeneration kGenerations[] = {
                         .logprobs = LogprobsForm::kTensors,
                         .ready_form = ReadyForm::kWithVersion,
                         .vllm_releases = kReleasesNone,
-                        .request = kRequests20260712},
+                        .request = kRequests20260712,
+                        .control = kControl20260712},
                        {VMETRICS_OUTPUT_0_TO_8, F::kTraceHeaders, F::kPrefillStats,
                         F::kRoutedExperts, F::kNumNansInLogits}),
     MakeWireGeneration({.name = "g20260812-f4e9bb01",

@@ -93,6 +93,15 @@ using internal::ConnectionGuard;
 using internal::HttpServerState;
 using internal::Verdict;
 
+// MHD_KeyValueIterator for HttpRequest::query. libmicrohttpd has decoded '+' and %XX already;
+// a parameter without '=' comes with a null value.
+MHD_Result CollectQueryParameter(void* cls, MHD_ValueKind /*kind*/, const char* key,
+                                 const char* value) {
+  auto* query = static_cast<std::vector<std::pair<std::string, std::string>>*>(cls);
+  if (key != nullptr) query->emplace_back(key, value != nullptr ? value : "");
+  return MHD_YES;
+}
+
 // Smallest per-connection memory pool accepted: below this libmicrohttpd cannot hold an
 // ordinary scrape request (Prometheus sends about 300 bytes of headers) plus its own response
 // header buffer.
@@ -534,6 +543,8 @@ MHD_Result PostedCall(HttpServerState* state, MHD_Connection* connection, const 
         const char* value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name.c_str());
         if (value != nullptr) request.headers.emplace_back(name, value);
       }
+      MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &CollectQueryParameter,
+                                &request.query);
       try {
         route.handler(std::move(request), posted->exchange);
       } catch (const std::exception& e) {

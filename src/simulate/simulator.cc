@@ -11,11 +11,14 @@
 #include <zmq.hpp>
 
 #include "engine_model.h"
+#include "msgspec_writer.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/engine_request.h"
 #include "vmetrics/handshake.h"
+#include "vmetrics/internal/json_from_msgpack.h"
 #include "vmetrics/internal/msgpack_reader.h"
 #include "vmetrics/internal/zmq_util.h"
+#include "vmetrics/utility_call.h"
 #include "wire_encode.h"
 
 namespace vmetrics {
@@ -74,12 +77,166 @@ EngineCoreReadyResponse MakeReadyResponse(const SimulatorOptions& o, int index) 
   return r;
 }
 
-// The UTILITY methods a frontend calls at startup, with the answers vLLM's engine gives
-// (docs/design.md §5.5); anything else gets nil.
-std::string UtilityResult(std::string_view method) {
-  if (method == "get_supported_tasks") return std::string("\x91\xa8generate", 10);  // ["generate"]
-  if (method == "is_sleeping") return std::string("\xc2", 1);                       // False
-  return std::string("\xc0", 1);                                                    // None
+// A call as Python prints it: sleep(1, 'abort'), wake_up(None), wake_up(['weights']).
+std::string PythonCallText(const UtilityCall& call) {
+  std::string out = call.method + "(";
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    if (i > 0) out += ", ";
+    std::visit(
+        [&out](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::nullptr_t>) {
+            out += "None";
+          } else if constexpr (std::is_same_v<T, bool>) {
+            out += v ? "True" : "False";
+          } else if constexpr (std::is_same_v<T, int64_t>) {
+            out += std::to_string(v);
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            out += "'" + v + "'";
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            out += "[";
+            for (size_t k = 0; k < v.size(); ++k) out += (k > 0 ? ", '" : "'") + v[k] + "'";
+            out += "]";
+          } else {  // anything else as JSON
+            Result<nlohmann::ordered_json> j = protocol::MsgpackToJson(v.msgpack);
+            out += j.ok() ? j->dump() : "<unreadable>";
+          }
+        },
+        call.args[i]);
+  }
+  return out + ")";
+}
+
+// The types a parameter accepts, as the engine's method signature (and msgspec) would.
+enum class Param : uint8_t { kInt, kStr, kBool, kOptionalStrList, kAny };
+
+bool Accepts(Param p, const UtilityArg& arg) {
+  switch (p) {
+    case Param::kInt:
+      return std::holds_alternative<int64_t>(arg);
+    case Param::kStr:
+      return std::holds_alternative<std::string>(arg);
+    case Param::kBool:
+      return std::holds_alternative<bool>(arg);
+    case Param::kOptionalStrList:
+      return std::holds_alternative<std::nullptr_t>(arg) ||
+             std::holds_alternative<std::vector<std::string>>(arg);
+    case Param::kAny:
+      return true;
+  }
+  return false;
+}
+
+// A TypeError unless `call`'s arguments fit `params` (all with defaults, as every control
+// method's are).
+Status CheckSignature(const UtilityCall& call, std::initializer_list<Param> params) {
+  if (call.args.size() > params.size()) {
+    return Status::InvalidArgument(
+        "TypeError: " + call.method + "() takes " + std::to_string(params.size() + 1) +
+        " positional arguments but " + std::to_string(call.args.size() + 1) + " were given");
+  }
+  size_t i = 0;
+  for (Param p : params) {
+    if (i < call.args.size() && !Accepts(p, call.args[i])) {
+      return Status::InvalidArgument("TypeError: argument " + std::to_string(i + 1) + " of " +
+                                     call.method + "() has the wrong type");
+    }
+    ++i;
+  }
+  return Status::Ok();
+}
+
+// What an engine of generation `g` answers a UTILITY call (EngineCore at the generation's commit;
+// docs/design.md §5.5): the result's msgpack, or the failure message. Calls a frontend makes at
+// start-up are answered as vLLM's engine does; the control methods change `t` as the engine's
+// state would change; a method the generation lacks fails as getattr would.
+Result<std::string> ServeUtilityCall(const WireGeneration& g, const UtilityCall& call,
+                                     EngineTotals* t) {
+  constexpr std::string_view kNone("\xc0", 1);
+  constexpr std::string_view kFalse("\xc2", 1);
+  constexpr std::string_view kTrue("\xc3", 1);
+  const EngineControlCalls& c = g.control;
+  const std::string& m = call.method;
+  auto fits = [&call](std::initializer_list<Param> params) -> Status {
+    return CheckSignature(call, params);
+  };
+  if (m == "get_supported_tasks") return std::string("\x91\xa8generate", 10);  // ["generate"]
+  if (m == "sleep") {
+    if (Status s = c.sleep_takes_mode ? fits({Param::kInt, Param::kStr}) : fits({Param::kInt});
+        !s.ok()) {
+      return s;
+    }
+    t->sleep_level = call.args.empty() ? 1 : std::get<int64_t>(call.args[0]);
+    if (c.sleep_takes_mode) t->scheduler_paused = true;  // sleep pauses the scheduler first
+    return std::string(kNone);
+  }
+  if (m == "wake_up") {
+    if (Status s = fits({Param::kOptionalStrList}); !s.ok()) return s;
+    t->sleep_level = 0;
+    if (c.sleep_takes_mode) t->scheduler_paused = false;
+    return std::string(kNone);
+  }
+  if (m == "is_sleeping") {
+    if (Status s = fits({}); !s.ok()) return s;
+    const bool sleeping = t->sleep_level != 0 || (c.pause_scheduler && t->scheduler_paused);
+    return std::string(sleeping ? kTrue : kFalse);
+  }
+  if (m == "reset_prefix_cache") {
+    if (Status s = c.reset_prefix_cache_flags ? fits({Param::kBool, Param::kBool}) : fits({});
+        !s.ok()) {
+      return s;
+    }
+    t->prefix_cache_resets += 1;
+    return std::string(c.reset_prefix_cache_flags ? kTrue : kNone);
+  }
+  if (c.pause_scheduler && m == "pause_scheduler") {
+    if (Status s = fits({Param::kStr, Param::kBool}); !s.ok()) return s;
+    t->scheduler_paused = true;
+    return std::string(kNone);
+  }
+  if (c.pause_scheduler && m == "resume_scheduler") {
+    if (Status s = fits({}); !s.ok()) return s;
+    t->scheduler_paused = false;
+    return std::string(kNone);
+  }
+  if (c.pause_scheduler && m == "is_scheduler_paused") {
+    if (Status s = fits({}); !s.ok()) return s;
+    return std::string(t->scheduler_paused ? kTrue : kFalse);
+  }
+  if (c.weight_version && m == "set_weight_version") {
+    if (Status s = fits({Param::kStr}); !s.ok()) return s;
+    if (call.args.size() != 1) return Status::InvalidArgument("TypeError: missing weight_version");
+    t->weight_version = std::get<std::string>(call.args[0]);
+    return std::string(kNone);
+  }
+  if (c.weight_version && m == "get_weight_version") {
+    if (Status s = fits({}); !s.ok()) return s;
+    internal::MsgspecWriter w;
+    w.Str(t->weight_version);
+    return w.Take();
+  }
+  if (m == "collective_rpc") {
+    // (method, timeout, args, kwargs) to the workers; one worker here, which returns None.
+    if (Status s = fits({Param::kStr, Param::kAny, Param::kAny, Param::kAny}); !s.ok()) return s;
+    const std::string method =
+        call.args.empty() ? std::string() : std::get<std::string>(call.args[0]);
+    const bool has = (c.weight_transfer >= 1 &&
+                      (method == "init_weight_transfer_engine" || method == "update_weights")) ||
+                     (c.weight_transfer >= 2 &&
+                      (method == "start_weight_update" || method == "start_draft_weight_update" ||
+                       method == "finish_weight_update"));
+    if (!has) {
+      return Status::InvalidArgument("AttributeError: 'Worker' object has no attribute '" + method +
+                                     "'");
+    }
+    return std::string("\x91\xc0", 2);  // [None]
+  }
+  if (m == "pause_scheduler" || m == "resume_scheduler" || m == "is_scheduler_paused" ||
+      m == "set_weight_version" || m == "get_weight_version") {
+    return Status::InvalidArgument("AttributeError: 'EngineCoreProc' object has no attribute '" +
+                                   m + "'");
+  }
+  return std::string(kNone);  // reset_mm_cache and the rest a frontend calls at start-up
 }
 
 // Sends the malformed_probability and truncated_multipart_probability faults. Its generator
@@ -297,21 +454,29 @@ void Simulator::Impl::ServeInput(zmq::socket_t& in, zmq::socket_t& out, size_t s
       continue;
     }
     if (type != EngineCoreRequestType::kUtility) continue;
-    // UTILITY body: [client_index, call_id, method_name, args].
-    protocol::MsgpackReader r(body);
-    uint32_t count = 0;
-    int64_t client_index = 0;
-    uint64_t call_id = 0;
-    std::string_view method;
-    if (!r.ReadArrayHeader(&count).ok() || count < 3 || !r.ReadInt(&client_index).ok() ||
-        !r.ReadUint(&call_id).ok() || !r.ReadStr(&method).ok()) {
-      continue;
+    // UTILITY body: [client_index, call_id, method_name, args]. vLLM's input thread unpacks
+    // exactly four values; anything else ends it.
+    Result<UtilityCall> call = DecodeUtilityCall(body);
+    if (!call.ok()) {
+      input_dead[slot] = 1;
+      return;
     }
     const int index = options.engine_start_index + static_cast<int>(slot);
-    const std::string reply = internal::EncodeUtilityReply(
-        index, call_id, internal::EngineModel::Now(), UtilityResult(method));
+    const WireGeneration& g = options.wire != nullptr ? *options.wire : NewestWireGeneration();
+    const std::string reply = WithModel(slot, [&](internal::EngineModel& m) {
+      EngineTotals& t = m.mutable_totals();
+      t.utility_replies += 1;
+      t.utility_calls.push_back(PythonCallText(*call));
+      Result<std::string> result = ServeUtilityCall(g, *call, &t);
+      if (!result.ok()) {
+        t.utility_failures += 1;
+        return internal::EncodeUtilityFailure(index, call->call_id, internal::EngineModel::Now(),
+                                              result.status().message());
+      }
+      return internal::EncodeUtilityReply(index, call->call_id, internal::EngineModel::Now(),
+                                          *result);
+    });
     out.send(zmq::buffer(reply), zmq::send_flags::none);
-    WithModel(slot, [](internal::EngineModel& m) { m.mutable_totals().utility_replies += 1; });
   }
 }
 

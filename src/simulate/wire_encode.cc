@@ -500,6 +500,24 @@ std::string EncodeUtilityReply(int64_t engine_index, uint64_t call_id, double ti
   return w.Take();
 }
 
+std::string EncodeUtilityFailure(int64_t engine_index, uint64_t call_id, double timestamp,
+                                 std::string_view failure_message) {
+  Writer w;
+  w.Array(8);
+  w.Int(engine_index);
+  w.Array(0);
+  w.Nil();
+  w.Double(timestamp);
+  w.Array(3);  // UtilityOutput [call_id, failure_message, result]
+  w.Uint(call_id);
+  w.Str(failure_message);
+  w.Nil();
+  w.Nil();
+  w.Nil();
+  w.Nil();
+  return w.Take();
+}
+
 std::string EncodeAuxFrameMessage(int64_t engine_index, double timestamp) {
   Writer w;
   w.Array(8);

@@ -58,6 +58,9 @@ std::string EncodeReadyResponse(const EngineCoreReadyResponse& response);
 // [call_id, nil, [nil, result]], nil, nil, nil], `result_msgpack` being the encoded result.
 std::string EncodeUtilityReply(int64_t engine_index, uint64_t call_id, double timestamp,
                                std::string_view result_msgpack);
+// The reply to a UTILITY call that failed: [call_id, failure_message, nil].
+std::string EncodeUtilityFailure(int64_t engine_index, uint64_t call_id, double timestamp,
+                                 std::string_view failure_message);
 
 // Frame 0 of a three-part message: EngineCoreOutputs [engine_index, [output], nil, timestamp,
 // nil, nil, nil, nil] whose one output's new_logprobs holds a float32 tensor of
