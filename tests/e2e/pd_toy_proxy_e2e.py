@@ -28,7 +28,8 @@ Checked: every answer (one chunk per token, the usage counts, the id the router 
 when asked, [DONE] last); what the prefill leg carried and answered (1 token and
 NixlConnector's params); then /metrics on both sides: the requests, the tokens, one NIXL transfer
 per routed request on the decode side only, and best_of and max_completion_tokens, which
-vLLM's CompletionRequest does not declare, ignored and counted on both.
+vLLM's CompletionRequest does not declare, ignored and counted on both. Last, serves with
+--api-key: the proxy's OPENAI_API_KEY passes them, its "Bearer None" is refused.
 
 Usage: pd_toy_proxy_e2e.py VMETRICS_BINARY
 """
@@ -55,7 +56,7 @@ NIXL_CONFIG = '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
 class Instance:
     """One `vmetrics serve` and its stand-in engine in a NIXL role."""
 
-    def __init__(self, vmetrics, work, name, role, seed):
+    def __init__(self, vmetrics, work, name, role, seed, api_key=None):
         self.name = name
         http, hs = free_port(), free_port()
         self.log = os.path.join(work, name + ".serve.log")
@@ -63,7 +64,8 @@ class Instance:
             [vmetrics, "serve", "--handshake-address", f"tcp://127.0.0.1:{hs}",
              "--data-parallel-size", "1", "--kv-transfer-config", NIXL_CONFIG,
              "--served-model-name", MODEL, "--port", str(http), "--eos-token-id", str(EOS),
-             "--max-logprobs", "5", "--engine-ready-timeout", "60"],
+             "--max-logprobs", "5", "--engine-ready-timeout", "60"] +
+            (["--api-key", api_key] if api_key else []),
             stdout=subprocess.DEVNULL, stderr=open(self.log, "w"))
         self.engine = subprocess.Popen(
             [vmetrics, "simulate", "--handshake-address", f"tcp://127.0.0.1:{hs}",
@@ -291,6 +293,38 @@ def main():
                          field="max_completion_tokens"), with_max_completion)
         print(f"ok /metrics: {routed} requests on each side, {len(cases)} NIXL transfers on the "
               "decode side, best_of and max_completion_tokens ignored and counted", flush=True)
+    finally:
+        if router is not None:
+            router.shutdown()
+        stop(prefill.engine, prefill.serve, decode.engine, decode.serve)
+    check_api_key(vmetrics, work)
+
+
+def check_api_key(vmetrics, work):
+    """Serves with --api-key behind the proxy: its OPENAI_API_KEY is what passes them; unset,
+    its "Bearer None" is refused (401) and the proxy answers 500, as its raise_for_status
+    does."""
+    key = "sk-toy-proxy"
+    prefill = Instance(vmetrics, work, "prefill-key", "kv_producer", 31, api_key=key)
+    decode = Instance(vmetrics, work, "decode-key", "kv_consumer", 32, api_key=key)
+    router = None
+    try:
+        prefill.wait_ready()
+        decode.wait_ready()
+        router = Router(prefill.url, decode.url)
+        threading.Thread(target=router.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{router.server_address[1]}/v1/completions"
+        os.environ["OPENAI_API_KEY"] = key
+        chunks, usage, _, _ = benchmark_request(url, [4, 5, 6, 7], 3)
+        expect("with the key", (len(chunks), usage["completion_tokens"]), (3, 3))
+        del os.environ["OPENAI_API_KEY"]
+        try:
+            benchmark_request(url, [4, 5, 6, 7], 3)
+            fail("Bearer None passed a serve with --api-key")
+        except urllib.error.HTTPError as e:
+            expect("Bearer None", (e.code, json.loads(e.read())), (500, {"error": "Unauthorized"}))
+        print("ok --api-key: the proxy's OPENAI_API_KEY passes, its Bearer None does not",
+              flush=True)
     finally:
         if router is not None:
             router.shutdown()
