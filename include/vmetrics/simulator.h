@@ -180,6 +180,16 @@ struct SimulatorOptions {
   SimKvRole kv_role = SimKvRole::kNone;
   // The producer's remote_engine_id ("" = "stand-in-<engine index>").
   std::string kv_engine_id;
+  // vLLM's --kv-events-config: a KVEventsConfig as JSON (vllm/config/kv_events.py at
+  // vllm-project/vllm 6adad087); "" = none. With enable_kv_cache_events true and the "zmq"
+  // publisher (the default then), each engine's ready response carries `kv_events_config`, its
+  // publisher's configuration as a vLLM engine reports it (since 48fc2e279, #50033): every
+  // field, defaults filled in, `endpoint` and `replay_endpoint` offset by the engine's rank as
+  // ZmqEventPublisher.offset_endpoint_port does (tcp: port + rank; inproc: "_dp<rank>").
+  // Otherwise nil, as an engine with vLLM's NullEventPublisher reports. The stand-in binds no
+  // publisher and sends no events: this is what a frontend's /kv_event_sources answers from.
+  // Start() fails (InvalidArgument) on JSON that is not a KVEventsConfig.
+  std::string kv_events_config;
   // The KV layout the transfer sizes follow: a Llama-3-8B-like model in bf16 (32 layers,
   // 8 KV heads of 128, K and V).
   static constexpr int64_t kKvLayers = 32;

@@ -47,6 +47,7 @@ struct SimulateFlags {
   bool echo_kv_transfer_params = false;
   std::string kv_role = "none";
   std::string kv_engine_id;
+  std::string kv_events_config;
   int64_t handshake_timeout_ms = 60'000;
   std::string engine_wire = "auto";
   CLI::Option* seed_opt = nullptr;
@@ -79,6 +80,7 @@ int RunSimulate(const SimulateFlags& f) {
   o.echo_kv_transfer_params = f.echo_kv_transfer_params;
   o.kv_role = *ParseSimKvRole(f.kv_role);  // checked by CLI11
   o.kv_engine_id = f.kv_engine_id;
+  o.kv_events_config = f.kv_events_config;
   if (f.die_opt->count() > 0) o.die_after = f.die_after;
   if (f.vanish_opt->count() > 0) o.vanish_after = f.vanish_after;
   o.fault_engine = f.fault_engine;
@@ -168,6 +170,10 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"none", "kv_producer", "kv_consumer", "kv_both"}));
   cmd->add_option("--kv-engine-id", f.kv_engine_id,
                   "remote_engine_id in a producer's params (default stand-in-<engine index>)");
+  cmd->add_option("--kv-events-config", f.kv_events_config,
+                  "vLLM's --kv-events-config (KVEventsConfig JSON): each engine reports it, "
+                  "resolved for its rank, as kv_events_config in its ready response (no events "
+                  "are published)");
   cmd->add_option("--report-totals", f.report_totals,
                   "Write what was sent as JSON to FILE at exit");
   f.die_opt =

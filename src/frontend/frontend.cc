@@ -782,6 +782,14 @@ Status Frontend::Start() {
     }
     return versions;
   };
+  routes.kv_event_sources = [&m] {
+    // An engine that registered again reports its new life's publisher here.
+    std::vector<frontend::KvEventSource> sources;
+    for (const EngineInfo& e : m.client->engines()) {
+      sources.push_back({e.ready_response.data_parallel_rank, e.ready_response.kv_events_config});
+    }
+    return sources;
+  };
   m.api_routes = frontend::OpenAiRoutes(routes);
   m.requests_ready.store(m.requests.get(), std::memory_order_release);
   m.control_ready.store(m.control.get(), std::memory_order_release);

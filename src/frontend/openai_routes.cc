@@ -3,6 +3,7 @@
 #include "openai_routes.h"
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -11,6 +12,7 @@
 #include "api_error.h"
 #include "build_info.h"
 #include "json_fields.h"
+#include "vmetrics/internal/json_from_msgpack.h"
 
 namespace vmetrics::frontend {
 namespace {
@@ -87,6 +89,21 @@ std::string VersionJson(const std::vector<EngineVersion>& engines) {
   return DumpJson(Json{{"version", std::string(VmetricsVersion())}, {"engines", std::move(list)}});
 }
 
+std::string KvEventSourcesJson(const std::vector<KvEventSource>& sources) {
+  // Rank order, as the rank-keyed table vLLM's frontend fills from the ready responses.
+  std::map<int64_t, const std::string*> by_rank;
+  for (const KvEventSource& s : sources) {
+    if (!s.kv_events_config.empty()) by_rank.emplace(s.data_parallel_rank, &s.kv_events_config);
+  }
+  Json out = Json::object();
+  for (const auto& [rank, config] : by_rank) {
+    // The handshake decoder kept the map only after reading it whole, so this converts.
+    Result<Json> value = protocol::MsgpackToJson(*config);
+    if (value.ok()) out[std::to_string(rank)] = std::move(*value);
+  }
+  return DumpJson(out);
+}
+
 std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
   RequestService* service = context.service;
   const std::vector<std::string> token_headers = {
@@ -134,6 +151,16 @@ std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
       "GET", "/version", [engines](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
         ex->Reply(200, kJson, VersionJson(engines ? engines() : std::vector<EngineVersion>{}));
       }));
+  // vLLM's route of "[Core][Frontend] Bind KV-event publishers at port 0 and expose the bound
+  // endpoints" (#55844): a table the ready responses filled, no engine round-trip.
+  auto kv_event_sources = context.kv_event_sources;
+  routes.push_back(
+      Route("GET", "/kv_event_sources",
+            [kv_event_sources](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
+              ex->Reply(200, kJson,
+                        KvEventSourcesJson(kv_event_sources ? kv_event_sources()
+                                                            : std::vector<KvEventSource>{}));
+            }));
   // /ping is /health: 200 or 503, with an empty body as vLLM sends (vmetrics' /health adds its
   // reason as text, and so does /ping).
   auto health = context.health;
@@ -149,7 +176,7 @@ std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
 }
 
 std::vector<std::string> ApiKeyPathPrefixes() {
-  return {"/v1", "/v2", "/inference", "/cohere", "/abort_requests"};
+  return {"/v1", "/v2", "/inference", "/cohere", "/abort_requests", "/kv_event_sources"};
 }
 
 }  // namespace vmetrics::frontend

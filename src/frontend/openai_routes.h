@@ -11,6 +11,8 @@
 //   POST /abort_requests          RequestService::HandleAbortRequests
 //   GET  /v1/models               the served model and the LoRA modules, vLLM's ModelList
 //   GET  /version                 vmetrics' version and each engine's vLLM version
+//   GET  /kv_event_sources        each data-parallel rank's KV-event publisher, as its engine
+//                                 reported it (vLLM's route of #55844)
 //   GET|POST /ping                /health's answer (vLLM serves it for SageMaker)
 //
 // Thread safety: the routes' handlers are called from the server's worker threads at once;
@@ -43,12 +45,21 @@ struct EngineVersion {
   std::optional<std::string> vllm_version;
 };
 
+// What one engine's ready response says of its KV-event publisher: its data_parallel_rank
+// and its kv_events_config (EngineCoreReadyResponse::kv_events_config: the raw msgpack map,
+// "" when the engine sent none or nil).
+struct KvEventSource {
+  int64_t data_parallel_rank = 0;
+  std::string kv_events_config;
+};
+
 // What the routes answer from.
 struct OpenAiRouteContext {
-  RequestService* service = nullptr;                    // must outlive the server
-  std::function<HealthReport()> health;                 // /ping; unset = healthy
-  std::function<std::vector<EngineVersion>()> engines;  // /version; unset = none
-  std::function<double()> wall_clock;                   // `created` of /v1/models; unset = system
+  RequestService* service = nullptr;                             // must outlive the server
+  std::function<HealthReport()> health;                          // /ping; unset = healthy
+  std::function<std::vector<EngineVersion>()> engines;           // /version; unset = none
+  std::function<std::vector<KvEventSource>()> kv_event_sources;  // /kv_event_sources; unset = none
+  std::function<double()> wall_clock;  // `created` of /v1/models; unset = system
   // --enable-server-load-tracking: /load counts the token API requests in flight (else 0).
   bool server_load_tracking = false;
 };
@@ -73,14 +84,29 @@ std::string ModelsJson(const ServingConfig& config, int64_t created);
 // and each engine's vLLM version is listed (null where an engine sends none).
 std::string VersionJson(const std::vector<EngineVersion>& engines);
 
+// KvEventSourcesJson
+//
+// The body of GET /kv_event_sources: one member per data-parallel rank whose engine reported
+// a publisher, keyed by the rank in decimal, in rank order, its value the engine's
+// kv_events_config as JSON exactly as sent (vLLM's KVEventsConfig: enable_kv_cache_events,
+// publisher, endpoint, replay_endpoint, buffer_steps, hwm, max_queue_size, topic, and any
+// field a newer engine adds). Sources without a config are left out, so engines that publish
+// no events give {}. When two sources claim one rank, the first listed is kept.
+//
+// Example:
+//   EXPECT_EQ(KvEventSourcesJson({{.data_parallel_rank = 1, .kv_events_config = ""}}), "{}");
+std::string KvEventSourcesJson(const std::vector<KvEventSource>& sources);
+
 // Every route above, in the order they are listed.
 std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context);
 
 // The paths --api-key guards (HttpServerOptions::api_key_path_prefixes): vLLM's
 // ("/v1", "/v2", "/inference", "/cohere": GUARDED_PREFIX in vllm/entrypoints/serve/utils/
-// server_utils.py at vllm-project/vllm 6adad087), and /abort_requests, which vLLM serves only
+// server_utils.py at vllm-project/vllm 6adad087); /abort_requests, which vLLM serves only
 // in its tokens-only and development modes and leaves unguarded there: any client could abort
-// any request by id. /metrics, /health, /ping and /version stay open, as in vLLM.
+// any request by id; and /kv_event_sources, which vLLM leaves unguarded too (it is outside
+// GUARDED_PREFIX): it tells where every engine publishes, an address map of the deployment.
+// /metrics, /health, /ping and /version stay open, as in vLLM.
 std::vector<std::string> ApiKeyPathPrefixes();
 
 }  // namespace vmetrics::frontend

@@ -11,6 +11,7 @@
 #include <zmq.hpp>
 
 #include "engine_model.h"
+#include "kv_events_config.h"
 #include "msgspec_writer.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/engine_request.h"
@@ -73,6 +74,15 @@ EngineCoreReadyResponse MakeReadyResponse(const SimulatorOptions& o, int index) 
     r.kv_connector = SimConnectorClassName(o.connector);
     r.kv_role = o.kv_role == SimKvRole::kNone ? "kv_both" : SimKvRoleName(o.kv_role);
     r.kv_engine_id = "vmetrics-sim-engine-" + std::to_string(index);
+  }
+  if (!o.kv_events_config.empty()) {
+    // Validate refused what would fail here before any engine started.
+    std::string error;
+    if (const std::optional<internal::KvEventsConfig> events =
+            internal::ParseKvEventsConfig(o.kv_events_config, &error)) {
+      r.kv_events_config =
+          internal::KvEventsConfigForRank(*events, r.data_parallel_rank, &error).value_or("");
+    }
   }
   return r;
 }
@@ -399,6 +409,15 @@ TransportStatus Simulator::Impl::Validate() const {
     return TransportStatus::InvalidArgument(
         "a kv role needs served requests and the nixl connector, without echoing "
         "kv_transfer_params");
+  }
+  if (!o.kv_events_config.empty()) {
+    std::string error;
+    std::optional<internal::KvEventsConfig> events =
+        internal::ParseKvEventsConfig(o.kv_events_config, &error);
+    for (int i = 0; events && i < o.engines && error.empty(); ++i) {
+      (void)internal::KvEventsConfigForRank(*events, o.engine_start_index + i, &error);
+    }
+    if (!error.empty()) return TransportStatus::InvalidArgument(error);
   }
   if (!wake.valid()) return TransportStatus::Socket("", "cannot create the wake-up pipe");
   return TransportStatus::Ok();

@@ -584,11 +584,10 @@ TEST_F(CompletionsTest, ApiKeyGuardsTheApiAndAbortRequestsButNotMetricsOrHealth)
   struct Case {
     std::string method, target, body;
   };
-  const std::vector<Case> guarded = {{"POST", "/v1/completions", completion},
-                                     {"POST", "/inference/v1/generate", generate},
-                                     {"POST", "/abort_requests", abort},
-                                     {"GET", "/v1/models", ""},
-                                     {"POST", "/v1/chat/completions", completion}};
+  const std::vector<Case> guarded = {
+      {"POST", "/v1/completions", completion}, {"POST", "/inference/v1/generate", generate},
+      {"POST", "/abort_requests", abort},      {"GET", "/v1/models", ""},
+      {"GET", "/kv_event_sources", ""},        {"POST", "/v1/chat/completions", completion}};
   for (const Case& c : guarded) {
     for (const std::string& auth : {std::string(), std::string("Authorization: Bearer sk-bad\r\n"),
                                     std::string("Authorization: Basic c2stdGVzdA==\r\n")}) {
@@ -609,6 +608,9 @@ TEST_F(CompletionsTest, ApiKeyGuardsTheApiAndAbortRequestsButNotMetricsOrHealth)
                 .rfind("HTTP/1.1 200 ", 0),
             0u);
   EXPECT_EQ(Engine0().requests_arrived, 2u);
+  const std::string sources = RawExchange(port, RawRequest("GET", "/kv_event_sources", key, ""));
+  EXPECT_EQ(sources.rfind("HTTP/1.1 200 ", 0), 0u) << sources;
+  EXPECT_NE(sources.find("\r\n\r\n{}"), std::string::npos) << sources;
   for (const char* open : {"/metrics", "/health", "/ping", "/version"}) {
     EXPECT_EQ(RawExchange(port, RawRequest("GET", open, "")).rfind("HTTP/1.1 200 ", 0), 0u) << open;
   }

@@ -82,6 +82,9 @@ TEST(FrontendFromOptions, ServesMetricsHealthCompletionsAndExtraRoutes) {
     HttpClientResponse completion = HttpPost(early + "/v1/completions", R"({"prompt":[1]})");
     EXPECT_EQ(completion.status, 503) << completion.body;
     EXPECT_EQ(json::parse(completion.body)["error"]["type"], "Service Unavailable");
+    // Nothing to list before the engines' ready responses: refused, not an empty table.
+    HttpClientResponse sources = HttpGet(early + "/kv_event_sources");
+    EXPECT_EQ(sources.status, 503) << sources.body;
   }
 
   SimulatorOptions so;
@@ -296,7 +299,8 @@ TEST(OpenAiRoutes, ErrorsAreInVllmsErrorFormat) {
   }
   EXPECT_EQ(listed, (std::vector<std::string>{"POST /v1/completions", "POST /inference/v1/generate",
                                               "POST /abort_requests", "GET /load", "GET /v1/models",
-                                              "GET /version", "GET /ping", "POST /ping"}));
+                                              "GET /version", "GET /kv_event_sources", "GET /ping",
+                                              "POST /ping"}));
   EXPECT_EQ(routes[0].error_reply(503, "the server is stopping").body,
             frontend::ErrorJson({503, "Service Unavailable", "the server is stopping", ""}));
 }

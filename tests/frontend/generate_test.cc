@@ -500,6 +500,41 @@ TEST_F(GenerateTest, VersionAndPing) {
   EXPECT_EQ(HttpPost(base_ + "/ping", "").status, 200);
 }
 
+// GET /kv_event_sources: each rank's publisher as its engine's ready response reported it
+// (vLLM's KVEventsConfig, endpoints offset by the rank), keyed by the rank.
+TEST_F(GenerateTest, KvEventSourcesListsEachRanksPublisher) {
+  Start(
+      [](SimulatorOptions* so) {
+        so->engines = 2;
+        so->kv_events_config =
+            R"({"enable_kv_cache_events":true,"endpoint":"tcp://127.0.0.1:5557",)"
+            R"("replay_endpoint":"tcp://127.0.0.1:5567","topic":"kv-events"})";
+      },
+      [](FrontendOptions* o) { o->data_parallel_size = 2; });
+  HttpClientResponse r = HttpGet(base_ + "/kv_event_sources");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(json::parse(r.body), json::parse(R"({
+    "0": {"enable_kv_cache_events": true, "publisher": "zmq",
+          "endpoint": "tcp://127.0.0.1:5557", "replay_endpoint": "tcp://127.0.0.1:5567",
+          "buffer_steps": 10000, "hwm": 100000, "max_queue_size": 100000, "topic": "kv-events"},
+    "1": {"enable_kv_cache_events": true, "publisher": "zmq",
+          "endpoint": "tcp://127.0.0.1:5558", "replay_endpoint": "tcp://127.0.0.1:5568",
+          "buffer_steps": 10000, "hwm": 100000, "max_queue_size": 100000, "topic": "kv-events"}
+  })"))
+      << r.body;
+}
+
+// Engines that publish no events (kv_events_config nil): an empty table.
+TEST_F(GenerateTest, KvEventSourcesIsEmptyWhenNoEnginePublishes) {
+  Start([](SimulatorOptions* so) {
+    so->kv_events_config = R"({"enable_kv_cache_events":false,"endpoint":"tcp://*:5557"})";
+  });
+  HttpClientResponse r = HttpGet(base_ + "/kv_event_sources");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, "{}");
+}
+
 // /v1/completions never ignores a parameter: each of CompletionRequest's fields reaches the
 // engine (and is honoured by the stand-in) or is a 400 naming it.
 using CompletionsFieldsTest = GenerateTest;

@@ -12,8 +12,10 @@
 #include <sstream>
 
 #include "engine_model.h"
+#include "kv_events_config.h"
 #include "test_support.h"
 #include "vmetrics/engine_core_outputs.h"
+#include "vmetrics/internal/json_from_msgpack.h"
 #include "vmetrics/internal/msgpack_reader.h"
 #include "wire_encode.h"
 
@@ -447,6 +449,67 @@ std::vector<std::vector<std::string>> RunAndReceive(SimulatorOptions so, EngineT
                                   totals->malformed_frames + totals->truncated_multipart));
   client.Stop();
   return rec.messages();
+}
+
+// kv_events_config as a vLLM engine with a ZmqEventPublisher reports it (48fc2e279): every
+// KVEventsConfig field in its order, endpoints offset by the rank (offset_endpoint_port).
+TEST(SimulatorKvEventsConfig, ResolvedForEachRankAsVllmsPublisher) {
+  std::string error;
+  std::optional<internal::KvEventsConfig> c =
+      internal::ParseKvEventsConfig(R"({"enable_kv_cache_events":true,"endpoint":"tcp://*:5557",)"
+                                    R"("replay_endpoint":"inproc://replay","hwm":7})",
+                                    &error);
+  ASSERT_TRUE(c.has_value()) << error;
+  std::optional<std::string> rank2 = internal::KvEventsConfigForRank(*c, 2, &error);
+  ASSERT_TRUE(rank2.has_value()) << error;
+  Result<nlohmann::ordered_json> doc = protocol::MsgpackToJson(*rank2);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(doc->dump(),
+            R"({"enable_kv_cache_events":true,"publisher":"zmq","endpoint":"tcp://*:5559",)"
+            R"("replay_endpoint":"inproc://replay_dp2","buffer_steps":10000,"hwm":7,)"
+            R"("max_queue_size":100000,"topic":""})");
+  // Rank 0 keeps the endpoints as given; a missing replay endpoint is nil.
+  c = internal::ParseKvEventsConfig(R"({"enable_kv_cache_events":true})", &error);
+  ASSERT_TRUE(c.has_value()) << error;
+  doc = protocol::MsgpackToJson(internal::KvEventsConfigForRank(*c, 0, &error).value_or(""));
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ((*doc)["endpoint"], "tcp://*:5557");
+  EXPECT_TRUE((*doc)["replay_endpoint"].is_null());
+}
+
+// No publisher (events off, or the "null" publisher): nil, as NullEventPublisher reports.
+TEST(SimulatorKvEventsConfig, NoPublisherReportsNothing) {
+  std::string error;
+  for (const char* json : {"{}", R"({"enable_kv_cache_events":false,"publisher":"zmq"})",
+                           R"({"enable_kv_cache_events":true,"publisher":"null"})"}) {
+    std::optional<internal::KvEventsConfig> c = internal::ParseKvEventsConfig(json, &error);
+    ASSERT_TRUE(c.has_value()) << json << ": " << error;
+    EXPECT_EQ(internal::KvEventsConfigForRank(*c, 1, &error), std::string()) << json;
+  }
+}
+
+TEST(SimulatorKvEventsConfig, WhatVllmRefusesIsRefused) {
+  std::string error;
+  for (const char* json : {"[]", "not json", R"({"publisher":"redis"})", R"({"hwm":"7"})",
+                           R"({"endpoint":null})", R"({"unknown":1})"}) {
+    EXPECT_FALSE(internal::ParseKvEventsConfig(json, &error).has_value()) << json;
+    EXPECT_FALSE(error.empty()) << json;
+  }
+  // offset_endpoint_port's ValueError (no tcp, no inproc) and int() of a port, past rank 0.
+  for (const char* json : {R"({"enable_kv_cache_events":true,"endpoint":"ipc:///tmp/kv"})",
+                           R"({"enable_kv_cache_events":true,"endpoint":"tcp://*:port"})"}) {
+    std::optional<internal::KvEventsConfig> c = internal::ParseKvEventsConfig(json, &error);
+    ASSERT_TRUE(c.has_value()) << json;
+    error.clear();
+    EXPECT_TRUE(internal::KvEventsConfigForRank(*c, 0, &error).has_value()) << json;
+    EXPECT_FALSE(internal::KvEventsConfigForRank(*c, 1, &error).has_value()) << json;
+    EXPECT_FALSE(error.empty()) << json;
+    SimulatorOptions so;
+    so.capture_path = "/tmp/x";
+    so.engines = 2;
+    so.kv_events_config = json;
+    EXPECT_EQ(Simulator(so).Start().code(), TransportCode::kInvalidArgument) << json;
+  }
 }
 
 TEST(SimulatorSockets, InjectedFaultsNeverDecodeAndLeaveTheValidStreamUnchanged) {
