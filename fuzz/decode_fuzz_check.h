@@ -121,6 +121,13 @@ inline std::string Summarize(const EngineCoreOutputs& out) {
     internal::PutLogprobs(os, o.new_prompt_logprobs_tensors);
     os << "pool=" << o.has_pooling_output;
     if (o.pooling_output) internal::PutTensor(os, *o.pooling_output);
+    os << "experts=" << o.has_routed_experts;
+    if (o.routed_experts) internal::PutTensor(os, *o.routed_experts);
+    os << "mask=" << o.has_new_sampling_mask;
+    if (o.new_sampling_mask) {
+      internal::PutTensor(os, o.new_sampling_mask->token_ids);
+      internal::PutTensor(os, o.new_sampling_mask->offsets);
+    }
     os << "fin=" << (o.finish_reason ? static_cast<int>(*o.finish_reason) : -1)
        << ";stop=" << static_cast<int>(o.stop_reason.kind) << "," << o.stop_reason.token_id;
     Put(os, "stoptext", o.stop_reason.text);
@@ -254,6 +261,11 @@ inline std::string CheckViews(const EngineCoreOutputs& out,
       }
     }
     if (o.pooling_output) tensor(*o.pooling_output);
+    if (o.routed_experts) tensor(*o.routed_experts);
+    if (o.new_sampling_mask) {
+      tensor(o.new_sampling_mask->token_ids);
+      tensor(o.new_sampling_mask->offsets);
+    }
     views.push_back(o.stop_reason.text);
     views.push_back(o.kv_transfer_params);
     views.push_back(o.ec_transfer_params);

@@ -647,10 +647,12 @@ def define_fixtures():
                request_id="req-1", new_token_ids=[11, 12], finish_reason=FinishReason.LENGTH)],
                finished_requests={"req-1"}))
     single("outputs_sampling_mask",
-           "one output whose new_sampling_mask (position 15) is set; only its presence decodes",
+           "one output whose new_sampling_mask (position 15) is set: SamplingMaskLists "
+           "(vllm/v1/outputs.py) token_ids <i8 [3], offsets <i8 [2], cu_num_generated_tokens nil",
            EngineCoreOutputs(outputs=[EngineCoreOutput(
                request_id="req-mask", new_token_ids=[5],
-               new_sampling_mask=[[0, 1], [[1, 0, 1]]])], timestamp=1.0))
+               new_sampling_mask=[Tensor("<i8", [3], i8([1, 0, 1])),
+                                  Tensor("<i8", [2], i8([0, 3])), None])], timestamp=1.0))
     single("logprobs_inline",
            "new_logprobs LogprobsLists of 2 tokens x 3 columns: <i8 ids, <f4 logprobs, "
            "<i8 ranks inline as ext 3, cu_num_generated_tokens [0, 2]",

@@ -5,11 +5,12 @@
 # without its outputs.
 #
 # Runs, in this order and only if present, with Debian's /usr/bin/python3 (it sees
-# python3-msgpack and python3-prometheus-client; a pyenv python3 on PATH does not):
+# python3-msgpack, python3-numpy and python3-prometheus-client; a pyenv python3 on PATH
+# does not):
 #   tools/gen_wire_newest.py (the newest wire generation's captures; goldens kept)
 #   tools/gen_fixtures.py  tools/gen_float_table.py  tools/gen_exposition_goldens.py
 #   tools/gen_http_goldens.py  tools/gen_goldens.py  tools/gen_descriptor_fixtures.py
-#   tools/gen_request_goldens.py
+#   tools/gen_request_goldens.py  tools/gen_numpy_goldens.py
 #   tools/gen_hostile_captures.py
 #   tools/gen_fuzz_seeds.py (last: it cuts the fuzz seeds out of the fixtures)
 # Usage: tools/regen.sh          (also: make regen)
@@ -21,7 +22,8 @@ PYTHON=/usr/bin/python3
 # gen_goldens.py rewrites scenarios.tsv whole; the two after it append their own lines.
 GENERATORS=(gen_wire_newest.py gen_fixtures.py gen_float_table.py gen_exposition_goldens.py
             gen_http_goldens.py gen_goldens.py gen_descriptor_fixtures.py gen_request_goldens.py
-            gen_hostile_captures.py gen_fuzz_seeds.py gen_utility_call_goldens.py)
+            gen_numpy_goldens.py gen_hostile_captures.py gen_fuzz_seeds.py
+            gen_utility_call_goldens.py)
 
 # Files under tests/ that git does not track yet, before the generators run (hand-written files
 # not committed yet are not "stale"; a file a generator creates is).

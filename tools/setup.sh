@@ -21,6 +21,7 @@ DEVELOPMENT=(
   clang clang-format clang-tidy libclang-rt-14-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-msgpack python3-zmq python3-prometheus-client
+  python3-numpy  # tools/gen_numpy_goldens.py: np.save's .npy files of routed_experts
   python3-yaml  # tests/deploy/check_deploy.py reads the Prometheus rules
   prometheus curl
   systemd  # systemd-analyze: tests/deploy/systemd_verify.sh checks deploy/systemd/vmetrics.service

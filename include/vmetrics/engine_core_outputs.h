@@ -68,6 +68,28 @@ struct Tensor {
   std::string_view data;
 };
 
+// NumpyArrayProblem
+//
+// Why `t` cannot be read as the numpy array vLLM's MsgpackEncoder sent (an ndarray travels as
+// [dtype.str, shape, data]), or "" when it can: `dtype` must be a little-endian or
+// byte-order-free descriptor of a bool, integer or float kind ("|b1", "|u1", "<u2", "<i4",
+// "<i8", "<f4", ...), the shape's dimensions non-negative, and `data` exactly their product
+// times the item size (a C-contiguous array, the only kind the encoder sends raw).
+std::string NumpyArrayProblem(const Tensor& t);
+
+// The byte size of one item of a NumpyArrayProblem-valid dtype ("<u2" -> 2).
+size_t NumpyItemSize(std::string_view dtype);
+
+// SamplingMaskLists (vllm/v1/outputs.py at vllm-project/vllm 6adad087; a NamedTuple, so an
+// array [token_ids, offsets, cu_num_generated_tokens]): for each token of the output, the
+// vocabulary ids that survived top-k / top-p / min-p, in CSR form: position i's ids are
+// token_ids[offsets[i]:offsets[i + 1]]. Both are 1-D integer ndarrays, offsets
+// non-decreasing; cu_num_generated_tokens is None on the wire (the engine slices per request).
+struct SamplingMaskLists {
+  Tensor token_ids;
+  Tensor offsets;
+};
+
 // LogprobsLists / LogprobsTensors (NamedTuples, arrays). Each position holds a tensor triple
 // or something else (nil, a plain list), which is kept as "not a tensor".
 struct Logprobs {
@@ -107,9 +129,15 @@ struct EngineCoreOutput {
   int64_t num_cached_tokens = 0;
   int64_t num_external_computed_tokens = 0;  // g20260413 only; 0 before
   bool has_routed_experts = false;
+  // The request's expert routing for this output's tokens (np.ndarray [tokens, layers,
+  // experts per token], NumpyArrayProblem-valid with rank >= 1); g20260204 on. An output whose
+  // value is neither nil nor such an array does not decode.
+  std::optional<Tensor> routed_experts;
   int64_t num_nans_in_logits = 0;
   std::vector<std::string_view> mm_cache_miss_hashes;
   bool has_new_sampling_mask = false;
+  // g20260814 on (the engine's --return-sampling-mask); checked as SamplingMaskLists says.
+  std::optional<SamplingMaskLists> new_sampling_mask;
   uint32_t wire_fields = 0;  // positions present on the wire
 };
 

@@ -264,6 +264,17 @@ struct FrontendOptions {
   // --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens in answers.
   bool enable_prompt_tokens_details = false;
 
+  // --enable-per-request-metrics: completions carry vLLM's per-request `metrics` object
+  // (time_to_first_token_ms, generation_time_ms, queue_time_ms, mean_itl_ms,
+  // tokens_per_second; docs/operator-guide.md, "Per-request response features"). Off: answers
+  // are unchanged.
+  bool enable_per_request_metrics = false;
+
+  // --enable-force-include-usage: every completion stream carries usage (a usage chunk before
+  // [DONE] and usage on every chunk) as if stream_options asked for it; vLLM's generate
+  // endpoint does not read the flag, and neither does vmetrics'.
+  bool enable_force_include_usage = false;
+
   // --enable-server-load-tracking: GET /load answers {"server_load": N}, N the token API
   // requests being answered (vLLM's server_load_metrics); without it N is 0, as vLLM's.
   bool enable_server_load_tracking = false;

@@ -95,6 +95,13 @@ struct FinishedRequestStats {
   bool is_corrupted = false;
   int64_t num_cached_tokens = 0;
   int64_t num_preemptions = 0;  // the request's PREEMPTED events
+  // The RequestStateStats timestamps the times above come from (engine monotonic seconds; 0 =
+  // never set), kept for the per-request `metrics` object of the token APIs
+  // (--enable-per-request-metrics), which guards each time on its timestamps being set.
+  double queued_ts = 0;
+  double scheduled_ts = 0;
+  double first_token_ts = 0;
+  double last_token_ts = 0;
 };
 
 // IterationStats: one per EngineCoreOutputs message with at least one output.

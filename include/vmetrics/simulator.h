@@ -154,6 +154,11 @@ struct SimulatorOptions {
   // sampling_params.extra_args (raw msgpack, byte for byte), as a connector's
   // request_finished would return its own: a pass-through check of both directions.
   bool echo_kv_transfer_params = false;
+  // An engine run with --enable-return-routed-experts (REQUIRES: serve_requests): every
+  // output of a served request carries routed_experts, a "|u1" ndarray [tokens forwarded by
+  // the step, this many layers, 2 experts] (EngineModel::RoutedExpertsChunk says which
+  // numbers), inline as ext 3 whatever its size; 0 = nil, as engines without the option send.
+  int64_t routed_experts_layers = 0;
   // Prefill/decode disaggregation through NIXL (REQUIRES: serve_requests, connector kNixl,
   // not echo_kv_transfer_params). The engine follows NixlConnector's contract
   // (vllm/distributed/kv_transfer/kv_connector/v1/nixl/scheduler.py at vllm-project/vllm

@@ -122,6 +122,11 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
   cmd->add_flag("--enable-prompt-tokens-details", a->enable_prompt_tokens_details,
                 "usage.prompt_tokens_details.cached_tokens in answers");
+  cmd->add_flag("--enable-per-request-metrics", a->enable_per_request_metrics,
+                "Completions carry vLLM's per-request `metrics` object (timings of the request)");
+  cmd->add_flag("--enable-force-include-usage", a->enable_force_include_usage,
+                "Completion streams report usage on every chunk and before [DONE], as if "
+                "stream_options asked for it");
   cmd->add_flag("--enable-server-load-tracking", a->enable_server_load_tracking,
                 "GET /load counts the token API requests in flight (else it answers 0)");
   cmd->add_option("--api-key", a->http.api_keys,

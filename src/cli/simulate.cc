@@ -45,6 +45,7 @@ struct SimulateFlags {
   bool no_synthetic_requests = false;
   std::string served_stop = "sampled";
   bool echo_kv_transfer_params = false;
+  int64_t routed_experts_layers = 0;
   std::string kv_role = "none";
   std::string kv_engine_id;
   std::string kv_events_config;
@@ -78,6 +79,7 @@ int RunSimulate(const SimulateFlags& f) {
   o.served_stop = f.served_stop == "earliest" ? SimulatorOptions::ServedStop::kEarliest
                                               : SimulatorOptions::ServedStop::kSampled;
   o.echo_kv_transfer_params = f.echo_kv_transfer_params;
+  o.routed_experts_layers = f.routed_experts_layers;
   o.kv_role = *ParseSimKvRole(f.kv_role);  // checked by CLI11
   o.kv_engine_id = f.kv_engine_id;
   o.kv_events_config = f.kv_events_config;
@@ -160,6 +162,10 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"sampled", "earliest"}));
   cmd->add_flag("--echo-kv-transfer-params", f.echo_kv_transfer_params,
                 "A served request's final output returns the kv_transfer_params it was sent");
+  cmd->add_option("--routed-experts-layers", f.routed_experts_layers,
+                  "As an engine with --enable-return-routed-experts: served requests' outputs "
+                  "carry routed_experts of this many layers (needs --serve-requests; 0 = off)")
+      ->check(CLI::Range(int64_t{0}, int64_t{256}));
   cmd->add_option("--kv-role", f.kv_role,
                   "Prefill/decode disaggregation through NIXL (needs --serve-requests and "
                   "--connector nixl): kv_producer answers do_remote_decode requests that finish "
@@ -215,6 +221,11 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
     if (sf.kv_role != "none" && (!sf.serve_requests || sf.connector != "nixl")) {
       std::fprintf(stderr,
                    "vmetrics simulate: --kv-role needs --serve-requests and --connector nixl\n");
+      *exit_code = 2;
+      return;
+    }
+    if (sf.routed_experts_layers > 0 && !sf.serve_requests) {
+      std::fprintf(stderr, "vmetrics simulate: --routed-experts-layers needs --serve-requests\n");
       *exit_code = 2;
       return;
     }

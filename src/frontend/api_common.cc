@@ -112,6 +112,45 @@ MaybeError ReadStreamOptions(JsonFields& f, TokenRequest* r, std::vector<std::st
   return std::nullopt;
 }
 
+Json PerRequestMetricsJson(const std::optional<RequestTimestamps>& timestamps,
+                           int64_t num_generation_tokens, bool with_nulls) {
+  std::optional<double> ttft, generation, queue, itl, tps;
+  if (timestamps) {
+    const RequestTimestamps& t = *timestamps;
+    if (t.scheduled_ts > 0 && t.first_token_ts > 0) {
+      ttft = (t.first_token_ts - t.scheduled_ts) * 1000;
+    }
+    if (t.first_token_ts > 0 && t.last_token_ts > 0) {
+      generation = (t.last_token_ts - t.first_token_ts) * 1000;
+    }
+    if (t.queued_ts > 0 && t.scheduled_ts > 0) queue = (t.scheduled_ts - t.queued_ts) * 1000;
+    if (t.first_token_ts > 0 && t.last_token_ts > 0 && num_generation_tokens > 1) {
+      itl = (t.last_token_ts - t.first_token_ts) / static_cast<double>(num_generation_tokens - 1) *
+            1000;
+    }
+    if (t.scheduled_ts > 0 && t.last_token_ts > 0) {
+      const double inference_ms = (t.last_token_ts - t.scheduled_ts) * 1000;
+      if (inference_ms > 0) {
+        tps = static_cast<double>(num_generation_tokens) / inference_ms * 1000;
+      }
+    }
+  }
+  Json metrics = Json::object();
+  auto put = [&](const char* key, const std::optional<double>& v) {
+    if (v) {
+      metrics[key] = *v;
+    } else if (with_nulls) {
+      metrics[key] = nullptr;
+    }
+  };
+  put("time_to_first_token_ms", ttft);
+  put("generation_time_ms", generation);
+  put("queue_time_ms", queue);
+  put("mean_itl_ms", itl);
+  put("tokens_per_second", tps);
+  return metrics;
+}
+
 Json MsgpackValueJson(std::string_view raw) {
   Result<Json> v = protocol::MsgpackToJson(raw);
   return v.ok() ? std::move(*v) : Json(nullptr);

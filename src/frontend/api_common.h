@@ -71,6 +71,18 @@ MaybeError CheckModel(JsonFields& f, const ServingConfig& config, std::optional<
 // are appended to `ignored`, as StreamOptions (an OpenAIBaseModel) ignores them.
 MaybeError ReadStreamOptions(JsonFields& f, TokenRequest* r, std::vector<std::string>* ignored);
 
+// vLLM's per-request `metrics` object (PerRequestTimingMetrics, built by
+// build_per_request_timing_metrics in vllm/entrypoints/generate/base/serving.py at
+// vllm-project/vllm 6adad087) from a finished request's timestamps (nullopt: every field
+// null) and the tokens it generated: time_to_first_token_ms (scheduled to first token),
+// generation_time_ms (first to last token), queue_time_ms (queued to scheduled), mean_itl_ms
+// (decode time over tokens - 1, with more than one token), tokens_per_second (tokens over
+// scheduled to last token, when that is positive); each null unless the timestamps it needs
+// are set (> 0). `with_nulls` false leaves the null ones out (a stream's usage chunk, dumped
+// with exclude_none).
+Json PerRequestMetricsJson(const std::optional<RequestTimestamps>& timestamps,
+                           int64_t num_generation_tokens, bool with_nulls);
+
 // A raw msgpack value the engine sent (kv_transfer_params) as the JSON vLLM's server answers
 // with: maps in wire order, ints and floats kept apart. Null when it does not decode.
 Json MsgpackValueJson(std::string_view raw);

@@ -117,6 +117,12 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
     return Refuse(
         f.Refuse("stream_options", "Stream options can only be defined when `stream=True`."));
   }
+  // --enable-force-include-usage: should_include_usage answers (True, True) whatever
+  // stream_options says (vllm/entrypoints/serve/utils/api_utils.py at 6adad087).
+  if (config.enable_force_include_usage) {
+    r.include_usage = true;
+    r.continuous_usage = true;
+  }
   if (f.Has("suffix")) return Refuse(f.Refuse("suffix", "suffix is not currently supported"));
   std::string user;
   if (MaybeError e = f.Str("user", &user)) return Refuse(*e);  // OpenAI's end-user tag
@@ -450,6 +456,14 @@ void EchoedPositions(const TokenRequest& r, const PromptState& prompt,
   positions->resize(ids->size());
 }
 
+// The `metrics` of a whole answer: null unless it is one prompt's one choice, as vLLM
+// suppresses metrics that cannot be attributed to one generation stream.
+Json MetricsOf(const std::vector<ChoiceState>& choices, int64_t completion_tokens) {
+  if (choices.size() != 1) return nullptr;
+  return PerRequestMetricsJson(choices.front().timestamps, completion_tokens,
+                               /*with_nulls=*/true);
+}
+
 }  // namespace
 
 std::string CompletionResponseJson(const ServingConfig& config, const TokenRequest& r,
@@ -484,6 +498,11 @@ std::string CompletionResponseJson(const ServingConfig& config, const TokenReque
                 {"prompt_logprobs", PromptLogprobsJson(prompt)},
                 {"prompt_token_ids", nullptr}};
     if (r.echo || r.return_token_ids) choice["prompt_token_ids"] = prompt.token_ids;
+    // CompletionResponseChoice.routed_experts (6adad087), written when the engine sent the
+    // routing (its --enable-return-routed-experts): an answer without it keeps its keys.
+    if (std::string experts = c.routed_experts.NpyBase64(); !experts.empty()) {
+      choice["routed_experts"] = std::move(experts);
+    }
     list.push_back(std::move(choice));
   }
   int64_t prompt_tokens = 0;
@@ -502,6 +521,7 @@ std::string CompletionResponseJson(const ServingConfig& config, const TokenReque
   if (!prompts.empty() && !prompts.front().kv_transfer_params.empty()) {
     doc["kv_transfer_params"] = MsgpackValueJson(prompts.front().kv_transfer_params);
   }
+  if (config.enable_per_request_metrics) doc["metrics"] = MetricsOf(choices, completion_tokens);
   return DumpJson(doc);
 }
 
@@ -560,6 +580,10 @@ std::string CompletionUsageEvent(const ServingConfig& config, const ResponseIden
     usage["prompt_tokens_details"] = Json{{"cached_tokens", *prompts.front().cached_tokens}};
   }
   doc["usage"] = std::move(usage);
+  if (config.enable_per_request_metrics && choices.size() == 1) {
+    doc["metrics"] = PerRequestMetricsJson(choices.front().timestamps, completion_tokens,
+                                           /*with_nulls=*/false);
+  }
   return "data: " + DumpJson(doc) + "\n\n";
 }
 

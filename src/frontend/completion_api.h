@@ -46,7 +46,10 @@ ParsedRequest ParseCompletionRequest(std::string_view body, const ServingConfig&
 
 // The non-streamed response: {"id","object":"text_completion","created","model","choices":[
 // {"index","text":"","logprobs","finish_reason","stop_reason","token_ids","prompt_logprobs",
-// "prompt_token_ids"}],"service_tier","system_fingerprint","usage","kv_transfer_params"}.
+// "prompt_token_ids"}],"service_tier","system_fingerprint","usage","kv_transfer_params"}; a
+// choice ends with "routed_experts" when the engine sent routing (numpy_arrays.h), and with
+// config.enable_per_request_metrics the answer ends with "metrics" (PerRequestMetricsJson;
+// null unless one prompt with n = 1).
 std::string CompletionResponseJson(const ServingConfig& config, const TokenRequest& request,
                                    const ResponseIdentity& identity,
                                    const std::vector<PromptState>& prompts,
@@ -56,7 +59,9 @@ std::string CompletionResponseJson(const ServingConfig& config, const TokenReque
 std::string CompletionChunkEvent(const TokenRequest& request, const ResponseIdentity& identity,
                                  const std::vector<PromptState>& prompts, const ChoiceDelta& delta);
 
-// The usage event of stream_options.include_usage (choices empty).
+// The usage event of stream_options.include_usage or --enable-force-include-usage (choices
+// empty); with config.enable_per_request_metrics and one choice it carries "metrics" without
+// its null fields.
 std::string CompletionUsageEvent(const ServingConfig& config, const ResponseIdentity& identity,
                                  const std::vector<PromptState>& prompts,
                                  const std::vector<ChoiceState>& choices);

@@ -700,6 +700,8 @@ Status Frontend::Start() {
   ro.config.lora_modules = m.checked.lora_modules;
   ro.config.max_logprobs = m.options.max_logprobs;
   ro.config.enable_prompt_tokens_details = m.options.enable_prompt_tokens_details;
+  ro.config.enable_per_request_metrics = m.options.enable_per_request_metrics;
+  ro.config.enable_force_include_usage = m.options.enable_force_include_usage;
   ro.config.generation = m.checked.generation;
   if (!ro.config.generation.eos_token_id) {
     LogWarning(

@@ -237,12 +237,19 @@ std::string GenerateResponseJson(const ServingConfig& config, const TokenRequest
     Json logprobs = nullptr;
     if (r.response_logprobs)
       logprobs = TokenLogprobs(c.token_ids, c.logprobs, *r.response_logprobs);
-    list.push_back(Json{{"index", i},
-                        {"logprobs", std::move(logprobs)},
-                        {"finish_reason", c.finish_reason.empty() ? "stop" : c.finish_reason},
-                        {"token_ids", c.token_ids},
-                        {"routed_experts", nullptr},
-                        {"stop_reason", c.stop_reason}});
+    Json choice{{"index", i},
+                {"logprobs", std::move(logprobs)},
+                {"finish_reason", c.finish_reason.empty() ? "stop" : c.finish_reason},
+                {"token_ids", c.token_ids},
+                {"routed_experts", nullptr}};
+    if (std::string experts = c.routed_experts.NpyBase64(); !experts.empty()) {
+      choice["routed_experts"] = std::move(experts);
+    }
+    // GenerateResponseChoice.sampling_mask (6adad087), written when the engine sent masks
+    // (its --return-sampling-mask): an answer without them keeps its keys.
+    if (!c.sampling_mask.empty()) choice["sampling_mask"] = c.sampling_mask.Positions();
+    choice["stop_reason"] = c.stop_reason;
+    list.push_back(std::move(choice));
   }
   Json doc{{"request_id", identity.id},
            {"model", identity.model},
@@ -282,6 +289,7 @@ std::string GenerateChunkEvent(const TokenRequest& r, const ResponseIdentity& id
               {"finish_reason", nullptr},  {"token_ids", d.token_ids},
               {"routed_experts", nullptr}, {"stop_reason", d.stop_reason}};
   if (!d.finish_reason.empty()) choice["finish_reason"] = d.finish_reason;
+  if (!d.routed_experts.empty()) choice["routed_experts"] = d.routed_experts;
   Json doc{{"request_id", identity.id},
            {"choices", Json::array({std::move(choice)})},
            {"usage", nullptr}};

@@ -17,7 +17,10 @@
 // reaches the engine as sampling_params.extra_args["kv_transfer_params"] and comes back, from
 // the engine's final output, at the top of the response. Logprobs are vLLM's placeholder shape:
 // ChatCompletionLogProbs whose tokens are "token_id:<id>". `stop_reason` on a choice (the stop
-// token id, or null) is vLLM PR #47313's field, sent ahead of upstream.
+// token id, or null) is vLLM PR #47313's field, sent ahead of upstream. `routed_experts` is
+// base64 of the .npy of the engine's routing (null when it sent none; in a stream on the
+// chunk that finishes), and a whole answer's choice has `sampling_mask` (before stop_reason)
+// when the engine sent masks (numpy_arrays.h; the serving code at vllm-project/vllm 6adad087).
 //
 // Pure functions, no state: safe from any thread.
 //

@@ -543,6 +543,7 @@ void RequestService::FlushLocked(Job& j, size_t index) {
   d.finish_reason.clear();
   d.stop_reason = nullptr;
   d.completion_tokens.reset();
+  d.routed_experts.clear();
 }
 
 void RequestService::FinishChoiceLocked(Job& j, size_t index, const std::string& reason) {
@@ -552,6 +553,10 @@ void RequestService::FinishChoiceLocked(Job& j, size_t index, const std::string&
   j.choices[index].finish_reason = reason.empty() ? "error" : reason;
   if (j.request.stream && !reason.empty() && !j.error) {
     j.pending[index].finish_reason = reason;
+    // vLLM concatenates the routing once the request finished: its last chunk carries it.
+    if (j.request.api == TokenApi::kGenerate) {
+      j.pending[index].routed_experts = j.choices[index].routed_experts.NpyBase64();
+    }
     FlushLocked(j, index);
   }
   if (--j.unfinished == 0) CompleteLocked(j);
@@ -636,6 +641,8 @@ void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
             prompt.prompt_logprobs.emplace_back(std::move(row));
         }
       }
+      if (o.routed_experts) c.routed_experts.Append(*o.routed_experts);
+      if (o.new_sampling_mask) c.sampling_mask.Append(*o.new_sampling_mask);
       if (o.prefill_stats && !prompt.cached_tokens) {
         prompt.cached_tokens = o.prefill_stats->num_cached_tokens;
       }
@@ -663,6 +670,17 @@ void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
       }
     }
     const std::optional<IterationStats> it = tracker_.ProcessOutputs(message, WallClock());
+    if (it && options_.config.enable_per_request_metrics) {
+      for (const FinishedRequestStats& f : it->finished_requests) {
+        auto choice = choices_.find(f.request_id);
+        if (choice == choices_.end()) continue;
+        choice->second.job->choices[choice->second.index].timestamps =
+            RequestTimestamps{.queued_ts = f.queued_ts,
+                              .scheduled_ts = f.scheduled_ts,
+                              .first_token_ts = f.first_token_ts,
+                              .last_token_ts = f.last_token_ts};
+      }
+    }
     if (m->scheduler_stats) tracker_.UpdateSchedulerStats(&*m->scheduler_stats);
     record(message, it ? &*it : nullptr);
     // Looked up again by id: finishing one choice may complete (and free) its request.

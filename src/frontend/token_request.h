@@ -21,6 +21,7 @@
 #include "api_error.h"
 #include "generation_config.h"
 #include "logprobs.h"
+#include "numpy_arrays.h"
 #include "vmetrics/engine_request.h"
 #include "vmetrics/frontend.h"  // LoraModule
 
@@ -40,6 +41,11 @@ struct ServingConfig {
   int64_t max_logprobs = 20;
   // vLLM's --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens.
   bool enable_prompt_tokens_details = false;
+  // vLLM's --enable-per-request-metrics: the `metrics` object of completions.
+  bool enable_per_request_metrics = false;
+  // vLLM's --enable-force-include-usage: completion streams report usage as if
+  // stream_options had include_usage and continuous_usage_stats.
+  bool enable_force_include_usage = false;
   GenerationConfig generation;
 };
 
@@ -89,11 +95,26 @@ struct PromptState {
 };
 
 // What the engine sent for one choice (prompt p, sample i: index p * n + i).
+// The RequestStateStats timestamps of a finished engine request (FinishedRequestStats; engine
+// monotonic seconds, 0 = never set): what the per-request `metrics` object is computed from.
+struct RequestTimestamps {
+  double queued_ts = 0;
+  double scheduled_ts = 0;
+  double first_token_ts = 0;
+  double last_token_ts = 0;
+};
+
 struct ChoiceState {  // NOLINT(bugprone-exception-escape): a null json() never allocates
   std::vector<int64_t> token_ids;
   std::vector<std::optional<PositionLogprobs>> logprobs;  // per token, when asked for
   std::string finish_reason;                              // "" while running
   nlohmann::ordered_json stop_reason;                     // null, a token id or a string
+  // Set when its engine request finished with statistics (the tracker's).
+  std::optional<RequestTimestamps> timestamps;
+  // The engine's routed_experts chunks and sampling masks (engine options
+  // --enable-return-routed-experts, --return-sampling-mask); empty when it sent none.
+  ArrayConcat routed_experts;
+  SamplingMaskMerge sampling_mask;
 };
 
 // Who answers: the response's id ("cmpl-...", "generate-tokens-..."), `created` (Unix
@@ -115,6 +136,7 @@ struct ChoiceDelta {  // NOLINT(bugprone-exception-escape): a null json() never 
   std::string finish_reason;  // "" = none yet
   nlohmann::ordered_json stop_reason;
   std::optional<int64_t> completion_tokens;  // continuous usage: the choice's tokens so far
+  std::string routed_experts;  // generate's last chunk: ArrayConcat::NpyBase64; "" = null
 };
 
 // ParsedRequest: a TokenRequest, or why it was refused.

@@ -73,6 +73,100 @@ Status DecodeTensor(MsgpackReader& r, std::span<const std::string_view> frames, 
   return Status::Ok();
 }
 
+}  // namespace
+
+size_t NumpyItemSize(std::string_view dtype) {
+  if (dtype.size() < 3 || (dtype[0] != '<' && dtype[0] != '|')) return 0;
+  const char kind = dtype[1];
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') return 0;
+  size_t size = 0;
+  for (size_t i = 2; i < dtype.size(); ++i) {
+    if (dtype[i] < '0' || dtype[i] > '9' || size > 16) return 0;
+    size = size * 10 + static_cast<size_t>(dtype[i] - '0');
+  }
+  const bool ok = kind == 'b'   ? size == 1
+                  : kind == 'f' ? (size == 2 || size == 4 || size == 8)
+                                : (size == 1 || size == 2 || size == 4 || size == 8);
+  // numpy writes '|' for one-byte items and '<' (on the little-endian hosts engines run on)
+  // for wider ones.
+  if (!ok || (size == 1) != (dtype[0] == '|')) return 0;
+  return size;
+}
+
+std::string NumpyArrayProblem(const Tensor& t) {
+  const size_t item = NumpyItemSize(t.dtype);
+  if (item == 0) return "not a little-endian numeric numpy dtype";
+  size_t bytes = item;
+  for (const int64_t d : t.shape) {
+    if (d < 0) return "negative dimension";
+    if (d != 0 && bytes > t.data.size() / static_cast<size_t>(d)) {
+      return "data shorter than its shape";
+    }
+    bytes *= static_cast<size_t>(d);
+  }
+  if (bytes != t.data.size()) return "data size does not match dtype and shape";
+  return "";
+}
+
+namespace {
+
+// A numpy array as NumpyArrayProblem accepts it, of rank `min_rank` or more (the reader is not
+// advanced on failure).
+Status DecodeNumpyArray(MsgpackReader& r, std::span<const std::string_view> frames, size_t min_rank,
+                        Tensor* out) {
+  MsgpackReader t = r;
+  if (Status s = DecodeTensor(t, frames, out); !s.ok()) return s;
+  if (std::string problem = NumpyArrayProblem(*out); !problem.empty()) {
+    return Malformed(r, "ndarray: " + problem);
+  }
+  if (out->shape.size() < min_rank) return Malformed(r, "ndarray: rank too low");
+  r = t;
+  return Status::Ok();
+}
+
+// The integers of a 1-D integer array NumpyArrayProblem accepted.
+int64_t NumpyInt(const Tensor& t, size_t i) {
+  const size_t item = NumpyItemSize(t.dtype);
+  const char* p = t.data.data() + i * item;
+  const bool is_signed = t.dtype[1] == 'i';
+  uint64_t v = 0;
+  for (size_t b = 0; b < item; ++b)
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(p[b])) << (8 * b);
+  if (is_signed && item < 8 && (v >> (8 * item - 1)) != 0) v |= ~uint64_t{0} << (8 * item);
+  return static_cast<int64_t>(v);
+}
+
+// SamplingMaskLists: [token_ids, offsets, cu_num_generated_tokens]; see the header.
+Status DecodeSamplingMask(MsgpackReader& r, std::span<const std::string_view> frames,
+                          SamplingMaskLists* out) {
+  uint32_t n;
+  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
+  if (n < 2) return Malformed(r, "SamplingMaskLists needs token_ids and offsets");
+  if (Status s = DecodeNumpyArray(r, frames, 1, &out->token_ids); !s.ok()) return s;
+  if (Status s = DecodeNumpyArray(r, frames, 1, &out->offsets); !s.ok()) return s;
+  for (const Tensor* t : {&out->token_ids, &out->offsets}) {
+    if (t->shape.size() != 1 || (t->dtype[1] != 'i' && t->dtype[1] != 'u')) {
+      return Malformed(r, "SamplingMaskLists arrays must be 1-D integers");
+    }
+  }
+  const auto count = static_cast<size_t>(out->offsets.shape[0]);
+  if (count == 0) return Malformed(r, "SamplingMaskLists offsets must not be empty");
+  int64_t previous = NumpyInt(out->offsets, 0);
+  if (previous < 0) return Malformed(r, "SamplingMaskLists offsets must not be negative");
+  for (size_t i = 1; i < count; ++i) {
+    const int64_t v = NumpyInt(out->offsets, i);
+    if (v < previous) return Malformed(r, "SamplingMaskLists offsets must not decrease");
+    previous = v;
+  }
+  if (previous > out->token_ids.shape[0]) {
+    return Malformed(r, "SamplingMaskLists offsets past token_ids");
+  }
+  for (uint32_t i = 2; i < n; ++i) {  // cu_num_generated_tokens and newer trailing fields
+    if (Status s = r.Skip(); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 // LogprobsLists / LogprobsTensors: an array whose positions are tensor triples or other values.
 Status DecodeLogprobs(MsgpackReader& r, std::span<const std::string_view> frames, Logprobs* out) {
   uint32_t n;
@@ -173,8 +267,8 @@ Status ReadOptionalMap(MsgpackReader& r, std::string_view* out) {
 // (assigning EngineCoreOutput{} frees them, and a step of 256 outputs allocated 256 times;
 // move-assigning a default-constructed one costs half the decode). Every field is named here:
 // the static_assert is a reminder to reset a field added to the struct.
-static_assert(sizeof(EngineCoreOutput) == 424 || sizeof(void*) != 8,
-              "EngineCoreOutput changed: reset the new field in ResetOutput, then update 424");
+static_assert(sizeof(EngineCoreOutput) == 640 || sizeof(void*) != 8,
+              "EngineCoreOutput changed: reset the new field in ResetOutput, then update 640");
 void ResetOutput(EngineCoreOutput* out) {
   out->request_id = {};
   out->new_token_ids.clear();
@@ -193,9 +287,11 @@ void ResetOutput(EngineCoreOutput* out) {
   out->num_cached_tokens = 0;
   out->num_external_computed_tokens = 0;
   out->has_routed_experts = false;
+  out->routed_experts.reset();
   out->num_nans_in_logits = 0;
   out->mm_cache_miss_hashes.clear();
   out->has_new_sampling_mask = false;
+  out->new_sampling_mask.reset();
   out->wire_fields = 0;
 }
 
@@ -264,9 +360,14 @@ void ResetOutput(EngineCoreOutput* out) {
     }
     case OutputField::kNumExternalComputedTokens:
       return r.ReadInt(&out->num_external_computed_tokens);
-    case OutputField::kRoutedExperts:
-      out->has_routed_experts = !r.NextIsNil();
-      return r.Skip();
+    case OutputField::kRoutedExperts: {
+      if (ConsumeNil(r)) return Status::Ok();
+      out->has_routed_experts = true;
+      Tensor t;
+      if (Status s = DecodeNumpyArray(r, frames, 1, &t); !s.ok()) return s;
+      out->routed_experts = std::move(t);
+      return Status::Ok();
+    }
     case OutputField::kNumNansInLogits:
       return r.ReadInt(&out->num_nans_in_logits);
     case OutputField::kMmCacheMissHashes: {
@@ -280,9 +381,14 @@ void ResetOutput(EngineCoreOutput* out) {
       }
       return Status::Ok();
     }
-    case OutputField::kNewSamplingMask:
-      out->has_new_sampling_mask = !r.NextIsNil();
-      return r.Skip();
+    case OutputField::kNewSamplingMask: {
+      if (ConsumeNil(r)) return Status::Ok();
+      out->has_new_sampling_mask = true;
+      SamplingMaskLists mask;
+      if (Status s = DecodeSamplingMask(r, frames, &mask); !s.ok()) return s;
+      out->new_sampling_mask = std::move(mask);
+      return Status::Ok();
+    }
     case OutputField::kRequestId:  // positions 0 and 1 are read before the table
     case OutputField::kNewTokenIds:
     case OutputField::kSpecDecodeMetrics:  // not a metrics input

@@ -198,6 +198,10 @@ void RequestTracker::Finish(RequestState& s, FinishReason reason, IterationStats
   f.is_corrupted = s.is_corrupted;
   f.num_cached_tokens = s.num_cached_tokens;
   f.num_preemptions = s.num_preemptions;
+  f.queued_ts = s.queued_ts;
+  f.scheduled_ts = s.scheduled_ts;
+  f.first_token_ts = s.first_token_ts;
+  f.last_token_ts = s.last_token_ts;
   it.finished_requests.push_back(std::move(f));
   if (s.is_corrupted) it.num_corrupted_reqs += 1;
   LoraTransition(s, 2);

@@ -363,6 +363,25 @@ int64_t EngineModel::NextServedToken(Served* s) {
   }
 }
 
+SimRoutedExperts EngineModel::RoutedExpertsChunk(Served* s, bool after_first_output,
+                                                 int64_t tokens) const {
+  SimRoutedExperts out;
+  out.rows = after_first_output ? s->last_output_tokens : static_cast<int64_t>(s->prompt.size());
+  out.layers = options_.routed_experts_layers;
+  out.experts_per_token = 2;
+  out.bytes.reserve(static_cast<size_t>(out.rows * out.layers * out.experts_per_token));
+  for (int64_t row = s->routed_rows; row < s->routed_rows + out.rows; ++row) {
+    for (int64_t layer = 0; layer < out.layers; ++layer) {
+      for (int64_t k = 0; k < out.experts_per_token; ++k) {
+        out.bytes.push_back(static_cast<char>((row * 31 + layer * 7 + k) % 256));
+      }
+    }
+  }
+  s->routed_rows += out.rows;
+  s->last_output_tokens = tokens;
+  return out;
+}
+
 SimLogprobs EngineModel::LogprobRows(Served* s, const std::vector<int64_t>& tokens, int64_t k,
                                      bool prompt) {
   SimLogprobs out;
@@ -515,6 +534,9 @@ void EngineModel::Decode(SimMessage* message, SimSpecDecodingStats* spec) {
         out.new_token_ids.push_back(last && r.stops_early ? s.stop_token : NextServedToken(&s));
       }
       if (s.logprobs) out.new_logprobs = LogprobRows(&s, out.new_token_ids, *s.logprobs, false);
+      if (options_.routed_experts_layers > 0) {
+        out.routed_experts = RoutedExpertsChunk(&s, r.first_output_sent, tokens);
+      }
       if (s.prompt_logprobs && !r.first_output_sent && s.prompt.size() > 1) {
         // Positions 1..N-1: each row's column 0 is the prompt token there.
         const std::vector<int64_t> rest(s.prompt.begin() + 1, s.prompt.end());

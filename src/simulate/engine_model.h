@@ -70,6 +70,15 @@ struct SimLogprobs {
   std::vector<int64_t> ranks;      // rows
 };
 
+// routed_experts: the expert ids each forwarded token was routed to, an np.ndarray "|u1"
+// [rows, layers, experts per token] in C order.
+struct SimRoutedExperts {
+  int64_t rows = 0;
+  int64_t layers = 0;
+  int64_t experts_per_token = 0;
+  std::string bytes;  // rows * layers * experts_per_token
+};
+
 struct SimOutput {
   std::string request_id;
   std::vector<int64_t> new_token_ids;
@@ -80,6 +89,7 @@ struct SimOutput {
   std::vector<SimEvent> events;        // empty = nil on the wire
   std::string kv_transfer_params;      // raw msgpack; "" = nil
   std::optional<SimPrefillStats> prefill_stats;
+  std::optional<SimRoutedExperts> routed_experts;
 };
 
 struct SimPrefixCacheStats {
@@ -199,6 +209,8 @@ class EngineModel {
     int64_t remote_blocks = 0;  // kv_role consumer half: prompt blocks pulled from the producer
     std::mt19937_64 rng;        // its tokens: seeded, greedy or drawn from the engine's
     bool greedy = false;
+    int64_t routed_rows = 0;         // routed_experts rows sent so far
+    int64_t last_output_tokens = 0;  // tokens of its previous output (forwarded in this step)
   };
 
   struct Request {
@@ -226,6 +238,11 @@ class EngineModel {
   static int64_t NextServedToken(Served* s);
   static SimLogprobs LogprobRows(Served* s, const std::vector<int64_t>& tokens, int64_t k,
                                  bool prompt);
+  // The routed_experts chunk of a served request's output with `tokens` new tokens: the
+  // tokens this step forwarded (the prompt on its first output, after that the previous
+  // output's tokens), routed_experts_layers layers of two experts each, numbered
+  // (row * 31 + layer * 7 + k) % 256 with `row` counted over the whole request.
+  SimRoutedExperts RoutedExpertsChunk(Served* s, bool after_first_output, int64_t tokens) const;
 
   double StepTime() const;
   void Arrive(double now);

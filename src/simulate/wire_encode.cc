@@ -169,6 +169,21 @@ void WriteLogprobs(Writer& w, const SimLogprobs& l) {
   if (!l.prompt) w.Nil();  // cu_num_generated_tokens: nil in a per-request output
 }
 
+// routed_experts: the ndarray triple (vLLM's MsgpackEncoder), or nil.
+void WriteRoutedExperts(Writer& w, const std::optional<SimRoutedExperts>& r) {
+  if (!r) {
+    w.Nil();
+    return;
+  }
+  w.Array(3);
+  w.Str("|u1");
+  w.Array(3);
+  w.Int(r->rows);
+  w.Int(r->layers);
+  w.Int(r->experts_per_token);
+  w.Ext(3, r->bytes);
+}
+
 // EngineCoreOutput: array_like, all 16 positions.
 void WriteOutput(Writer& w, const SimOutput& o) {
   w.Array(16);
@@ -217,7 +232,7 @@ void WriteOutput(Writer& w, const SimOutput& o) {
   } else {
     w.Nil();
   }
-  w.Nil();   // routed_experts
+  WriteRoutedExperts(w, o.routed_experts);
   w.Int(0);  // num_nans_in_logits
   w.Nil();   // mm_cache_miss_hashes
   w.Nil();   // new_sampling_mask
@@ -300,10 +315,12 @@ void WriteOutputAs(Writer& w, const SimOutput& o, const WireGeneration& g) {
       case OutputField::kNumNansInLogits:
         w.Int(0);
         break;
+      case OutputField::kRoutedExperts:
+        WriteRoutedExperts(w, o.routed_experts);
+        break;
       case OutputField::kPoolingOutput:
       case OutputField::kEcTransferParams:
       case OutputField::kTraceHeaders:
-      case OutputField::kRoutedExperts:
       case OutputField::kMmCacheMissHashes:
       case OutputField::kNewSamplingMask:
       case OutputField::kSpecDecodeMetrics:

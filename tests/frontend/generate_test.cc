@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "loadgen/http_client.h"
+#include "numpy_arrays.h"
 #include "vmetrics/frontend.h"
 #include "vmetrics/simulator.h"
 
@@ -152,6 +153,48 @@ TEST_F(GenerateTest, AnswersWithVllmsGenerateResponse) {
   json named =
       GenerateOk(R"({"request_id":"42","token_ids":[1],"sampling_params":{"max_tokens":1}})");
   EXPECT_EQ(named["request_id"], "generate-tokens-42");
+}
+
+// An engine run with --enable-return-routed-experts (the stand-in's routed_experts_layers):
+// its chunks, a row per forwarded token (the prompt, then each sampled token but the last),
+// come back concatenated as np.save's .npy in base64 on generate's choice and on a
+// completion's, and per-request metrics and forced usage ride the completion's stream.
+TEST_F(GenerateTest, RoutedExpertsAndPerRequestFeaturesEndToEnd) {
+  Start([](SimulatorOptions* so) { so->routed_experts_layers = 3; },
+        [](FrontendOptions* o) {
+          o->enable_per_request_metrics = true;
+          o->enable_force_include_usage = true;
+        });
+  std::string expected_bytes;
+  for (int64_t row = 0; row < 3 + 4 - 1; ++row) {
+    for (int64_t layer = 0; layer < 3; ++layer) {
+      for (int64_t k = 0; k < 2; ++k) {
+        expected_bytes.push_back(static_cast<char>((row * 31 + layer * 7 + k) % 256));
+      }
+    }
+  }
+  const std::string expected =
+      frontend::Base64(frontend::NpyFile("|u1", {6, 3, 2}, expected_bytes));
+  json doc = GenerateOk(R"({"token_ids":[1,2,3],"sampling_params":{"max_tokens":4}})");
+  EXPECT_EQ(doc["choices"][0]["routed_experts"], expected) << doc;
+  EXPECT_FALSE(doc.contains("metrics"));  // generate reads neither flag at 6adad087
+  HttpClientResponse completion = Complete(R"({"prompt":[1,2,3],"max_tokens":4})");
+  ASSERT_EQ(completion.status, 200) << completion.body;
+  json c = json::parse(completion.body);
+  EXPECT_EQ(c["choices"][0]["routed_experts"], expected);
+  ASSERT_TRUE(c["metrics"].is_object()) << c;
+  EXPECT_GT(c["metrics"]["tokens_per_second"].get<double>(), 0);
+  EXPECT_GE(c["metrics"]["time_to_first_token_ms"].get<double>(), 0);
+  EXPECT_GE(c["metrics"]["queue_time_ms"].get<double>(), 0);
+  HttpClientResponse stream = Complete(R"({"prompt":[1,2,3],"max_tokens":4,"stream":true})");
+  ASSERT_EQ(stream.status, 200) << stream.body;
+  // Forced usage: a usage chunk (choices empty) with the metrics before [DONE].
+  const size_t last = stream.body.rfind("data: {");
+  ASSERT_NE(last, std::string::npos) << stream.body;
+  json usage = json::parse(stream.body.substr(last + 6, stream.body.find("\n\n", last) - last - 6));
+  EXPECT_TRUE(usage["choices"].empty()) << usage;
+  EXPECT_EQ(usage["usage"]["completion_tokens"], 4);
+  EXPECT_TRUE(usage["metrics"].contains("tokens_per_second")) << usage;
 }
 
 // test_generate_defaults_max_tokens_when_omitted (and test_protocol.py): no max_tokens is the

@@ -143,6 +143,12 @@ TEST(EngineCoreOutputs, SamplingMaskIsNoticed) {
   ASSERT_EQ(out.outputs.size(), 1u);
   EXPECT_EQ(out.outputs[0].request_id, "req-mask");
   EXPECT_TRUE(out.outputs[0].has_new_sampling_mask);
+  ASSERT_TRUE(out.outputs[0].new_sampling_mask.has_value());
+  const SamplingMaskLists& mask = *out.outputs[0].new_sampling_mask;
+  EXPECT_EQ(mask.token_ids.dtype, "<i8");
+  EXPECT_THAT(mask.token_ids.shape, ElementsAre(3));
+  EXPECT_THAT(TensorValues<int64_t>(mask.token_ids.data), ElementsAre(1, 0, 1));
+  EXPECT_THAT(TensorValues<int64_t>(mask.offsets.data), ElementsAre(0, 3));
   EXPECT_EQ(out.timestamp, 1.0);
 }
 
@@ -464,6 +470,11 @@ TEST(EngineCoreOutputs, EveryOutputPositionDecodes) {
   EXPECT_EQ(o.prefill_stats->num_external_cached_tokens, 10);
   EXPECT_EQ(o.prefill_stats->num_cache_creation_tokens, 5);
   EXPECT_TRUE(o.has_routed_experts);
+  ASSERT_TRUE(o.routed_experts.has_value());
+  EXPECT_EQ(o.routed_experts->dtype, "<i4");
+  EXPECT_THAT(o.routed_experts->shape, ElementsAre(2, 2));
+  EXPECT_THAT(TensorValues<int32_t>(o.routed_experts->data), ElementsAre(0, 3, 1, 2));
+  EXPECT_TRUE(ViewsInto(o.routed_experts->data, data));
   EXPECT_EQ(o.num_nans_in_logits, 3);
   EXPECT_THAT(Strings(o.mm_cache_miss_hashes), ElementsAre("h1", "h2"));
   EXPECT_FALSE(o.has_new_sampling_mask);
