@@ -80,7 +80,7 @@ class RequestLocksTest : public ::testing::Test {
     RequestService::Options o;
     o.config.max_model_len = 4096;
     o.engine_indexes = {0};
-    o.send = [this](int /*engine*/, EngineCoreRequestType type, std::string body) {
+    o.send = [this](int /*engine*/, EngineCoreRequestType type, const std::string& body) {
       std::lock_guard<std::mutex> lock(sent_mu_);
       if (type == EngineCoreRequestType::kAdd) {
         Result<EngineCoreRequestSpec> spec = DecodeEngineCoreRequest(body);
