@@ -26,6 +26,7 @@
 #include "generation_config.h"
 #include "http_families.h"
 #include "ignored_fields.h"
+#include "ingest.h"
 #include "json_fields.h"
 #include "observability_flags.h"
 #include "openai_routes.h"
@@ -319,6 +320,8 @@ struct Frontend::Impl {
   std::unique_ptr<frontend::IgnoredFields> ignored_fields;
   std::unique_ptr<StatsRecorder> recorder;
   std::unique_ptr<frontend::RequestService> requests;  // before `http`: destroyed after it
+  // Decoded messages to the requests and the recorder (ingest.h); built with `requests`.
+  std::unique_ptr<frontend::Ingest> ingest;
   // Set once Start built `requests`: the routes answer 503 before.
   std::atomic<frontend::RequestService*> requests_ready{nullptr};
   std::vector<HttpRoute> api_routes;  // the routes on `requests`, as the HTTP routes' targets
@@ -376,15 +379,11 @@ struct Frontend::Impl {
     wire->Feed(frames, recorder->decode_context(number), on_decoded, on_failed);
   }
 
-  void OnDecoded(EngineCoreOutputs& message) {
+  void OnDecoded(EngineCoreOutputs& message, uint64_t number) {
     if (message.utility_output && control) {
       control->OnUtilityOutput(message.engine_index, *message.utility_output);
     }
-    // Python records a message's SchedulerStats, then its IterationStats.
-    requests->OnOutputs(&message, [&](const EngineCoreOutputs& m, const IterationStats* it) {
-      recorder->Record(m);
-      if (it != nullptr) recorder->RecordIteration(*it, m.engine_index);
-    });
+    ingest->Message(&message, number);
     // Sequentially consistent with WaitForRecorded's store of wake_at and load of recorded:
     // either the waiter sees this message counted, or this thread sees the waiter's target.
     if (recorded.fetch_add(1) + 1 >= wake_at.load()) {
@@ -404,8 +403,8 @@ struct Frontend::Impl {
     recorder->reporter().Report(p);
   }
 
-  const WireDecoder::OnMessage on_decoded = [this](EngineCoreOutputs& m, const DecodeContext&) {
-    OnDecoded(m);
+  const WireDecoder::OnMessage on_decoded = [this](EngineCoreOutputs& m, const DecodeContext& ctx) {
+    OnDecoded(m, ctx.message_number);
   };
   const WireDecoder::OnFailure on_failed = [this](const Status& s, const DecodeContext& ctx) {
     OnFailed(s, ctx);
@@ -719,6 +718,7 @@ Status Frontend::Start() {
   ro.send = ro_send;
   ro.on_ignored_field = [&m](std::string_view field) { m.ignored_fields->Count(field); };
   m.requests = std::make_unique<frontend::RequestService>(std::move(ro));
+  m.ingest = std::make_unique<frontend::Ingest>(m.recorder.get(), m.requests.get());
   m.requests->SetOnEngineBack([&m](int engine) {
     LogInfo("engine " + std::to_string(engine) + " answers again; taking requests again");
     m.states->SetReady(engine);

@@ -10,6 +10,7 @@
 #include "capture.h"
 #include "environment.h"
 #include "flag_checks.h"
+#include "ingest.h"
 #include "observability_flags.h"
 #include "requests_sidecar.h"
 #include "vmetrics/recorder.h"
@@ -17,6 +18,29 @@
 
 namespace vmetrics::frontend {
 namespace {
+
+// The requests of a capture, from its sidecar (--requests): a RequestTracker fed the outputs
+// at the clocks the sidecar gives each message.
+class SidecarBookkeeping final : public IngestBookkeeping {
+ public:
+  SidecarBookkeeping(RequestSidecar* sidecar, RequestTracker* tracker, double* monotonic)
+      : sidecar_(sidecar), tracker_(tracker), monotonic_(monotonic) {}
+
+  std::optional<IterationStats> Track(EngineCoreOutputs* message, uint64_t number) override {
+    const RequestSidecar::Clocks clocks = sidecar_->Advance(number, tracker_);
+    *monotonic_ = clocks.monotonic;
+    std::optional<IterationStats> it =
+        tracker_->ProcessOutputs(*message, clocks.iteration_timestamp);
+    if (message->scheduler_stats) tracker_->UpdateSchedulerStats(&*message->scheduler_stats);
+    return it;
+  }
+  void Settle(const EngineCoreOutputs& /*message*/) override {}  // nobody waits for an answer
+
+ private:
+  RequestSidecar* sidecar_;
+  RequestTracker* tracker_;
+  double* monotonic_;  // the tracker's monotonic clock
+};
 
 std::string ResolveBesideInput(const std::string& path, const std::string& input) {
   if (path.empty() || path[0] == '/' || std::filesystem::exists(path) || input == "-") return path;
@@ -109,21 +133,14 @@ Result<ReplayOutput> Replay(const ReplayOptions& args) {
   wire_options.log = [&log](const std::string& line) { log(line); };
   wire_options.on_recognised = [&log](const WireRecognition& r) { log(DescribeRecognition(r)); };
   WireDecoder wire(std::move(wire_options));
+  std::optional<SidecarBookkeeping> bookkeeping;
+  if (sidecar) bookkeeping.emplace(&*sidecar, &tracker, &monotonic);
+  // The path `serve` records with: Python's output handler order (ingest.h).
+  Ingest ingest(&recorder, bookkeeping ? &*bookkeeping : nullptr);
   out.failed_messages = DecodeStream(
       *data, wire, [&](uint64_t n) { return recorder.decode_context(n); },
       [&](EngineCoreOutputs& m, uint64_t number, size_t, const DecodeContext&) {
-        if (!sidecar) {
-          recorder.Record(m);
-          return;
-        }
-        // Python's output handler: the outputs first, then the LoRA adapters into the
-        // SchedulerStats, then SchedulerStats and IterationStats are recorded.
-        const RequestSidecar::Clocks clocks = sidecar->Advance(number, &tracker);
-        monotonic = clocks.monotonic;
-        std::optional<IterationStats> it = tracker.ProcessOutputs(m, clocks.iteration_timestamp);
-        if (m.scheduler_stats) tracker.UpdateSchedulerStats(&*m.scheduler_stats);
-        recorder.Record(m);
-        if (it) recorder.RecordIteration(*it, m.engine_index);
+        ingest.Message(&m, number);
       },
       [&](const std::string& what) {
         recorder.CountDecodeError();

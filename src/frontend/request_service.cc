@@ -84,8 +84,8 @@ struct RequestService::Job {
 
 RequestService::RequestService(Options options)
     : options_(std::move(options)),
-      tracker_(RequestTracker::Options{.track_nans_in_logits = options_.track_nans_in_logits}),
-      router_(options_.engine_indexes) {
+      router_(options_.engine_indexes),
+      tracker_(RequestTracker::Options{.track_nans_in_logits = options_.track_nans_in_logits}) {
   std::random_device rd;
   id_salt_ = (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }
@@ -98,12 +98,12 @@ double RequestService::WallClock() const {
 }
 
 size_t RequestService::num_live_requests() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(tracker_mu_);
   return tracker_.num_live_requests();
 }
 
 size_t RequestService::num_live_completions() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(jobs_mu_);
   return jobs_.size();
 }
 
@@ -191,25 +191,29 @@ void RequestService::ReleaseRemotePrefill(const HttpRequest& http) {
   spec.abort_immediately = true;
   const std::optional<int64_t> rank = DataParallelRank(http);
   spec.data_parallel_rank = rank;
-  std::string body;
+  if (shut_down_.load()) return;
   int64_t engine = -1;
+  bool known = false;  // SetEngineWire was called for it
+  std::shared_ptr<const EngineRequestLayout> wire;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (shut_down_) return;
+    std::lock_guard<std::mutex> lock(engines_mu_);
     engine = ChooseLocked(rank);
     if (engine < 0) return;
-    auto w = wires_.find(engine);
-    const RequestLayout layout = w == wires_.end()  ? NewestWireGeneration().request
-                                 : w->second.layout ? w->second.layout->view()
-                                                    : RequestLayout{};
-    // Only generations that have the field (from g20260712): older vLLMs send nothing.
-    if (layout.PositionOf(RequestField::kAbortImmediately) < 0 ||
-        !CheckRequestFits(spec, layout).ok()) {
-      return;
+    if (auto w = wires_.find(engine); w != wires_.end()) {
+      known = true;
+      wire = w->second.layout;
     }
-    body = EncodeEngineCoreRequest(spec, layout);
   }
-  (void)options_.send(static_cast<int>(engine), EngineCoreRequestType::kAdd, std::move(body));
+  const RequestLayout layout = !known ? NewestWireGeneration().request
+                               : wire ? wire->view()
+                                      : RequestLayout{};
+  // Only generations that have the field (from g20260712): older vLLMs send nothing.
+  if (layout.PositionOf(RequestField::kAbortImmediately) < 0 ||
+      !CheckRequestFits(spec, layout).ok()) {
+    return;
+  }
+  (void)options_.send(static_cast<int>(engine), EngineCoreRequestType::kAdd,
+                      EncodeEngineCoreRequest(spec, layout));
 }
 
 void RequestService::HandleGenerate(const HttpRequest& request,
@@ -228,138 +232,173 @@ bool RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
   if (options_.on_ignored_field) {
     for (const std::string& field : parsed.ignored_fields) options_.on_ignored_field(field);
   }
+  if (shut_down_.load()) {
+    exchange->Reply(503, kJson, ErrorJson(MakeError(503, "the server is stopping")));
+    return false;
+  }
   const std::optional<int64_t> rank = DataParallelRank(http);
   const double arrival = WallClock();
-  std::vector<std::pair<int64_t, std::string>> adds;  // (engine, ADD body)
-  uint64_t key = 0;
+
+  // The request, its ids and its engine requests are built by this thread alone: nothing
+  // here is shared until the request is registered below.
+  auto job = std::make_unique<Job>();
+  Job& j = *job;
+  j.key = next_id_.fetch_add(1) + 1;
+  j.request = std::move(parsed.request);
+  const TokenRequest& r = j.request;
+  std::string base;
+  if (const std::string* h = http.header(kRequestIdHeader); h != nullptr && !h->empty()) {
+    base = *h;
+  } else if (!r.request_id.empty()) {
+    base = r.request_id;
+  } else {
+    base = Hex(Mix(id_salt_ ^ j.key), 16) + Hex(Mix(id_salt_ + j.key), 16);
+  }
+  const bool generate = r.api == TokenApi::kGenerate;
+  j.identity.id = (generate ? "generate-tokens-" : "cmpl-") + base;
+  j.identity.created = static_cast<int64_t>(arrival);
+  // vLLM answers with the adapter's name when the request named one.
+  j.identity.model = r.lora ? r.lora->name : options_.config.served_model_name;
+  j.exchange = std::move(exchange);  // the job owns it; j.exchange from here on
+  const size_t n = static_cast<size_t>(r.sampling.n);
+  j.prompts.resize(r.prompts.size());
+  j.choices.resize(r.prompts.size() * n);
+  j.done.assign(j.choices.size(), false);
+  j.started.assign(j.choices.size(), false);
+  j.pending.resize(j.choices.size());
+  j.unfinished = j.choices.size();
+  std::vector<RequestInfo> infos;  // per choice
+  for (size_t p = 0; p < r.prompts.size(); ++p) {
+    PromptState& prompt = j.prompts[p];
+    prompt.token_ids = r.prompts[p];
+    if (r.sampling.prompt_logprobs) {
+      prompt.has_prompt_logprobs = true;
+      prompt.prompt_logprobs.assign(1, std::nullopt);  // position 0 has none
+    }
+    // vLLM: completions give prompt p the id "<response id>-<p>", generate the response id;
+    // the engine id is that plus a unique suffix.
+    const std::string external = generate ? j.identity.id : j.identity.id + "-" + std::to_string(p);
+    j.external_ids.push_back(external);
+    const std::string engine_id =
+        options_.engine_request_id ? options_.engine_request_id(external)
+                                   : external + "-" + Hex(Mix(id_salt_ * 31 + j.key * 1024 + p), 8);
+    const auto prompt_len = static_cast<int64_t>(r.prompts[p].size());
+    for (size_t i = 0; i < n; ++i) {
+      const size_t index = p * n + i;
+      RequestInfo info;
+      // Parallel sampling: children "<i>_<parent>" (vLLM's ParentRequest), each with n = 1.
+      info.request_id = n > 1 ? std::to_string(i) + "_" + engine_id : engine_id;
+      info.arrival_time = arrival;
+      info.prompt_len = prompt_len;
+      info.max_tokens = r.sampling.max_tokens;
+      if (n > 1) info.parent_id = engine_id;
+      info.n = r.sampling.n;
+      if (r.lora) info.lora_name = r.lora->name;
+      j.request_ids.push_back(info.request_id);
+      j.pending[index].index = index;
+      j.pending[index].prompt = p;
+      infos.push_back(std::move(info));
+    }
+  }
+
+  // Every engine is chosen first, and each one's layout read: with none alive, or one that
+  // cannot carry the request, nothing is recorded or sent.
+  std::vector<int64_t> engines;
+  std::map<int64_t, std::shared_ptr<const EngineRequestLayout>> wires;  // null: newest layout
+  std::optional<ApiError> refusal;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (shut_down_) {
-      exchange->Reply(503, kJson, ErrorJson(MakeError(503, "the server is stopping")));
-      return false;
-    }
+    std::lock_guard<std::mutex> lock(engines_mu_);
     if (rank && !router_.Has(*rank)) {
-      exchange->Reply(400, kJson,
-                      ErrorJson(BadRequest("data_parallel_rank " + std::to_string(*rank) +
-                                           " is out of range [0, " +
-                                           std::to_string(options_.engine_indexes.size()) + ").")));
-      return false;
+      refusal = BadRequest("data_parallel_rank " + std::to_string(*rank) + " is out of range [0, " +
+                           std::to_string(options_.engine_indexes.size()) + ").");
     }
-    auto job = std::make_unique<Job>();
-    Job& j = *job;
-    j.key = ++next_id_;
-    j.request = std::move(parsed.request);
-    const TokenRequest& r = j.request;
-    std::string base;
-    if (const std::string* h = http.header(kRequestIdHeader); h != nullptr && !h->empty()) {
-      base = *h;
-    } else if (!r.request_id.empty()) {
-      base = r.request_id;
-    } else {
-      base = Hex(Mix(id_salt_ ^ j.key), 16) + Hex(Mix(id_salt_ + j.key), 16);
-    }
-    const bool generate = r.api == TokenApi::kGenerate;
-    j.identity.id = (generate ? "generate-tokens-" : "cmpl-") + base;
-    j.identity.created = static_cast<int64_t>(arrival);
-    // vLLM answers with the adapter's name when the request named one.
-    j.identity.model = r.lora ? r.lora->name : options_.config.served_model_name;
-    j.exchange = std::move(exchange);  // the job owns it; j.exchange from here on
-    const size_t n = static_cast<size_t>(r.sampling.n);
-    j.prompts.resize(r.prompts.size());
-    j.choices.resize(r.prompts.size() * n);
-    j.done.assign(j.choices.size(), false);
-    j.started.assign(j.choices.size(), false);
-    j.pending.resize(j.choices.size());
-    j.unfinished = j.choices.size();
-    // Choose every engine first: with none alive nothing is sent.
-    std::vector<int64_t> engines;
-    for (size_t k = 0; k < j.choices.size(); ++k) {
+    for (size_t k = 0; !refusal && k < j.choices.size(); ++k) {
       const int64_t engine = ChooseLocked(rank);
       if (engine < 0) {
-        j.exchange->Reply(503, kJson,
-                          ErrorJson(MakeError(503, rank ? "engine " + std::to_string(*rank) +
-                                                              " (X-data-parallel-rank) is not alive"
-                                                        : "no engine is alive to serve it")));
-        return false;
+        refusal = MakeError(
+            503, rank ? "engine " + std::to_string(*rank) + " (X-data-parallel-rank) is not alive"
+                      : "no engine is alive to serve it");
       }
       engines.push_back(engine);
     }
-    // The layout of each engine's requests, and whether it carries this one: refused before
-    // anything is recorded or sent. What varies between the choices (ids, seeds, prompts) is
-    // carried by every layout.
-    std::map<int64_t, RequestLayout> layouts;
-    for (int64_t engine : engines) {
-      if (layouts.contains(engine)) continue;
-      RequestLayout layout = NewestWireGeneration().request;
-      if (auto w = wires_.find(engine); w != wires_.end()) {
-        if (!w->second.layout) {
-          j.exchange->Reply(503, kJson, ErrorJson(MakeError(503, w->second.refusal)));
-          return false;
-        }
-        layout = w->second.layout->view();
-        if (w->second.list_logprobs && (r.sampling.logprobs || r.sampling.logprob_token_ids)) {
-          j.exchange->Reply(
-              400, kJson,
-              ErrorJson(BadRequest("logprobs cannot be read from engine " + std::to_string(engine) +
-                                       ": its wire generation sends them as lists, which this "
-                                       "server does not read",
-                                   "logprobs")));
-          return false;
-        }
+    for (size_t k = 0; !refusal && k < engines.size(); ++k) {
+      const int64_t engine = engines[k];
+      if (wires.contains(engine)) continue;
+      auto w = wires_.find(engine);
+      if (w == wires_.end()) {
+        wires.emplace(engine, nullptr);
+      } else if (!w->second.layout) {
+        refusal = MakeError(503, w->second.refusal);
+      } else if (w->second.list_logprobs && (r.sampling.logprobs || r.sampling.logprob_token_ids)) {
+        refusal = BadRequest("logprobs cannot be read from engine " + std::to_string(engine) +
+                                 ": its wire generation sends them as lists, which this server "
+                                 "does not read",
+                             "logprobs");
+      } else {
+        wires.emplace(engine, w->second.layout);
       }
-      const Status fits = CheckRequestFits(MakeSpec(j, 0, 0, std::string(), arrival, rank), layout);
-      if (!fits.ok()) {
-        j.exchange->Reply(
-            400, kJson,
-            ErrorJson(BadRequest("engine " + std::to_string(engine) + ": " + fits.message())));
-        return false;
-      }
-      layouts.emplace(engine, layout);
     }
-    for (size_t p = 0; p < r.prompts.size(); ++p) {
-      PromptState& prompt = j.prompts[p];
-      prompt.token_ids = r.prompts[p];
-      if (r.sampling.prompt_logprobs) {
-        prompt.has_prompt_logprobs = true;
-        prompt.prompt_logprobs.assign(1, std::nullopt);  // position 0 has none
+  }
+  if (refusal) {
+    j.exchange->Reply(refusal->status, kJson, ErrorJson(*refusal));
+    return false;
+  }
+  // Encoded outside every lock. What varies between the choices (ids, seeds, prompts) is
+  // carried by every layout: one check per engine.
+  std::map<int64_t, RequestLayout> layouts;
+  for (const auto& [engine, wire] : wires) {
+    const RequestLayout layout = wire ? wire->view() : NewestWireGeneration().request;
+    const Status fits = CheckRequestFits(MakeSpec(j, 0, 0, std::string(), arrival, rank), layout);
+    if (!fits.ok()) {
+      j.exchange->Reply(
+          400, kJson,
+          ErrorJson(BadRequest("engine " + std::to_string(engine) + ": " + fits.message())));
+      return false;
+    }
+    layouts.emplace(engine, layout);
+  }
+  std::vector<std::pair<int64_t, std::string>> adds;  // (engine, ADD body)
+  for (size_t index = 0; index < engines.size(); ++index) {
+    const EngineCoreRequestSpec spec =
+        MakeSpec(j, index / n, index % n, j.request_ids[index], arrival, rank);
+    adds.emplace_back(engines[index], EncodeEngineCoreRequest(spec, layouts.at(engines[index])));
+  }
+
+  // Registered before anything is sent, so that the outputs find their request.
+  const uint64_t key = j.key;
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    if (shut_down_.load()) {
+      j.exchange->Reply(503, kJson, ErrorJson(MakeError(503, "the server is stopping")));
+      return false;
+    }
+    {
+      std::lock_guard<std::mutex> engines_lock(engines_mu_);
+      // An engine chosen above may have died or been fenced since.
+      for (int64_t engine : engines) {
+        if (!router_.IsAlive(engine)) {
+          refusal = MakeError(503, "engine " + std::to_string(engine) + " is not alive");
+          break;
+        }
       }
-      // vLLM: completions give prompt p the id "<response id>-<p>", generate the response id;
-      // the engine id is that plus a unique suffix.
-      const std::string external =
-          generate ? j.identity.id : j.identity.id + "-" + std::to_string(p);
-      j.external_ids.push_back(external);
-      external_.emplace(external, j.key);
-      const std::string engine_id =
-          options_.engine_request_id
-              ? options_.engine_request_id(external)
-              : external + "-" + Hex(Mix(id_salt_ * 31 + j.key * 1024 + p), 8);
-      const auto prompt_len = static_cast<int64_t>(r.prompts[p].size());
-      for (size_t i = 0; i < n; ++i) {
-        const size_t index = p * n + i;
-        RequestInfo info;
-        // Parallel sampling: children "<i>_<parent>" (vLLM's ParentRequest), each with n = 1.
-        info.request_id = n > 1 ? std::to_string(i) + "_" + engine_id : engine_id;
-        info.arrival_time = arrival;
-        info.prompt_len = prompt_len;
-        info.max_tokens = r.sampling.max_tokens;
-        if (n > 1) info.parent_id = engine_id;
-        info.n = r.sampling.n;
-        if (r.lora) info.lora_name = r.lora->name;
-        tracker_.AddRequest(info);
+      for (size_t index = 0; !refusal && index < engines.size(); ++index) {
         // The stall watch counts an idle engine's silence from when it gets work.
         if (router_.InFlight(engines[index]) == 0) last_heard_[engines[index]] = MonotonicNow();
-        router_.Assign(info.request_id, engines[index]);
-        choices_[info.request_id] = Choice{&j, index};
-        j.request_ids.push_back(info.request_id);
-        j.pending[index].index = index;
-        j.pending[index].prompt = p;
-
-        const EngineCoreRequestSpec spec = MakeSpec(j, p, i, info.request_id, arrival, rank);
-        adds.emplace_back(engines[index],
-                          EncodeEngineCoreRequest(spec, layouts.at(engines[index])));
+        router_.Assign(j.request_ids[index], engines[index]);
       }
     }
-    key = j.key;
+    if (refusal) {
+      j.exchange->Reply(refusal->status, kJson, ErrorJson(*refusal));
+      return false;
+    }
+    {
+      std::lock_guard<std::mutex> tracker_lock(tracker_mu_);
+      for (RequestInfo& info : infos) tracker_.AddRequest(std::move(info));
+    }
+    for (const std::string& external : j.external_ids) external_.emplace(external, key);
+    for (size_t index = 0; index < j.request_ids.size(); ++index) {
+      choices_[j.request_ids[index]] = Choice{&j, index};
+    }
     j.exchange->SetOnClientGone([this, key] { AbortJob(key); });
     if (r.stream) j.exchange->StartStream(kEventStream);
     jobs_.emplace(key, std::move(job));
@@ -374,13 +413,13 @@ bool RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
       // the error, and the requests already sent elsewhere are aborted.
       std::vector<Abort> aborts;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<std::mutex> lock(jobs_mu_);
         auto it = jobs_.find(key);
         if (it == jobs_.end()) break;
-        Job& j = *it->second;
-        j.error =
+        Job& failed_job = *it->second;
+        failed_job.error =
             MakeError(503, "cannot send to engine " + std::to_string(engine) + ": " + s.ToString());
-        aborts = AbortJobLocked(j, "");
+        aborts = AbortJobLocked(failed_job, "");
       }
       const int64_t failed = engine;  // a structured binding: clang 14 cannot capture it
       std::erase_if(aborts, [failed](const Abort& a) { return a.engine_index == failed; });
@@ -422,7 +461,7 @@ EngineCoreRequestSpec RequestService::MakeSpec(const Job& j, size_t prompt, size
 
 std::string RequestService::SetEngineWire(int64_t engine_index, uint32_t candidates) {
   Result<EngineRequestLayout> layout = RequestLayoutFor(candidates);
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(engines_mu_);
   EngineWire& w = wires_[engine_index];
   w.list_logprobs = false;
   const std::span<const WireGeneration> all = WireGenerations();
@@ -432,7 +471,7 @@ std::string RequestService::SetEngineWire(int64_t engine_index, uint32_t candida
     }
   }
   if (layout.ok()) {
-    w.layout = std::move(*layout);
+    w.layout = std::make_shared<const EngineRequestLayout>(std::move(*layout));
     w.refusal.clear();
     return w.layout->name;
   }
@@ -444,7 +483,7 @@ std::string RequestService::SetEngineWire(int64_t engine_index, uint32_t candida
 }
 
 void RequestService::OnEngineReady(int engine_index) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(engines_mu_);
   router_.MarkAlive(engine_index);
   fenced_.erase(engine_index);
   last_heard_[engine_index] = MonotonicNow();
@@ -455,7 +494,7 @@ std::chrono::steady_clock::time_point RequestService::MonotonicNow() const {
 }
 
 void RequestService::SetOnEngineBack(std::function<void(int engine_index)> on_engine_back) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(engines_mu_);
   on_engine_back_ = std::move(on_engine_back);
 }
 
@@ -464,22 +503,37 @@ std::vector<std::pair<int, std::string>> RequestService::FenceStalled(
   std::vector<std::pair<int, std::string>> fenced;
   std::vector<Abort> aborts;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    const auto now = MonotonicNow();
-    for (int64_t engine : router_.BusyEngines()) {
-      if (fenced_.contains(engine)) continue;
-      const auto heard = last_heard_.find(engine);
-      if (heard == last_heard_.end() || now - heard->second < bound) continue;
-      const int64_t in_flight = router_.InFlight(engine);
-      const std::string why =
-          "engine " + std::to_string(engine) + " stopped answering: nothing from it for " +
-          std::to_string(
-              std::chrono::duration_cast<std::chrono::milliseconds>(now - heard->second).count()) +
-          " ms with " + std::to_string(in_flight) + " request(s) in flight";
-      fenced_.insert(engine);
-      for (const std::string& id : router_.MarkDead(engine)) {
-        tracker_.AbortRequest(id);
-        aborts.push_back({static_cast<int>(engine), id});
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    std::vector<std::vector<std::string>> ids;  // per fenced engine: its requests in flight
+    {
+      std::lock_guard<std::mutex> engines_lock(engines_mu_);
+      const auto now = MonotonicNow();
+      for (int64_t engine : router_.BusyEngines()) {
+        if (fenced_.contains(engine)) continue;
+        const auto heard = last_heard_.find(engine);
+        if (heard == last_heard_.end() || now - heard->second < bound) continue;
+        const int64_t in_flight = router_.InFlight(engine);
+        fenced.emplace_back(
+            static_cast<int>(engine),
+            "engine " + std::to_string(engine) + " stopped answering: nothing from it for " +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(now - heard->second)
+                        .count()) +
+                " ms with " + std::to_string(in_flight) + " request(s) in flight");
+        fenced_.insert(engine);
+        ids.push_back(router_.MarkDead(engine));
+      }
+    }
+    {
+      std::lock_guard<std::mutex> tracker_lock(tracker_mu_);
+      for (const std::vector<std::string>& engine_ids : ids) {
+        for (const std::string& id : engine_ids) tracker_.AbortRequest(id);
+      }
+    }
+    for (size_t e = 0; e < fenced.size(); ++e) {
+      const auto& [engine, why] = fenced[e];
+      for (const std::string& id : ids[e]) {
+        aborts.push_back({engine, id});
         auto choice = choices_.find(id);
         if (choice == choices_.end()) continue;
         Job& j = *choice->second.job;
@@ -492,7 +546,6 @@ std::vector<std::pair<int, std::string>> RequestService::FenceStalled(
           aborts.insert(aborts.end(), more.begin(), more.end());
         }
       }
-      fenced.emplace_back(static_cast<int>(engine), why);
     }
   }
   SendAborts(std::move(aborts));
@@ -505,7 +558,11 @@ int64_t RequestService::ChooseLocked(std::optional<int64_t> rank) {
 }
 
 int64_t RequestService::ForgetLocked(const std::string& id) {
-  tracker_.AbortRequest(id);
+  {
+    std::lock_guard<std::mutex> lock(tracker_mu_);
+    tracker_.AbortRequest(id);
+  }
+  std::lock_guard<std::mutex> lock(engines_mu_);
   const int64_t engine = router_.EngineOf(id);
   router_.Release(id);
   return engine;
@@ -595,23 +652,26 @@ void RequestService::CompleteLocked(Job& j) {
   jobs_.erase(j.key);  // destroys `j`
 }
 
-void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
+std::optional<IterationStats> RequestService::Track(EngineCoreOutputs* m,
+                                                    uint64_t /*message_number*/) {
   const EngineCoreOutputs& message = *m;
-  std::vector<Abort> aborts;
-  std::function<void(int)> back;
+  settling_.clear();
+  settling_back_ = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(engines_mu_);
     last_heard_[message.engine_index] = MonotonicNow();
     if (fenced_.erase(message.engine_index) != 0) {
       // A fenced engine answers again: it takes requests again.
       router_.MarkAlive(message.engine_index);
-      back = on_engine_back_;
+      settling_back_ = on_engine_back_;
     }
     if (message.scheduler_stats)
       router_.ObserveStats(message.engine_index, *message.scheduler_stats);
-    // Tokens and finish reasons to the requests first; the tracker (which forgets finished
-    // requests) after, on the same message.
-    std::vector<std::pair<std::string, std::string>> finished;  // (request id, finish reason)
+  }
+  // Tokens and finish reasons to the requests first; the tracker (which forgets finished
+  // requests) after, on the same message. A stats-only message concerns no request.
+  if (!message.outputs.empty()) {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
     for (const EngineCoreOutput& o : message.outputs) {
       auto it = choices_.find(o.request_id);
       if (it == choices_.end()) continue;
@@ -664,27 +724,42 @@ void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
           FlushLocked(j, index);
         }
       }
-      if (reason) {
-        router_.Release(std::string(o.request_id));
-        finished.emplace_back(std::string(o.request_id), *reason);
-      }
+      if (reason) settling_.emplace_back(std::string(o.request_id), *reason);
     }
-    const std::optional<IterationStats> it = tracker_.ProcessOutputs(message, WallClock());
-    if (it && options_.config.enable_per_request_metrics) {
-      for (const FinishedRequestStats& f : it->finished_requests) {
-        auto choice = choices_.find(f.request_id);
-        if (choice == choices_.end()) continue;
-        choice->second.job->choices[choice->second.index].timestamps =
-            RequestTimestamps{.queued_ts = f.queued_ts,
-                              .scheduled_ts = f.scheduled_ts,
-                              .first_token_ts = f.first_token_ts,
-                              .last_token_ts = f.last_token_ts};
-      }
-    }
+  }
+  if (!settling_.empty()) {
+    std::lock_guard<std::mutex> lock(engines_mu_);
+    for (const auto& [id, reason] : settling_) router_.Release(id);
+  }
+  std::optional<IterationStats> it;
+  {
+    std::lock_guard<std::mutex> lock(tracker_mu_);
+    it = tracker_.ProcessOutputs(message, WallClock());
     if (m->scheduler_stats) tracker_.UpdateSchedulerStats(&*m->scheduler_stats);
-    record(message, it ? &*it : nullptr);
+  }
+  // --enable-per-request-metrics: the finished requests' timestamps, before Settle answers
+  // them (jobs_mu_ after tracker_mu_ is released: the two are never held together).
+  if (it && options_.config.enable_per_request_metrics && !it->finished_requests.empty()) {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    for (const FinishedRequestStats& f : it->finished_requests) {
+      auto choice = choices_.find(f.request_id);
+      if (choice == choices_.end()) continue;
+      choice->second.job->choices[choice->second.index].timestamps =
+          RequestTimestamps{.queued_ts = f.queued_ts,
+                            .scheduled_ts = f.scheduled_ts,
+                            .first_token_ts = f.first_token_ts,
+                            .last_token_ts = f.last_token_ts};
+    }
+  }
+  return it;
+}
+
+void RequestService::Settle(const EngineCoreOutputs& message) {
+  std::vector<Abort> aborts;
+  if (!settling_.empty() || (message.finished_requests && !message.finished_requests->empty())) {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
     // Looked up again by id: finishing one choice may complete (and free) its request.
-    for (auto& [id, reason] : finished) {
+    for (auto& [id, reason] : settling_) {
       auto choice = choices_.find(id);
       if (choice == choices_.end()) continue;
       Job& j = *choice->second.job;
@@ -708,6 +783,7 @@ void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
       for (std::string_view id : *message.finished_requests) {
         auto choice = choices_.find(id);
         if (choice == choices_.end()) {
+          std::lock_guard<std::mutex> engines_lock(engines_mu_);
           router_.Release(std::string(id));
           continue;
         }
@@ -716,14 +792,33 @@ void RequestService::OnOutputs(EngineCoreOutputs* m, const RecordFn& record) {
       }
     }
   }
+  settling_.clear();
   SendAborts(std::move(aborts));
-  if (back) back(static_cast<int>(message.engine_index));
+  if (settling_back_) {
+    std::function<void(int)> back = std::move(settling_back_);
+    settling_back_ = nullptr;
+    back(static_cast<int>(message.engine_index));
+  }
+}
+
+void RequestService::OnOutputs(EngineCoreOutputs* message, const RecordFn& record) {
+  const std::optional<IterationStats> it = Track(message, 0);
+  record(*message, it ? &*it : nullptr);
+  Settle(*message);
 }
 
 void RequestService::OnEngineDead(int engine_index, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const std::string& id : router_.MarkDead(engine_index)) {
-    tracker_.AbortRequest(id);
+  std::lock_guard<std::mutex> lock(jobs_mu_);
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> engines_lock(engines_mu_);
+    ids = router_.MarkDead(engine_index);
+  }
+  {
+    std::lock_guard<std::mutex> tracker_lock(tracker_mu_);
+    for (const std::string& id : ids) tracker_.AbortRequest(id);
+  }
+  for (const std::string& id : ids) {
     auto choice = choices_.find(id);
     if (choice == choices_.end()) continue;
     Job& j = *choice->second.job;
@@ -738,7 +833,7 @@ void RequestService::OnEngineDead(int engine_index, const std::string& reason) {
 void RequestService::AbortJob(uint64_t key) {
   std::vector<Abort> aborts;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(jobs_mu_);
     auto it = jobs_.find(key);
     if (it == jobs_.end()) return;
     Job& j = *it->second;
@@ -782,7 +877,7 @@ void RequestService::HandleAbortRequests(const HttpRequest& request,
   }
   std::vector<Abort> aborts;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(jobs_mu_);
     for (const Json& id : ids) {
       const std::string& external = id.get_ref<const std::string&>();
       // Every request in flight under that external id (ids may be reused).
@@ -827,9 +922,8 @@ void RequestService::SendAborts(std::vector<Abort> aborts) const {
 void RequestService::Shutdown() {
   std::vector<Abort> aborts;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (shut_down_) return;
-    shut_down_ = true;
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    if (shut_down_.exchange(true)) return;
     while (!jobs_.empty()) {
       Job& j = *jobs_.begin()->second;
       const uint64_t key = j.key;

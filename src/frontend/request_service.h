@@ -33,13 +33,26 @@
 //   - an id in `finished_requests` that is still live: forgotten and finished as "abort";
 //   - Shutdown(): everything in flight is answered 503 and aborted at its engine.
 //
-// Thread safety: one mutex guards the tracker, the router and the requests. Handle* and the
-// client-gone callbacks run on HTTP threads; OnOutputs and OnEngineDead on the engine client's
-// output thread. HttpExchange calls happen under the mutex (the exchange never calls back into
-// the service while holding its own lock), ZeroMQ sends outside it.
+// Thread safety: Handle*, HandleAbortRequests and the client-gone callbacks run on HTTP threads;
+// Track, Settle (IngestBookkeeping, ingest.h), OnOutputs, OnEngineDead and OnEngineReady on
+// the engine client's output thread; FenceStalled on the stall watch's thread. Three mutexes,
+// each guarding only its own state (docs/design.md, "Scale and threading"):
+//   - jobs_mu_: the HTTP requests waiting for their answer (jobs_, choices_, external_) and
+//     every HttpExchange call on them. Submission takes it once, to register a request whose
+//     EngineCoreRequests are already encoded; the output thread takes it only for a message
+//     with outputs or finished_requests, and never while the message is recorded;
+//   - engines_mu_: the router, the stall watch's clocks and fences, each engine's request
+//     layout: a few map operations per message or request;
+//   - tracker_mu_: the RequestTracker: AddRequest per submitted request, ProcessOutputs and
+//     UpdateSchedulerStats per message, AbortRequest per forgotten request.
+// Lock order: jobs_mu_ before engines_mu_ or tracker_mu_; engines_mu_ and tracker_mu_ are never
+// held together. A stats-only message takes engines_mu_ and tracker_mu_ only, recording takes
+// none of them, encoding happens under none of them, and ZeroMQ sends happen outside all three.
+// The exchange never calls back into the service while holding its own lock.
 #ifndef VMETRICS_FRONTEND_REQUEST_SERVICE_H_
 #define VMETRICS_FRONTEND_REQUEST_SERVICE_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -52,6 +65,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ingest.h"
 #include "token_request.h"
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/engine_core_outputs.h"
@@ -68,7 +82,7 @@ inline constexpr std::string_view kDataParallelRankHeader = "X-data-parallel-ran
 inline constexpr std::string_view kSessionIdHeader = "X-Session-ID";
 inline constexpr std::string_view kPriorityHeader = "X-Vllm-Priority";
 
-class RequestService {
+class RequestService final : public IngestBookkeeping {
  public:
   // How requests leave: EngineCoreClient::Send in the frontend, a recorder in tests.
   using SendFn = std::function<TransportStatus(int engine_index, EngineCoreRequestType type,
@@ -96,7 +110,7 @@ class RequestService {
   };
 
   explicit RequestService(Options options);
-  ~RequestService();
+  ~RequestService() override;
   RequestService(const RequestService&) = delete;
   RequestService& operator=(const RequestService&) = delete;
 
@@ -117,16 +131,24 @@ class RequestService {
   void HandleAbortRequests(const HttpRequest& request,
                            const std::shared_ptr<HttpExchange>& exchange);
 
+  // Track, Settle (IngestBookkeeping)
+  //
+  // One decoded message from the engines, on the output thread, in two halves around its
+  // recording (Ingest::Message). Track: tokens go to their requests (streamed deltas are
+  // written), the router learns the engine's load and forgets finished requests, the tracker
+  // turns the outputs into the IterationStats it returns, and the LoRA adapters of the
+  // requests in flight are written into the message's SchedulerStats
+  // (RequestTracker::UpdateSchedulerStats), as in Python's output handler. Settle: the
+  // requests the message finished are answered and its `finished_requests` settled, so a
+  // client that has its answer finds its request in /metrics. A message without outputs or
+  // finished_requests never takes the requests' lock (jobs_mu_).
+  std::optional<IterationStats> Track(EngineCoreOutputs* message, uint64_t message_number) override;
+  void Settle(const EngineCoreOutputs& message) override;
+
   // OnOutputs
   //
-  // One decoded message from the engines (output thread): tokens and finish reasons go to
-  // their requests, `finished_requests` are settled, the router learns the engine's load.
-  // As in Python's output handler, the outputs are processed, then the LoRA adapters of the
-  // requests in flight are written into the message's SchedulerStats
-  // (RequestTracker::UpdateSchedulerStats), then `record` gets the message and its
-  // IterationStats (null for a message without outputs): StatsRecorder::Record, then
-  // RecordIteration. That happens before any request the message finishes is answered, so a
-  // client that has its answer finds its request in /metrics.
+  // Track, then `record` (with the IterationStats, null for a message without outputs), then
+  // Settle: Ingest::Message for a caller with its own recording (tests).
   using RecordFn = std::function<void(const EngineCoreOutputs&, const IterationStats*)>;
   void OnOutputs(EngineCoreOutputs* message, const RecordFn& record);
 
@@ -190,34 +212,44 @@ class RequestService {
   EngineCoreRequestSpec MakeSpec(const Job& j, size_t prompt, size_t sample,
                                  const std::string& request_id, double arrival,
                                  std::optional<int64_t> rank) const;
-  // Aborts every unfinished choice of `job` (REQUIRES: mu_) with `reason` ("" = failed with the
-  // job's error); returns the ABORTs to send.
+  // Aborts every unfinished choice of `job` (REQUIRES: jobs_mu_) with `reason` ("" = failed with
+  // the job's error); returns the ABORTs to send.
   std::vector<Abort> AbortJobLocked(Job& job, const std::string& reason);
   void AbortJob(uint64_t key);
   // Sends one ABORT per engine with its ids (outside the lock).
   void SendAborts(std::vector<Abort> aborts) const;
-  // Writes the choice's pending stream delta (REQUIRES: mu_).
+  // Writes the choice's pending stream delta (REQUIRES: jobs_mu_).
   static void FlushLocked(Job& job, size_t index);
-  // Ends choice `index` of `job` (REQUIRES: mu_). `reason` "" = failed with the job's error.
+  // Ends choice `index` of `job` (REQUIRES: jobs_mu_). `reason` "" = failed with the job's error.
   void FinishChoiceLocked(Job& job, size_t index, const std::string& reason);
   void CompleteLocked(Job& job);
   // The engine for a new request: the one X-data-parallel-rank names if it is alive, else the
-  // router's choice; -1 when none (REQUIRES: mu_).
+  // router's choice; -1 when none (REQUIRES: engines_mu_).
   int64_t ChooseLocked(std::optional<int64_t> rank);
-  // Forgets request `id` without statistics (REQUIRES: mu_); returns the engine it was on.
+  // Forgets request `id` without statistics (REQUIRES: jobs_mu_; takes tracker_mu_, then
+  // engines_mu_); returns the engine it was on.
   int64_t ForgetLocked(const std::string& id);
   double WallClock() const;
 
   Options options_;
-  mutable std::mutex mu_;
-  RequestTracker tracker_;
-  EngineRouter router_;
+  uint64_t id_salt_ = 0;  // set once, by the constructor
+  std::atomic<uint64_t> next_id_{0};
+
+  // The requests waiting for their answer.
+  mutable std::mutex jobs_mu_;
   std::map<uint64_t, std::unique_ptr<Job>> jobs_;               // by submission number
   std::map<std::string, Choice, std::less<>> choices_;          // engine request id -> choice
   std::multimap<std::string, uint64_t, std::less<>> external_;  // external id -> job
+  std::atomic<bool> shut_down_{false};                          // set under jobs_mu_
+
+  // The engines: where requests go, how they are encoded, whether they answer.
+  mutable std::mutex engines_mu_;
+  EngineRouter router_;
   // Per engine: the layout its ADDs are encoded with, or why none can be sent (SetEngineWire).
+  // Shared so that a submission encodes with it outside the lock while SetEngineWire replaces
+  // it.
   struct EngineWire {
-    std::optional<EngineRequestLayout> layout;
+    std::shared_ptr<const EngineRequestLayout> layout;
     std::string refusal;
     // Some candidate sends sample logprobs as lists, which the token APIs do not read.
     bool list_logprobs = false;
@@ -229,9 +261,15 @@ class RequestService {
   std::set<int64_t> fenced_;
   std::function<void(int)> on_engine_back_;
   std::chrono::steady_clock::time_point MonotonicNow() const;
-  uint64_t next_id_ = 0;
-  uint64_t id_salt_ = 0;
-  bool shut_down_ = false;
+
+  // The per-request statistics.
+  mutable std::mutex tracker_mu_;
+  RequestTracker tracker_;
+
+  // From Track to Settle of the same message (output thread only): the requests it finished
+  // (engine request id, finish reason), and the callback of an engine it took back.
+  std::vector<std::pair<std::string, std::string>> settling_;
+  std::function<void(int)> settling_back_;
 };
 
 }  // namespace vmetrics::frontend
