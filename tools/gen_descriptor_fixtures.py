@@ -47,6 +47,7 @@ from prometheus_client.exposition import generate_latest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_goldens as frontend  # noqa: E402  (the frontend family tables only)
+import wire_layouts  # noqa: E402  (every generation's layout, from vmetrics' tables)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE_DIR = "tests/fixtures/descriptor_v1"    # relative to REPO
@@ -501,19 +502,13 @@ def pack(obj):
 
 
 def scheduler_stats(kv_connector_stats):
-    """SchedulerStats as a map: the dataclass keys in definition order, all at their defaults
-    (so no frontend family moves), with the connector payload."""
-    return {
-        "num_running_reqs": 0, "num_waiting_reqs": 0, "num_skipped_waiting_reqs": 0,
-        "step_counter": 0, "current_wave": 0, "kv_cache_usage": 0.0, "iteration_details": None,
-        "prefix_cache_stats": {"reset": False, "requests": 0, "queries": 0, "hits": 0,
-                               "preempted_requests": 0, "preempted_queries": 0,
-                               "preempted_hits": 0},
-        "connector_prefix_cache_stats": None, "kv_cache_eviction_events": [],
-        "spec_decoding_stats": None, "kv_connector_stats": kv_connector_stats,
-        "waiting_lora_adapters": {}, "running_lora_adapters": {}, "cudagraph_stats": None,
-        "perf_stats": None,
-    }
+    """SchedulerStats as a map: the dataclass keys in definition order (vmetrics' wire table,
+    tools/wire_layouts.py), all at their defaults (so no frontend family moves), with the
+    connector payload."""
+    stats = wire_layouts.scheduler_stats_defaults(
+        frontend.REFERENCE_GENERATION, {"PrefixCacheStats": frontend.prefix_cache_stats})
+    stats["kv_connector_stats"] = kv_connector_stats
+    return stats
 
 
 def message(engine_index, timestamp, kv_connector_stats):

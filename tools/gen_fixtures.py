@@ -41,7 +41,10 @@ from typing import Any
 
 import msgpack
 
+import wire_layouts  # tools/: every generation's layout, from vmetrics' tables
+
 VLLM_COMMIT = "6adad08767583f52eb4d2122111af0bf638ed5e6"
+VLLM_GENERATION = "g20260814-6adad087"  # the wire generation of that commit
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE_DIR = os.path.join(ROOT, "tests", "fixtures")
 CORPUS_DIR = os.path.join(ROOT, "fuzz", "corpus", "decode")
@@ -274,26 +277,16 @@ class EngineSleepState:  # newer engines (sleep telemetry)
     kv_cache: str = "resident"
 
 
-@dataclass
-class SchedulerStats:
-    num_running_reqs: int = 0
-    num_waiting_reqs: int = 0
-    num_skipped_waiting_reqs: int = 0
-    step_counter: int = 0
-    current_wave: int = 0
-    kv_cache_usage: float = 0.0
-    iteration_details: Any = None
-    prefix_cache_stats: Any = field(default_factory=PrefixCacheStats)
-    connector_prefix_cache_stats: Any = None
-    kv_cache_eviction_events: list = field(default_factory=list)
-    spec_decoding_stats: Any = None
-    kv_connector_stats: Any = None
-    waiting_lora_adapters: dict = field(default_factory=dict)
-    running_lora_adapters: dict = field(default_factory=dict)
-    cudagraph_stats: Any = None
-    perf_stats: Any = None
-    sleep_state: Any = OMIT       # newer engines
-    sleep_state_only: Any = OMIT  # newer engines
+# SchedulerStats: the keys of VLLM_COMMIT's generation in definition order, at their defaults
+# (vmetrics' wire table, tools/wire_layouts.py), then the sleep-telemetry keys of newer engines,
+# left out of the map unless set.
+SchedulerStats = dataclasses.make_dataclass(
+    "SchedulerStats",
+    [(key, Any, field(default_factory=factory))
+     for key, factory in wire_layouts.scheduler_stats_factories(
+         VLLM_GENERATION, {"PrefixCacheStats": PrefixCacheStats})]
+    + [("sleep_state", Any, field(default=OMIT)),        # newer engines
+       ("sleep_state_only", Any, field(default=OMIT))])  # newer engines
 
 
 SCHEDULER_STATS_KEYS = [f.name for f in dataclasses.fields(SchedulerStats)]

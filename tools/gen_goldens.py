@@ -40,11 +40,13 @@ from prometheus_client.exposition import generate_latest as generate_text
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 
 import gen_wire_newest  # tools/: the newest generation's SchedulerStats layout
+import wire_layouts  # tools/: every generation's layout, from vmetrics' tables
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN_DIR = "tests/golden"          # relative to REPO; scenarios.tsv uses repo-relative paths
 INPUT_DIR = GOLDEN_DIR + "/inputs"
 VLLM_REFERENCE_COMMIT = "6adad08767583f52eb4d2122111af0bf638ed5e6"
+REFERENCE_GENERATION = "g20260814-6adad087"  # the wire generation of that commit
 CREATED_TIMESTAMP = 123.456          # `_created` of every child; replay gets --created-timestamp
 DEFAULT_MODEL_NAME = "model"
 DEFAULT_MAX_MODEL_LEN = 8192
@@ -808,26 +810,11 @@ def cudagraph_stat():
 
 
 def scheduler_stats(**fields):
-    """SchedulerStats as a map: the 16 keys of the reference commit in definition order, with
-    their defaults, overridden by `fields`; keys not in the dataclass (newer vLLM) go last."""
-    stats = {
-        "num_running_reqs": 0,
-        "num_waiting_reqs": 0,
-        "num_skipped_waiting_reqs": 0,
-        "step_counter": 0,
-        "current_wave": 0,
-        "kv_cache_usage": 0.0,
-        "iteration_details": None,
-        "prefix_cache_stats": prefix_cache_stats(),
-        "connector_prefix_cache_stats": None,
-        "kv_cache_eviction_events": [],
-        "spec_decoding_stats": None,
-        "kv_connector_stats": None,
-        "waiting_lora_adapters": {},
-        "running_lora_adapters": {},
-        "cudagraph_stats": None,
-        "perf_stats": None,
-    }
+    """SchedulerStats as a map: the keys of the reference commit in definition order (vmetrics'
+    wire table, tools/wire_layouts.py), with their defaults, overridden by `fields`; keys not in
+    the dataclass (newer vLLM) go last."""
+    stats = wire_layouts.scheduler_stats_defaults(
+        REFERENCE_GENERATION, {"PrefixCacheStats": prefix_cache_stats})
     stats.update(fields)
     return stats
 

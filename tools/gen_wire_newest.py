@@ -54,6 +54,8 @@ import sys
 
 import msgpack
 
+import wire_layouts
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIR = os.path.join(ROOT, "tests", "fixtures", "wire_generations")
 
@@ -69,29 +71,14 @@ ENGINE_CORE_OUTPUTS_FIELDS = (
     "engine_index", "outputs", "scheduler_stats", "timestamp", "utility_output",
     "finished_requests", "wave_complete", "start_wave",
 )
-BASE_OUTPUT_FIELDS = (
-    "request_id", "new_token_ids", "new_logprobs", "new_prompt_logprobs_tensors",
-    "pooling_output", "finish_reason", "stop_reason", "events", "kv_transfer_params",
-    "ec_transfer_params", "trace_headers", "prefill_stats", "routed_experts",
-    "num_nans_in_logits", "mm_cache_miss_hashes", "new_sampling_mask",
-)
-OUTPUT_FIELDS = BASE_OUTPUT_FIELDS + ("spec_decode_metrics",)
+# EngineCoreOutput and SchedulerStats, position by position and key by key, from vmetrics'
+# wire-generation tables (tools/wire_layouts.py): the layout facts above are those tables' rows.
+BASE_OUTPUT_FIELDS = wire_layouts.output_fields(BASE)
+OUTPUT_FIELDS = wire_layouts.output_fields(GENERATION)
+assert OUTPUT_FIELDS == BASE_OUTPUT_FIELDS + ("spec_decode_metrics",), OUTPUT_FIELDS
 
-BASE_SCHEDULER_STATS_FIELDS = (
-    "num_running_reqs", "num_waiting_reqs", "num_skipped_waiting_reqs", "step_counter",
-    "current_wave", "kv_cache_usage", "iteration_details", "prefix_cache_stats",
-    "connector_prefix_cache_stats", "kv_cache_eviction_events", "spec_decoding_stats",
-    "kv_connector_stats", "waiting_lora_adapters", "running_lora_adapters", "cudagraph_stats",
-    "perf_stats",
-)
-SCHEDULER_STATS_FIELDS = (
-    "num_running_reqs", "num_waiting_reqs", "num_skipped_waiting_reqs",
-    "num_kv_fetch_reqs_by_stage", "step_counter", "current_wave", "kv_cache_usage",
-    "iteration_details", "prefix_cache_stats", "connector_prefix_cache_stats",
-    "kv_cache_eviction_events", "spec_decoding_stats", "kv_connector_stats",
-    "ec_connector_stats", "waiting_lora_adapters", "running_lora_adapters", "cudagraph_stats",
-    "perf_stats",
-)
+BASE_SCHEDULER_STATS_FIELDS = wire_layouts.scheduler_stats_keys(BASE)
+SCHEDULER_STATS_FIELDS = wire_layouts.scheduler_stats_keys(GENERATION)
 NEW_SCHEDULER_STATS_DEFAULTS = {"num_kv_fetch_reqs_by_stage": {}, "ec_connector_stats": None}
 
 PREFIX_CACHE_STATS_FIELDS = (
@@ -106,6 +93,11 @@ NIXL_FIELDS = (
     "num_failed_transfers", "num_failed_notifications", "num_failed_handshakes",
     "num_kv_expired_reqs",
 )
+# The names of the nested keys are written here; their counts are the tables'.
+assert len(PREFIX_CACHE_STATS_FIELDS) == \
+    wire_layouts.generation(GENERATION)["prefix_cache_stats_keys"]
+assert len(NIXL_FIELDS) == wire_layouts.generation(GENERATION)["nixl_keys"]
+
 REQUEST_SPEC_DECODE_METRICS_FIELDS = (
     "num_spec_tokens", "histogram", "num_draft_tokens", "per_step_accepted",
     "per_step_drafted",

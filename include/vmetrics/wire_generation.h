@@ -5,17 +5,19 @@
 // read, one table per generation, from vLLM PR #22188 (2025-09-19, kv_connector_stats in
 // SchedulerStats) to the newest layout vmetrics knows. A generation is a span of upstream main
 // during which those bytes did not change; it is named after the last day of the span and the
-// commit that represents it (`g20260814-6adad087`). docs/wire_format.md lists every table with
-// the upstream commits it was read from.
+// commit that represents it (`g20260814-6adad087`). docs/wire_format.md lists the upstream
+// commits each was read from, and its layout tables are generated from these (`vmetrics
+// wire-reference`).
 //
 // A table says, per generation: what each position of EngineCoreOutput holds (the decoder looks
 // the field up by position and switches on the field, so no position number is written in
-// code), which keys SchedulerStats carries, how many keys the nested statistics maps have, the
+// code), which keys SchedulerStats carries (StatsKey; what each key is: kStatsKeyRows, the
+// one SchedulerStats field table), how many keys the nested statistics maps have, the
 // NIXL payload's keys, the logprobs form, the highest FinishReason, and how the engine
 // introduces itself (its ready response and READY forms). EngineCoreOutputs itself (8
 // positions) and the SchedulerStats decoding (keyed by name) are the same in every generation.
-// Adding a generation is adding a table here and its captures under
-// tests/fixtures/wire_generations/.
+// Adding a generation is adding its rows to src/protocol/wire_generations.cc and its captures
+// under tests/fixtures/wire_generations/ (docs/contributing.md, "Adding a wire generation").
 //
 // Thread safety: constant tables; read from any thread.
 //
@@ -32,6 +34,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 
 namespace vmetrics {
 
@@ -108,6 +111,132 @@ constexpr uint16_t AcceptedTypes(OutputField field) {
       return 0xffff;
   }
   return 0xffff;
+}
+
+// One SchedulerStats key of any generation: the dataclass fields of vllm/v1/metrics/stats.py
+// (SchedulerStats) over every generation's commit, plus the sleep-telemetry keys of newer
+// engines. The enumerators are in the newest declaration order; kStatsKeyRows says what each
+// is, and each WireGeneration lists its own keys, in its own order, from this enumeration. The
+// decoder (src/protocol/scheduler_stats.cc) switches on these, so a key added here without a
+// decision there does not compile.
+enum class StatsKey : uint8_t {
+  kNumRunningReqs,
+  kNumWaitingReqs,
+  kNumSkippedWaitingReqs,
+  kNumKvFetchReqsByStage,
+  kStepCounter,
+  kCurrentWave,
+  kKvCacheUsage,
+  kEncoderCacheUsage,
+  kIterationDetails,
+  kPrefixCacheStats,
+  kConnectorPrefixCacheStats,
+  kKvCacheEvictionEvents,
+  kSpecDecodingStats,
+  kKvConnectorStats,
+  kEcConnectorStats,
+  kWaitingLoraAdapters,
+  kRunningLoraAdapters,
+  kCudagraphStats,
+  kPerfStats,
+  kNumCorruptedReqs,
+  kSleepState,
+  kSleepStateOnly,
+  kUnknown,  // a key no generation has: skipped
+};
+inline constexpr size_t kStatsKeyCount = static_cast<size_t>(StatsKey::kUnknown);
+
+// What vmetrics does with a SchedulerStats key's value.
+enum class StatsKeyUse : uint8_t {
+  kDecoded,  // read into SchedulerStats (vmetrics/engine_core_outputs.h)
+  kSkipped,  // read past: no family is fed from it
+};
+
+// One row of the SchedulerStats field table.
+struct StatsKeyRow {
+  StatsKey key;
+  std::string_view name;         // the map key: the Python field name
+  std::string_view python_type;  // as stats.py declares it
+  uint16_t accepted;             // WireTypeBit set the decoder takes without a report
+  StatsKeyUse use;
+};
+
+// The SchedulerStats field table, one row per StatsKey, in StatsKey order (a static_assert in
+// wire_generations.cc checks it). Fields added in later generations have defaults, and every
+// generation's msgspec writes every field of its dataclass.
+inline constexpr StatsKeyRow kStatsKeyRows[] = {
+    {StatsKey::kNumRunningReqs, "num_running_reqs", "int", kWireInt, StatsKeyUse::kDecoded},
+    {StatsKey::kNumWaitingReqs, "num_waiting_reqs", "int", kWireInt, StatsKeyUse::kDecoded},
+    {StatsKey::kNumSkippedWaitingReqs, "num_skipped_waiting_reqs", "int", kWireInt,
+     StatsKeyUse::kDecoded},
+    {StatsKey::kNumKvFetchReqsByStage, "num_kv_fetch_reqs_by_stage", "dict[str, int]",
+     kWireNil | kWireMap, StatsKeyUse::kDecoded},
+    {StatsKey::kStepCounter, "step_counter", "int", kWireInt, StatsKeyUse::kDecoded},
+    {StatsKey::kCurrentWave, "current_wave", "int", kWireInt, StatsKeyUse::kDecoded},
+    {StatsKey::kKvCacheUsage, "kv_cache_usage", "float", kWireFloat | kWireInt,
+     StatsKeyUse::kDecoded},
+    {StatsKey::kEncoderCacheUsage, "encoder_cache_usage", "float", kWireFloat | kWireInt,
+     StatsKeyUse::kSkipped},
+    {StatsKey::kIterationDetails, "iteration_details", "SchedulerIterationDetails | None",
+     kWireNil | kWireMap, StatsKeyUse::kDecoded},
+    {StatsKey::kPrefixCacheStats, "prefix_cache_stats", "PrefixCacheStats", kWireNil | kWireMap,
+     StatsKeyUse::kDecoded},
+    {StatsKey::kConnectorPrefixCacheStats, "connector_prefix_cache_stats",
+     "PrefixCacheStats | None", kWireNil | kWireMap, StatsKeyUse::kDecoded},
+    {StatsKey::kKvCacheEvictionEvents, "kv_cache_eviction_events", "list[KVCacheEvictionEvent]",
+     kWireNil | kWireArray, StatsKeyUse::kDecoded},
+    {StatsKey::kSpecDecodingStats, "spec_decoding_stats", "SpecDecodingStats | None",
+     kWireNil | kWireMap, StatsKeyUse::kDecoded},
+    {StatsKey::kKvConnectorStats, "kv_connector_stats", "dict[str, Any] | None",
+     kWireNil | kWireMap, StatsKeyUse::kDecoded},
+    {StatsKey::kEcConnectorStats, "ec_connector_stats", "dict[str, Any] | None",
+     kWireNil | kWireMap, StatsKeyUse::kDecoded},
+    {StatsKey::kWaitingLoraAdapters, "waiting_lora_adapters", "dict[str, int]", kWireNil | kWireMap,
+     StatsKeyUse::kDecoded},
+    {StatsKey::kRunningLoraAdapters, "running_lora_adapters", "dict[str, int]", kWireNil | kWireMap,
+     StatsKeyUse::kDecoded},
+    {StatsKey::kCudagraphStats, "cudagraph_stats", "CUDAGraphStat | None", kWireNil | kWireMap,
+     StatsKeyUse::kDecoded},
+    {StatsKey::kPerfStats, "perf_stats", "PerfStats | None", kWireNil | kWireMap,
+     StatsKeyUse::kDecoded},
+    {StatsKey::kNumCorruptedReqs, "num_corrupted_reqs", "int", kWireInt, StatsKeyUse::kSkipped},
+    {StatsKey::kSleepState, "sleep_state", "sleep snapshot | None", kWireNil | kWireMap,
+     StatsKeyUse::kDecoded},
+    {StatsKey::kSleepStateOnly, "sleep_state_only", "bool", kWireBool, StatsKeyUse::kDecoded},
+};
+
+constexpr std::string_view StatsKeyName(StatsKey key) {
+  return key == StatsKey::kUnknown ? std::string_view("unknown")
+                                   : kStatsKeyRows[static_cast<size_t>(key)].name;
+}
+
+namespace wire_internal {
+// Compares `key` with row I's name, a constant: the length first, then bytes of a known count,
+// which the compiler inlines, as it does for a string literal.
+template <size_t I>
+constexpr bool NameIs(std::string_view key) {
+  constexpr std::string_view kName = kStatsKeyRows[I].name;
+  return key == kName;
+}
+// Tries the rows in table order, which is the wire order of the newest generations (msgspec
+// writes the keys in declaration order), so a key is usually found after a few length checks.
+template <size_t... I>
+constexpr StatsKey FindStatsKeyIn(std::string_view key, std::index_sequence<I...> /*rows*/) {
+  StatsKey found = StatsKey::kUnknown;
+  (void)((NameIs<I>(key) && (found = static_cast<StatsKey>(I), true)) || ...);
+  return found;
+}
+}  // namespace wire_internal
+
+// FindStatsKey
+//
+// The StatsKey named `key`, or StatsKey::kUnknown.
+//
+// Example:
+//   EXPECT_EQ(FindStatsKey("perf_stats"), StatsKey::kPerfStats);
+//   EXPECT_EQ(FindStatsKey("perf_stat"), StatsKey::kUnknown);
+constexpr StatsKey FindStatsKey(std::string_view key) {
+  return wire_internal::FindStatsKeyIn(key, std::make_index_sequence<kStatsKeyCount>{});
 }
 
 // How the engine introduces itself on the input socket (its first frame there, the ready
@@ -339,7 +468,7 @@ struct WireGeneration {
   // Filled by MakeWireGeneration. The decoder needs no bounds check beyond p < its size.
   std::array<uint8_t, kMaxOutputPositions + 1> nil_run_end{};
   // SchedulerStats keys, in declaration order (msgspec writes them all).
-  std::span<const std::string_view> scheduler_stats_keys;
+  std::span<const StatsKey> scheduler_stats_keys;
   uint8_t prefix_cache_stats_keys = 0;   // PrefixCacheStats (and the connector's)
   uint8_t spec_decoding_stats_keys = 0;  // SpecDecodingStats
   uint8_t prefill_stats_keys = 0;        // PrefillStats; 0 = the generation has none

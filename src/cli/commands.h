@@ -19,6 +19,7 @@ void AddServeCommand(CLI::App& app, int* exit_code);
 void AddSimulateCommand(CLI::App& app, int* exit_code);
 void AddDemoCommand(CLI::App& app, int* exit_code);
 void AddMetricsReferenceCommand(CLI::App& app, int* exit_code);
+void AddWireReferenceCommand(CLI::App& app, int* exit_code);
 void AddDescribeConnectorsCommand(CLI::App& app, int* exit_code);
 void AddBenchServeCommand(CLI::App& app, int* exit_code);
 

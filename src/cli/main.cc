@@ -25,6 +25,7 @@ int main(int argc, char** argv) try {
   vmetrics::cli::AddSimulateCommand(app, &exit_code);
   vmetrics::cli::AddDemoCommand(app, &exit_code);
   vmetrics::cli::AddMetricsReferenceCommand(app, &exit_code);
+  vmetrics::cli::AddWireReferenceCommand(app, &exit_code);
   vmetrics::cli::AddDescribeConnectorsCommand(app, &exit_code);
   vmetrics::cli::AddBenchServeCommand(app, &exit_code);
   try {

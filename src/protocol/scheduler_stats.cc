@@ -395,83 +395,98 @@ namespace internal {
 Status DecodeSchedulerStatsAt(MsgpackReader& r, const DecodeContext& ctx, SchedulerStats* out) {
   *out = SchedulerStats{};
   return ForEachMapField(r, [&](std::string_view key) -> Status {
-    if (key == "num_running_reqs") return IntField(r, ctx, key, &out->num_running_reqs);
-    if (key == "num_waiting_reqs") return IntField(r, ctx, key, &out->num_waiting_reqs);
-    if (key == "num_skipped_waiting_reqs") {
-      return IntField(r, ctx, key, &out->num_skipped_waiting_reqs);
-    }
-    if (key == "num_kv_fetch_reqs_by_stage") {
-      auto* dst = &out->num_kv_fetch_reqs_by_stage;
-      return TolerantField(
-          r, ctx, key,
-          [&](MsgpackReader& rr) { return ConsumeNil(rr) ? Status::Ok() : ReadStrIntMap(rr, dst); },
-          [&] { dst->clear(); });
-    }
-    if (key == "step_counter") return IntField(r, ctx, key, &out->step_counter);
-    if (key == "current_wave") return IntField(r, ctx, key, &out->current_wave);
-    if (key == "kv_cache_usage") return DoubleField(r, ctx, key, &out->kv_cache_usage);
-    if (key == "iteration_details") {
-      return OptionalField(r, ctx, key, &out->iteration_details, DecodeIterationDetails);
-    }
-    if (key == "prefix_cache_stats") {
-      return TolerantField(
-          r, ctx, key,
-          [&](MsgpackReader& rr) {
-            return ConsumeNil(rr) ? Status::Ok()
-                                  : DecodePrefixCacheStats(rr, ctx, &out->prefix_cache_stats);
-          },
-          [&] { out->prefix_cache_stats = PrefixCacheStats{}; });
-    }
-    if (key == "connector_prefix_cache_stats") {
-      return OptionalField(r, ctx, key, &out->connector_prefix_cache_stats, DecodePrefixCacheStats);
-    }
-    if (key == "kv_cache_eviction_events") {
-      return TolerantField(
-          r, ctx, key,
-          [&](MsgpackReader& rr) -> Status {
-            if (ConsumeNil(rr)) return Status::Ok();
-            uint32_t n;
-            if (Status s = rr.ReadArrayHeader(&n); !s.ok()) return s;
-            for (uint32_t i = 0; i < n; ++i) {  // grown as events decode, not by the claim
-              out->kv_cache_eviction_events.emplace_back();
-              if (Status s = DecodeEvictionEvent(rr, ctx, &out->kv_cache_eviction_events.back());
-                  !s.ok()) {
-                return s;
-              }
-            }
-            return Status::Ok();
-          },
-          [&] { out->kv_cache_eviction_events.clear(); });
-    }
-    if (key == "spec_decoding_stats") {
-      return OptionalField(r, ctx, key, &out->spec_decoding_stats, DecodeSpecDecoding);
-    }
-    if (key == "kv_connector_stats") {
-      if (ConsumeNil(r)) {
-        out->kv_connector_stats.reset();
-        return Status::Ok();
+    // One switch over the field table's keys (kStatsKeyRows, wire_generation.h): a key added
+    // there without a case here does not compile (-Wswitch).
+    const StatsKey k = FindStatsKey(key);
+    switch (k) {
+      case StatsKey::kNumRunningReqs:
+        return IntField(r, ctx, key, &out->num_running_reqs);
+      case StatsKey::kNumWaitingReqs:
+        return IntField(r, ctx, key, &out->num_waiting_reqs);
+      case StatsKey::kNumSkippedWaitingReqs:
+        return IntField(r, ctx, key, &out->num_skipped_waiting_reqs);
+      case StatsKey::kNumKvFetchReqsByStage: {
+        auto* dst = &out->num_kv_fetch_reqs_by_stage;
+        return TolerantField(
+            r, ctx, key,
+            [&](MsgpackReader& rr) {
+              return ConsumeNil(rr) ? Status::Ok() : ReadStrIntMap(rr, dst);
+            },
+            [&] { dst->clear(); });
       }
-      out->kv_connector_stats.emplace();
-      return internal::DecodeKvConnectorStats(r, ctx, &*out->kv_connector_stats);
+      case StatsKey::kStepCounter:
+        return IntField(r, ctx, key, &out->step_counter);
+      case StatsKey::kCurrentWave:
+        return IntField(r, ctx, key, &out->current_wave);
+      case StatsKey::kKvCacheUsage:
+        return DoubleField(r, ctx, key, &out->kv_cache_usage);
+      case StatsKey::kIterationDetails:
+        return OptionalField(r, ctx, key, &out->iteration_details, DecodeIterationDetails);
+      case StatsKey::kPrefixCacheStats:
+        return TolerantField(
+            r, ctx, key,
+            [&](MsgpackReader& rr) {
+              return ConsumeNil(rr) ? Status::Ok()
+                                    : DecodePrefixCacheStats(rr, ctx, &out->prefix_cache_stats);
+            },
+            [&] { out->prefix_cache_stats = PrefixCacheStats{}; });
+      case StatsKey::kConnectorPrefixCacheStats:
+        return OptionalField(r, ctx, key, &out->connector_prefix_cache_stats,
+                             DecodePrefixCacheStats);
+      case StatsKey::kKvCacheEvictionEvents:
+        return TolerantField(
+            r, ctx, key,
+            [&](MsgpackReader& rr) -> Status {
+              if (ConsumeNil(rr)) return Status::Ok();
+              uint32_t n;
+              if (Status s = rr.ReadArrayHeader(&n); !s.ok()) return s;
+              for (uint32_t i = 0; i < n; ++i) {  // grown as events decode, not by the claim
+                out->kv_cache_eviction_events.emplace_back();
+                if (Status s = DecodeEvictionEvent(rr, ctx, &out->kv_cache_eviction_events.back());
+                    !s.ok()) {
+                  return s;
+                }
+              }
+              return Status::Ok();
+            },
+            [&] { out->kv_cache_eviction_events.clear(); });
+      case StatsKey::kSpecDecodingStats:
+        return OptionalField(r, ctx, key, &out->spec_decoding_stats, DecodeSpecDecoding);
+      case StatsKey::kKvConnectorStats:
+        if (ConsumeNil(r)) {
+          out->kv_connector_stats.reset();
+          return Status::Ok();
+        }
+        out->kv_connector_stats.emplace();
+        return internal::DecodeKvConnectorStats(r, ctx, &*out->kv_connector_stats);
+      case StatsKey::kEcConnectorStats:
+        return OptionalField(r, ctx, key, &out->ec_connector_stats, DecodeEcConnectorStats);
+      case StatsKey::kWaitingLoraAdapters:
+      case StatsKey::kRunningLoraAdapters: {
+        auto* dst = k == StatsKey::kWaitingLoraAdapters ? &out->waiting_lora_adapters
+                                                        : &out->running_lora_adapters;
+        return TolerantField(
+            r, ctx, key,
+            [&](MsgpackReader& rr) {
+              return ConsumeNil(rr) ? Status::Ok() : ReadStrIntMap(rr, dst);
+            },
+            [&] { dst->clear(); });
+      }
+      case StatsKey::kCudagraphStats:
+        return OptionalField(r, ctx, key, &out->cudagraph_stats, DecodeCudagraph);
+      case StatsKey::kPerfStats:
+        return OptionalField(r, ctx, key, &out->perf_stats, DecodePerf);
+      case StatsKey::kSleepState:
+        return OptionalField(r, ctx, key, &out->sleep_state, DecodeSleepState);
+      case StatsKey::kSleepStateOnly:
+        return BoolField(r, ctx, key, &out->sleep_state_only);
+      // StatsKeyUse::kSkipped rows, and keys no generation has (newer engines add fields).
+      case StatsKey::kEncoderCacheUsage:
+      case StatsKey::kNumCorruptedReqs:
+      case StatsKey::kUnknown:
+        return r.Skip();
     }
-    if (key == "ec_connector_stats") {
-      return OptionalField(r, ctx, key, &out->ec_connector_stats, DecodeEcConnectorStats);
-    }
-    if (key == "waiting_lora_adapters" || key == "running_lora_adapters") {
-      auto* dst = key[0] == 'w' ? &out->waiting_lora_adapters : &out->running_lora_adapters;
-      return TolerantField(
-          r, ctx, key,
-          [&](MsgpackReader& rr) { return ConsumeNil(rr) ? Status::Ok() : ReadStrIntMap(rr, dst); },
-          [&] { dst->clear(); });
-    }
-    if (key == "cudagraph_stats") {
-      return OptionalField(r, ctx, key, &out->cudagraph_stats, DecodeCudagraph);
-    }
-    if (key == "perf_stats") return OptionalField(r, ctx, key, &out->perf_stats, DecodePerf);
-    if (key == "sleep_state")
-      return OptionalField(r, ctx, key, &out->sleep_state, DecodeSleepState);
-    if (key == "sleep_state_only") return BoolField(r, ctx, key, &out->sleep_state_only);
-    return r.Skip();  // unknown keys: newer engines add fields
+    return r.Skip();
   });
 }
 }  // namespace internal

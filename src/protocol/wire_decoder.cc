@@ -21,42 +21,17 @@ uint16_t TypeBit(MsgpackType t) { return static_cast<uint16_t>(1u << static_cast
 static_assert(static_cast<unsigned>(MsgpackType::kNil) == 0 && kWireNil == 1 &&
               static_cast<unsigned>(MsgpackType::kMap) == 7 && kWireMap == 1 << 7);
 
-// Every SchedulerStats key any generation has: a message's key set as a bit set over these.
-constexpr std::string_view kStatsKeys[] = {"num_running_reqs",
-                                           "num_waiting_reqs",
-                                           "num_skipped_waiting_reqs",
-                                           "num_kv_fetch_reqs_by_stage",
-                                           "step_counter",
-                                           "current_wave",
-                                           "kv_cache_usage",
-                                           "encoder_cache_usage",
-                                           "iteration_details",
-                                           "prefix_cache_stats",
-                                           "connector_prefix_cache_stats",
-                                           "kv_cache_eviction_events",
-                                           "spec_decoding_stats",
-                                           "kv_connector_stats",
-                                           "ec_connector_stats",
-                                           "waiting_lora_adapters",
-                                           "running_lora_adapters",
-                                           "cudagraph_stats",
-                                           "perf_stats",
-                                           "num_corrupted_reqs"};
-static_assert(std::size(kStatsKeys) <= 32);
+// A message's SchedulerStats key set: a bit per StatsKey (the field table's rows).
+static_assert(kStatsKeyCount <= 32);
 
 int StatsKeyIndex(std::string_view key) {
-  for (size_t i = 0; i < std::size(kStatsKeys); ++i) {
-    if (kStatsKeys[i] == key) return static_cast<int>(i);
-  }
-  return -1;
+  const StatsKey k = FindStatsKey(key);
+  return k == StatsKey::kUnknown ? -1 : static_cast<int>(k);
 }
 
 uint32_t StatsKeyBits(const WireGeneration& g) {
   uint32_t bits = 0;
-  for (std::string_view k : g.scheduler_stats_keys) {
-    const int i = StatsKeyIndex(k);
-    if (i >= 0) bits |= 1u << i;
-  }
+  for (StatsKey k : g.scheduler_stats_keys) bits |= 1u << static_cast<unsigned>(k);
   return bits;
 }
 
@@ -72,7 +47,7 @@ struct OutputShape {
 
 struct StatsShape {
   bool present = false;
-  uint32_t keys = 0;  // bits over kStatsKeys
+  uint32_t keys = 0;  // bits over StatsKey
   uint32_t key_count = 0;
   uint32_t unknown_keys = 0;
   int prefix_keys = -1;  // PrefixCacheStats key count

@@ -3,7 +3,9 @@
 // vllm-project/vllm at the generation's representative commit (vllm/v1/engine/__init__.py,
 // vllm/v1/metrics/stats.py, the NIXL stats class, vllm/v1/engine/core.py for the ready
 // response) and checked against that generation's captures in tests/fixtures/wire_generations/
-// (WireGenerations.TablesMatchTheCaptureManifest); docs/wire_format.md has them as tables.
+// (WireGenerations.TablesMatchTheCaptureManifest). docs/wire_format.md's tables and
+// tests/fixtures/wire_layouts.json (the Python generators' layouts) are generated from these
+// (`vmetrics wire-reference`, tools/regen_docs.sh).
 #include <algorithm>
 #include <initializer_list>
 
@@ -30,99 +32,103 @@ constexpr WireGeneration MakeWireGeneration(WireGeneration g, std::initializer_l
   F::kRequestId, F::kNewTokenIds, F::kNewLogprobs, F::kNewPromptLogprobsTensors, \
       F::kPoolingOutput, F::kFinishReason, F::kStopReason, F::kEvents, F::kKvTransferParams
 
-// SchedulerStats keys, in declaration order.
-constexpr std::string_view kStats20250927[] = {
-    "num_running_reqs",    "num_waiting_reqs",   "step_counter",
-    "current_wave",        "kv_cache_usage",     "prefix_cache_stats",
-    "spec_decoding_stats", "kv_connector_stats", "num_corrupted_reqs"};
-constexpr std::string_view kStats20251105[] = {"num_running_reqs",
-                                               "num_waiting_reqs",
-                                               "step_counter",
-                                               "current_wave",
-                                               "kv_cache_usage",
-                                               "prefix_cache_stats",
-                                               "connector_prefix_cache_stats",
-                                               "spec_decoding_stats",
-                                               "kv_connector_stats",
-                                               "num_corrupted_reqs"};
-constexpr std::string_view kStats20260112[] = {"num_running_reqs",
-                                               "num_waiting_reqs",
-                                               "step_counter",
-                                               "current_wave",
-                                               "kv_cache_usage",
-                                               "prefix_cache_stats",
-                                               "connector_prefix_cache_stats",
-                                               "kv_cache_eviction_events",
-                                               "spec_decoding_stats",
-                                               "kv_connector_stats",
-                                               "waiting_lora_adapters",
-                                               "running_lora_adapters",
-                                               "cudagraph_stats",
-                                               "perf_stats"};
-constexpr std::string_view kStats20260204[] = {"num_running_reqs",
-                                               "num_waiting_reqs",
-                                               "step_counter",
-                                               "current_wave",
-                                               "kv_cache_usage",
-                                               "encoder_cache_usage",
-                                               "prefix_cache_stats",
-                                               "connector_prefix_cache_stats",
-                                               "kv_cache_eviction_events",
-                                               "spec_decoding_stats",
-                                               "kv_connector_stats",
-                                               "waiting_lora_adapters",
-                                               "running_lora_adapters",
-                                               "cudagraph_stats",
-                                               "perf_stats"};
-constexpr std::string_view kStats20260712[] = {"num_running_reqs",
-                                               "num_waiting_reqs",
-                                               "num_skipped_waiting_reqs",
-                                               "step_counter",
-                                               "current_wave",
-                                               "kv_cache_usage",
-                                               "prefix_cache_stats",
-                                               "connector_prefix_cache_stats",
-                                               "kv_cache_eviction_events",
-                                               "spec_decoding_stats",
-                                               "kv_connector_stats",
-                                               "waiting_lora_adapters",
-                                               "running_lora_adapters",
-                                               "cudagraph_stats",
-                                               "perf_stats"};
-constexpr std::string_view kStats20260812[] = {"num_running_reqs",
-                                               "num_waiting_reqs",
-                                               "num_skipped_waiting_reqs",
-                                               "step_counter",
-                                               "current_wave",
-                                               "kv_cache_usage",
-                                               "iteration_details",
-                                               "prefix_cache_stats",
-                                               "connector_prefix_cache_stats",
-                                               "kv_cache_eviction_events",
-                                               "spec_decoding_stats",
-                                               "kv_connector_stats",
-                                               "waiting_lora_adapters",
-                                               "running_lora_adapters",
-                                               "cudagraph_stats",
-                                               "perf_stats"};
-constexpr std::string_view kStatsNewest[] = {"num_running_reqs",
-                                             "num_waiting_reqs",
-                                             "num_skipped_waiting_reqs",
-                                             "num_kv_fetch_reqs_by_stage",
-                                             "step_counter",
-                                             "current_wave",
-                                             "kv_cache_usage",
-                                             "iteration_details",
-                                             "prefix_cache_stats",
-                                             "connector_prefix_cache_stats",
-                                             "kv_cache_eviction_events",
-                                             "spec_decoding_stats",
-                                             "kv_connector_stats",
-                                             "ec_connector_stats",
-                                             "waiting_lora_adapters",
-                                             "running_lora_adapters",
-                                             "cudagraph_stats",
-                                             "perf_stats"};
+// SchedulerStats keys, in declaration order (vllm/v1/metrics/stats.py at the generation's
+// commit); what each key is: kStatsKeyRows (wire_generation.h).
+using K = StatsKey;
+constexpr K kStats20250927[] = {K::kNumRunningReqs,    K::kNumWaitingReqs,   K::kStepCounter,
+                                K::kCurrentWave,       K::kKvCacheUsage,     K::kPrefixCacheStats,
+                                K::kSpecDecodingStats, K::kKvConnectorStats, K::kNumCorruptedReqs};
+constexpr K kStats20251105[] = {K::kNumRunningReqs,
+                                K::kNumWaitingReqs,
+                                K::kStepCounter,
+                                K::kCurrentWave,
+                                K::kKvCacheUsage,
+                                K::kPrefixCacheStats,
+                                K::kConnectorPrefixCacheStats,
+                                K::kSpecDecodingStats,
+                                K::kKvConnectorStats,
+                                K::kNumCorruptedReqs};
+constexpr K kStats20260112[] = {K::kNumRunningReqs,
+                                K::kNumWaitingReqs,
+                                K::kStepCounter,
+                                K::kCurrentWave,
+                                K::kKvCacheUsage,
+                                K::kPrefixCacheStats,
+                                K::kConnectorPrefixCacheStats,
+                                K::kKvCacheEvictionEvents,
+                                K::kSpecDecodingStats,
+                                K::kKvConnectorStats,
+                                K::kWaitingLoraAdapters,
+                                K::kRunningLoraAdapters,
+                                K::kCudagraphStats,
+                                K::kPerfStats};
+constexpr K kStats20260204[] = {K::kNumRunningReqs,
+                                K::kNumWaitingReqs,
+                                K::kStepCounter,
+                                K::kCurrentWave,
+                                K::kKvCacheUsage,
+                                K::kEncoderCacheUsage,
+                                K::kPrefixCacheStats,
+                                K::kConnectorPrefixCacheStats,
+                                K::kKvCacheEvictionEvents,
+                                K::kSpecDecodingStats,
+                                K::kKvConnectorStats,
+                                K::kWaitingLoraAdapters,
+                                K::kRunningLoraAdapters,
+                                K::kCudagraphStats,
+                                K::kPerfStats};
+constexpr K kStats20260712[] = {K::kNumRunningReqs,
+                                K::kNumWaitingReqs,
+                                K::kNumSkippedWaitingReqs,
+                                K::kStepCounter,
+                                K::kCurrentWave,
+                                K::kKvCacheUsage,
+                                K::kPrefixCacheStats,
+                                K::kConnectorPrefixCacheStats,
+                                K::kKvCacheEvictionEvents,
+                                K::kSpecDecodingStats,
+                                K::kKvConnectorStats,
+                                K::kWaitingLoraAdapters,
+                                K::kRunningLoraAdapters,
+                                K::kCudagraphStats,
+                                K::kPerfStats};
+constexpr K kStats20260812[] = {K::kNumRunningReqs,
+                                K::kNumWaitingReqs,
+                                K::kNumSkippedWaitingReqs,
+                                K::kStepCounter,
+                                K::kCurrentWave,
+                                K::kKvCacheUsage,
+                                K::kIterationDetails,
+                                K::kPrefixCacheStats,
+                                K::kConnectorPrefixCacheStats,
+                                K::kKvCacheEvictionEvents,
+                                K::kSpecDecodingStats,
+                                K::kKvConnectorStats,
+                                K::kWaitingLoraAdapters,
+                                K::kRunningLoraAdapters,
+                                K::kCudagraphStats,
+                                K::kPerfStats};
+constexpr K kStatsNewest[] = {K::kNumRunningReqs,        K::kNumWaitingReqs,
+                              K::kNumSkippedWaitingReqs, K::kNumKvFetchReqsByStage,
+                              K::kStepCounter,           K::kCurrentWave,
+                              K::kKvCacheUsage,          K::kIterationDetails,
+                              K::kPrefixCacheStats,      K::kConnectorPrefixCacheStats,
+                              K::kKvCacheEvictionEvents, K::kSpecDecodingStats,
+                              K::kKvConnectorStats,      K::kEcConnectorStats,
+                              K::kWaitingLoraAdapters,   K::kRunningLoraAdapters,
+                              K::kCudagraphStats,        K::kPerfStats};
+
+// Every row of kStatsKeyRows is at its enumerator's index and found by its name (no two rows
+// share one): the decoder's dispatch (FindStatsKey) and StatsKeyName read the table by index.
+constexpr bool StatsKeyRowsAreConsistent() {
+  if (std::size(kStatsKeyRows) != kStatsKeyCount) return false;
+  for (size_t i = 0; i < std::size(kStatsKeyRows); ++i) {
+    const StatsKeyRow& row = kStatsKeyRows[i];
+    if (static_cast<size_t>(row.key) != i || FindStatsKey(row.name) != row.key) return false;
+  }
+  return true;
+}
+static_assert(StatsKeyRowsAreConsistent());
 
 // EngineCoreRequest positions (vllm/v1/engine/__init__.py), LoRARequest positions
 // (vllm/lora/request.py) and SamplingParams keys in definition order (vllm/sampling_params.py),
@@ -611,6 +617,14 @@ constexpr bool TablesAreConsistent() {
     }
     for (size_t p = g.output_count; p < kMaxOutputPositions; ++p) {
       if (g.output[p] != F::kUnknown) return false;
+    }
+    // msgspec writes each SchedulerStats key once; the encoder and the recogniser's key set
+    // rely on it.
+    for (size_t i = 0; i < g.scheduler_stats_keys.size(); ++i) {
+      if (g.scheduler_stats_keys[i] == K::kUnknown) return false;
+      for (size_t j = 0; j < i; ++j) {
+        if (g.scheduler_stats_keys[j] == g.scheduler_stats_keys[i]) return false;
+      }
     }
   }
   return true;

@@ -335,37 +335,74 @@ void WriteOutputAs(Writer& w, const SimOutput& o, const WireGeneration& g) {
 void WriteSchedulerStatsAs(Writer& w, const SimSchedulerStats& s, SimConnector connector,
                            bool legacy_multi_shape, const WireGeneration& g) {
   w.Map(static_cast<uint32_t>(g.scheduler_stats_keys.size()));
-  for (std::string_view key : g.scheduler_stats_keys) {
-    w.Key(key);
-    if (key == "num_running_reqs") {
-      w.Int(s.num_running_reqs);
-    } else if (key == "num_waiting_reqs") {
-      w.Int(s.num_waiting_reqs);
-    } else if (key == "num_skipped_waiting_reqs") {
-      w.Int(s.num_skipped_waiting_reqs);
-    } else if (key == "step_counter") {
-      w.Int(s.step_counter);
-    } else if (key == "current_wave" || key == "num_corrupted_reqs") {
-      w.Int(key == "current_wave" ? s.current_wave : 0);
-    } else if (key == "kv_cache_usage") {
-      w.Double(s.kv_cache_usage);
-    } else if (key == "encoder_cache_usage") {
-      w.Double(0.0);
-    } else if (key == "prefix_cache_stats") {
-      WritePrefixCacheStats(w, s.prefix_cache_stats, g.prefix_cache_stats_keys);
-    } else if (key == "connector_prefix_cache_stats" && s.connector_prefix_cache_stats) {
-      WritePrefixCacheStats(w, *s.connector_prefix_cache_stats, g.prefix_cache_stats_keys);
-    } else if (key == "kv_cache_eviction_events") {
-      w.Array(0);
-    } else if (key == "spec_decoding_stats" && s.spec_decoding_stats) {
-      WriteSpecDecodingStats(w, *s.spec_decoding_stats, g.spec_decoding_stats_keys);
-    } else if (key == "kv_connector_stats" && s.kv_connector_stats) {
-      WriteKvConnectorStats(w, *s.kv_connector_stats, connector, legacy_multi_shape);
-    } else if (key == "waiting_lora_adapters" || key == "running_lora_adapters" ||
-               key == "num_kv_fetch_reqs_by_stage") {
-      w.Map(0);
-    } else {
-      w.Nil();  // iteration_details, cudagraph_stats, perf_stats, ec_connector_stats, ...
+  for (StatsKey key : g.scheduler_stats_keys) {
+    w.Key(StatsKeyName(key));
+    switch (key) {
+      case StatsKey::kNumRunningReqs:
+        w.Int(s.num_running_reqs);
+        break;
+      case StatsKey::kNumWaitingReqs:
+        w.Int(s.num_waiting_reqs);
+        break;
+      case StatsKey::kNumSkippedWaitingReqs:
+        w.Int(s.num_skipped_waiting_reqs);
+        break;
+      case StatsKey::kStepCounter:
+        w.Int(s.step_counter);
+        break;
+      case StatsKey::kCurrentWave:
+        w.Int(s.current_wave);
+        break;
+      case StatsKey::kNumCorruptedReqs:
+        w.Int(0);
+        break;
+      case StatsKey::kKvCacheUsage:
+        w.Double(s.kv_cache_usage);
+        break;
+      case StatsKey::kEncoderCacheUsage:
+        w.Double(0.0);
+        break;
+      case StatsKey::kPrefixCacheStats:
+        WritePrefixCacheStats(w, s.prefix_cache_stats, g.prefix_cache_stats_keys);
+        break;
+      case StatsKey::kConnectorPrefixCacheStats:
+        if (s.connector_prefix_cache_stats) {
+          WritePrefixCacheStats(w, *s.connector_prefix_cache_stats, g.prefix_cache_stats_keys);
+        } else {
+          w.Nil();
+        }
+        break;
+      case StatsKey::kKvCacheEvictionEvents:
+        w.Array(0);
+        break;
+      case StatsKey::kSpecDecodingStats:
+        if (s.spec_decoding_stats) {
+          WriteSpecDecodingStats(w, *s.spec_decoding_stats, g.spec_decoding_stats_keys);
+        } else {
+          w.Nil();
+        }
+        break;
+      case StatsKey::kKvConnectorStats:
+        if (s.kv_connector_stats) {
+          WriteKvConnectorStats(w, *s.kv_connector_stats, connector, legacy_multi_shape);
+        } else {
+          w.Nil();
+        }
+        break;
+      case StatsKey::kWaitingLoraAdapters:
+      case StatsKey::kRunningLoraAdapters:
+      case StatsKey::kNumKvFetchReqsByStage:
+        w.Map(0);
+        break;
+      case StatsKey::kIterationDetails:
+      case StatsKey::kEcConnectorStats:
+      case StatsKey::kCudagraphStats:
+      case StatsKey::kPerfStats:
+      case StatsKey::kSleepState:
+      case StatsKey::kSleepStateOnly:
+      case StatsKey::kUnknown:
+        w.Nil();
+        break;
     }
   }
 }
