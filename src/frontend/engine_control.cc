@@ -137,6 +137,7 @@ void EngineControl::Run(std::optional<int64_t> only, const PlanFn& plan, DoneFn 
     return;
   }
   std::optional<EngineAnswer> refusal;
+  DoneFn refused;  // `done`, when the request is refused
   std::vector<Send> sends;
   std::vector<std::function<void()>> finished;
   {
@@ -165,7 +166,9 @@ void EngineControl::Run(std::optional<int64_t> only, const PlanFn& plan, DoneFn 
       }
       op->plans[engine] = std::move(*p);
     }
-    if (!refusal) {
+    if (refusal) {
+      refused = std::move(done);
+    } else {
       op->done = std::move(done);
       op->remaining = targets.size();
       op->deadline = std::chrono::steady_clock::now() + options_.timeout;
@@ -187,8 +190,8 @@ void EngineControl::Run(std::optional<int64_t> only, const PlanFn& plan, DoneFn 
       }
     }
   }
-  if (refusal) {
-    done({std::move(*refusal)});
+  if (refused) {
+    refused({std::move(*refusal)});
     return;
   }
   cv_.notify_all();  // a new deadline
@@ -442,7 +445,7 @@ HttpRoute ControlRoute(
   route.request_headers = {std::string(kDataParallelRankHeader)};
   route.error_reply = OpenAiErrorReply;
   route.handler = [control = std::move(control), handle = std::move(handle)](
-                      HttpRequest request, std::shared_ptr<HttpExchange> ex) {
+                      const HttpRequest& request, const std::shared_ptr<HttpExchange>& ex) {
     EngineControl* c = control ? control() : nullptr;
     if (c == nullptr) {
       ex->Reply(OpenAiErrorReply(503, "the engines are not ready yet"));
@@ -500,7 +503,7 @@ Status NoSuchMethod(std::string_view method) {
 
 // Answers {"message": `message`} once every engine succeeded.
 EngineControl::DoneFn MessageReply(const std::shared_ptr<HttpExchange>& ex, std::string message) {
-  return [ex, message = std::move(message)](Answers answers) {
+  return [ex, message = std::move(message)](const Answers& answers) {
     if (auto f = Failures(answers)) {
       ex->Reply(OpenAiErrorReply(f->first, f->second));
       return;
@@ -619,7 +622,7 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
               if (!calls.weight_version) return NoSuchMethod("set_weight_version");
               return std::vector<Call>{{"set_weight_version", {version}}};
             },
-            [ex, version](Answers answers) {
+            [ex, version](const Answers& answers) {
               if (auto f = Failures(answers)) {
                 ex->Reply(OpenAiErrorReply(f->first, f->second));
                 return;
@@ -639,7 +642,7 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
               if (!calls.weight_version) return NoSuchMethod("get_weight_version");
               return std::vector<Call>{{"get_weight_version", {}}};
             },
-            [ex](Answers answers) {
+            [ex](const Answers& answers) {
               if (auto f = Failures(answers)) {
                 ex->Reply(OpenAiErrorReply(f->first, f->second));
                 return;
@@ -653,7 +656,7 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
 
 }  // namespace
 
-std::vector<HttpRoute> EngineControl::Routes(std::function<EngineControl*()> control) {
+std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*()>& control) {
   std::vector<HttpRoute> routes;
   // POST /sleep?level=1&mode=abort (dev/sleep/api_router.py): level as Python's int(), mode
   // passed to the engine. An engine before sleep(level, mode) gets what its frontend sent:
@@ -693,7 +696,7 @@ std::vector<HttpRoute> EngineControl::Routes(std::function<EngineControl*()> con
               return std::vector<Call>{{"reset_prefix_cache", std::move(reset_args)},
                                        {"sleep", {level}}};
             },
-            [ex, level, on = c.options_.on_sleep_state](Answers answers) {
+            [ex, level, on = c.options_.on_sleep_state](const Answers& answers) {
               for (const auto& a : answers) {
                 if (a.ok && on) on(a.engine_index, /*asleep=*/true, level);
               }
@@ -722,7 +725,7 @@ std::vector<HttpRoute> EngineControl::Routes(std::function<EngineControl*()> con
             [arg](const EngineControlCalls&) -> Result<std::vector<Call>> {
               return std::vector<Call>{{"wake_up", {arg}}};
             },
-            [ex, on = c.options_.on_sleep_state](Answers answers) {
+            [ex, on = c.options_.on_sleep_state](const Answers& answers) {
               for (const auto& a : answers) {
                 if (a.ok && on) on(a.engine_index, /*asleep=*/false, 0);
               }
@@ -744,7 +747,7 @@ std::vector<HttpRoute> EngineControl::Routes(std::function<EngineControl*()> con
             [](const EngineControlCalls&) -> Result<std::vector<Call>> {
               return std::vector<Call>{{"is_sleeping", {}}};
             },
-            [ex](Answers answers) {
+            [ex](const Answers& answers) {
               if (auto f = Failures(answers)) {
                 ex->Reply(OpenAiErrorReply(f->first, f->second));
                 return;
@@ -793,7 +796,7 @@ std::vector<HttpRoute> EngineControl::Routes(std::function<EngineControl*()> con
               if (auto refused = no_pause(calls)) return *refused;
               return std::vector<Call>{{"pause_scheduler", {mode, clear_cache}}};
             },
-            [ex, rlhf_failure](Answers answers) {
+            [ex, rlhf_failure](const Answers& answers) {
               if (rlhf_failure(ex, answers, "pause generation")) return;
               ex->Reply(200, kJsonType, json({{"status", "paused"}}).dump());
             });
@@ -810,7 +813,7 @@ std::vector<HttpRoute> EngineControl::Routes(std::function<EngineControl*()> con
                            if (auto refused = no_pause(calls)) return *refused;
                            return std::vector<Call>{{"resume_scheduler", {}}};
                          },
-                         [ex, rlhf_failure](Answers answers) {
+                         [ex, rlhf_failure](const Answers& answers) {
                            if (rlhf_failure(ex, answers, "resume generation")) return;
                            ex->Reply(200, kJsonType, json({{"status", "resumed"}}).dump());
                          });
@@ -827,7 +830,7 @@ std::vector<HttpRoute> EngineControl::Routes(std::function<EngineControl*()> con
                            if (auto refused = no_pause(calls)) return *refused;
                            return std::vector<Call>{{"is_scheduler_paused", {}}};
                          },
-                         [ex, rlhf_failure](Answers answers) {
+                         [ex, rlhf_failure](const Answers& answers) {
                            if (rlhf_failure(ex, answers, "fetch pause status")) return;
                            ReplyFlags(ex, answers, "is_paused", true);
                          });
@@ -858,7 +861,7 @@ std::vector<HttpRoute> EngineControl::Routes(std::function<EngineControl*()> con
               }
               return std::vector<Call>{{"reset_prefix_cache", {}}};
             },
-            [ex](Answers answers) {
+            [ex](const Answers& answers) {
               if (auto f = Failures(answers)) {
                 ex->Reply(OpenAiErrorReply(f->first, f->second));
                 return;

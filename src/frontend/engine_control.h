@@ -120,7 +120,7 @@ class EngineControl {
 
   // The routes above (handlers call `control()`, which may be null until the engines are
   // ready: then they answer 503).
-  static std::vector<HttpRoute> Routes(std::function<EngineControl*()> control);
+  static std::vector<HttpRoute> Routes(const std::function<EngineControl*()>& control);
 
  private:
   struct Op;

@@ -85,16 +85,16 @@ class EngineControlServeTest : public ::testing::Test {
   }
 
   HttpResponse Call(const std::string& method, const std::string& target,
-                    std::vector<std::pair<std::string, std::string>> headers = {}) {
+                    const std::vector<std::pair<std::string, std::string>>& headers = {}) const {
     return Exchange(port_, Request(method, target, headers));
   }
-  json CallOk(const std::string& method, const std::string& target) {
+  json CallOk(const std::string& method, const std::string& target) const {
     HttpResponse r = Call(method, target);
     EXPECT_EQ(r.status, 200) << target << " -> " << r.body;
     EXPECT_EQ(r.Header("content-type"), "application/json") << target;
     return json::parse(r.body, nullptr, false);
   }
-  void GenerateOk() {
+  void GenerateOk() const {
     const std::string body = R"({"token_ids":[1,2,3],"sampling_params":{"max_tokens":2}})";
     HttpResponse r = Exchange(port_, Request("POST", "/inference/v1/generate",
                                              {{"Content-Type", "application/json"},
@@ -102,7 +102,7 @@ class EngineControlServeTest : public ::testing::Test {
                                          body);
     EXPECT_EQ(r.status, 200) << r.body;
   }
-  std::string Metrics() { return http_test::Get(port_, "/metrics").body; }
+  std::string Metrics() const { return http_test::Get(port_, "/metrics").body; }
   EngineTotals Engine(size_t i) const { return simulator_->Totals().engines.at(i); }
 
   std::unique_ptr<Frontend> frontend_;
@@ -145,11 +145,11 @@ TEST_F(EngineControlServeTest, AnRlCycleCallsEachGenerationAsItsOwnFrontendDoes)
     } else {
       expected = {"reset_prefix_cache()", "sleep(1)"};
     }
-    expected.push_back("is_sleeping()");
-    expected.push_back("wake_up(None)");
-    expected.push_back("is_sleeping()");
-    expected.push_back(g.control.reset_prefix_cache_flags ? "reset_prefix_cache(False, False)"
-                                                          : "reset_prefix_cache()");
+    expected.emplace_back("is_sleeping()");
+    expected.emplace_back("wake_up(None)");
+    expected.emplace_back("is_sleeping()");
+    expected.emplace_back(g.control.reset_prefix_cache_flags ? "reset_prefix_cache(False, False)"
+                                                             : "reset_prefix_cache()");
     const EngineTotals e = Engine(0);
     EXPECT_EQ(e.utility_calls, expected);
     EXPECT_EQ(e.utility_failures, 0u);
@@ -364,7 +364,7 @@ class EngineControlUnitTest : public ::testing::Test {
     frontend::EngineControl::Options o;
     o.engine_indexes = std::move(engines);
     o.timeout = timeout;
-    o.send = [this](int engine, EngineCoreRequestType type, std::string body) {
+    o.send = [this](int engine, EngineCoreRequestType type, const std::string& body) {
       EXPECT_EQ(type, EngineCoreRequestType::kUtility);
       Result<UtilityCall> call = DecodeUtilityCall(body);
       EXPECT_TRUE(call.ok());
@@ -389,8 +389,8 @@ class EngineControlUnitTest : public ::testing::Test {
         });
     return future;
   }
-  UtilityOutput Answer(uint64_t call_id, std::optional<std::string_view> failure,
-                       std::string_view result) {
+  static UtilityOutput Answer(uint64_t call_id, std::optional<std::string_view> failure,
+                              std::string_view result) {
     UtilityOutput o;
     o.call_id_is_u64 = true;
     o.call_id_u64 = call_id;
