@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string_view>
 #include <utility>
 
+#include "environment.h"
 #include "json_fields.h"
 #include "msgpack_from_json.h"
 #include "openai_routes.h"
@@ -55,17 +55,7 @@ std::string Seconds(std::chrono::milliseconds d) {
 }  // namespace
 
 Result<bool> ServerDevModeFromEnvironment() {
-  constexpr char kName[] = "VLLM_SERVER_DEV_MODE";
-  const char* v = std::getenv(kName);
-  if (v == nullptr) return false;
-  const std::string s(v);
-  bool overflow = false;
-  const std::optional<int64_t> value = internal::PythonIntOfText(s, &overflow);
-  if (!value && !overflow) {
-    return Status::InvalidArgument(std::string("environment variable ") + kName +
-                                   " must be an integer (0 = off), not \"" + s + "\"");
-  }
-  return overflow || *value != 0;
+  return PythonIntSwitchFromEnvironment("VLLM_SERVER_DEV_MODE");
 }
 
 EngineControl::EngineControl(Options options) : options_(std::move(options)) {
@@ -406,6 +396,13 @@ std::optional<std::pair<unsigned, std::string>> Failures(const Answers& answers)
   return std::make_pair(status == 503 ? 503U : 500U, message);
 }
 
+// Answers the failures among `answers` in vLLM's ErrorResponse (Failures); true when it did.
+bool ReplyFailures(const std::shared_ptr<HttpExchange>& ex, const Answers& answers) {
+  auto f = Failures(answers);
+  if (f) ex->Reply(OpenAiErrorReply(f->first, f->second));
+  return f.has_value();
+}
+
 json EngineList(const Answers& answers) {
   json engines = json::array();
   for (const auto& a : answers) engines.push_back(a.engine_index);
@@ -504,10 +501,7 @@ Status NoSuchMethod(std::string_view method) {
 // Answers {"message": `message`} once every engine succeeded.
 EngineControl::DoneFn MessageReply(const std::shared_ptr<HttpExchange>& ex, std::string message) {
   return [ex, message = std::move(message)](const Answers& answers) {
-    if (auto f = Failures(answers)) {
-      ex->Reply(OpenAiErrorReply(f->first, f->second));
-      return;
-    }
+    if (ReplyFailures(ex, answers)) return;
     ex->Reply(200, kJsonType, json({{"message", message}}).dump());
   };
 }
@@ -623,10 +617,7 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
               return std::vector<Call>{{"set_weight_version", {version}}};
             },
             [ex, version](const Answers& answers) {
-              if (auto f = Failures(answers)) {
-                ex->Reply(OpenAiErrorReply(f->first, f->second));
-                return;
-              }
+              if (ReplyFailures(ex, answers)) return;
               ex->Reply(200, kJsonType, json({{"success", true}, {"new_version", version}}).dump());
             });
       }));
@@ -643,10 +634,7 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
               return std::vector<Call>{{"get_weight_version", {}}};
             },
             [ex](const Answers& answers) {
-              if (auto f = Failures(answers)) {
-                ex->Reply(OpenAiErrorReply(f->first, f->second));
-                return;
-              }
+              if (ReplyFailures(ex, answers)) return;
               json version = nullptr;
               if (const auto* s = std::get_if<std::string>(&answers.front().value)) version = *s;
               ex->Reply(200, kJsonType, json({{"weight_version", version}}).dump());
@@ -700,10 +688,7 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
               for (const auto& a : answers) {
                 if (a.ok && on) on(a.engine_index, /*asleep=*/true, level);
               }
-              if (auto f = Failures(answers)) {
-                ex->Reply(OpenAiErrorReply(f->first, f->second));
-                return;
-              }
+              if (ReplyFailures(ex, answers)) return;
               json body = {
                   {"status", "sleeping"}, {"level", level}, {"engines", EngineList(answers)}};
               ex->Reply(200, kJsonType, body.dump());
@@ -729,10 +714,7 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
               for (const auto& a : answers) {
                 if (a.ok && on) on(a.engine_index, /*asleep=*/false, 0);
               }
-              if (auto f = Failures(answers)) {
-                ex->Reply(OpenAiErrorReply(f->first, f->second));
-                return;
-              }
+              if (ReplyFailures(ex, answers)) return;
               json body = {{"status", "awake"}, {"engines", EngineList(answers)}};
               ex->Reply(200, kJsonType, body.dump());
             });
@@ -748,10 +730,7 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
               return std::vector<Call>{{"is_sleeping", {}}};
             },
             [ex](const Answers& answers) {
-              if (auto f = Failures(answers)) {
-                ex->Reply(OpenAiErrorReply(f->first, f->second));
-                return;
-              }
+              if (ReplyFailures(ex, answers)) return;
               ReplyFlags(ex, answers, "is_sleeping", false);
             });
       }));
@@ -862,10 +841,7 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
               return std::vector<Call>{{"reset_prefix_cache", {}}};
             },
             [ex](const Answers& answers) {
-              if (auto f = Failures(answers)) {
-                ex->Reply(OpenAiErrorReply(f->first, f->second));
-                return;
-              }
+              if (ReplyFailures(ex, answers)) return;
               bool success = true;
               for (const auto& a : answers) {
                 if (const bool* b = std::get_if<bool>(&a.value); b != nullptr && !*b) {

@@ -20,18 +20,21 @@ bool CreatedDisabledByEnvironment() {
   return s == "true" || s == "1" || s == "t";
 }
 
-Result<bool> ComputeNansInLogitsFromEnvironment() {
-  constexpr char kName[] = "VLLM_COMPUTE_NANS_IN_LOGITS";
-  const char* v = std::getenv(kName);
+Result<bool> PythonIntSwitchFromEnvironment(const char* name) {
+  const char* v = std::getenv(name);
   if (v == nullptr) return false;
   const std::string s(v);
   bool overflow = false;
   const std::optional<int64_t> value = internal::PythonIntOfText(s, &overflow);
   if (!value && !overflow) {
-    return Status::InvalidArgument(std::string("environment variable ") + kName +
+    return Status::InvalidArgument(std::string("environment variable ") + name +
                                    " must be an integer (0 = off), not \"" + s + "\"");
   }
   return overflow || *value != 0;  // an integer past int64 is not 0 either
+}
+
+Result<bool> ComputeNansInLogitsFromEnvironment() {
+  return PythonIntSwitchFromEnvironment("VLLM_COMPUTE_NANS_IN_LOGITS");
 }
 
 }  // namespace vmetrics::frontend

@@ -13,9 +13,12 @@ namespace vmetrics::frontend {
 // turns the _created samples off.
 bool CreatedDisabledByEnvironment();
 
-// vLLM's envs.VLLM_COMPUTE_NANS_IN_LOGITS, `bool(int(os.getenv(name, "0")))`: unset = false; an
+// A switch of vLLM's envs.py read as `bool(int(os.getenv(name, "0")))`: unset = false; an
 // integer as Python's int() reads it (internal::PythonIntOfText) is true when not 0. Any other
-// value is an error naming the variable (Python raises on it too). It registers
+// value is an error naming the variable (Python raises on it too).
+Result<bool> PythonIntSwitchFromEnvironment(const char* name);
+
+// VLLM_COMPUTE_NANS_IN_LOGITS (PythonIntSwitchFromEnvironment). It registers
 // vllm:corrupted_requests and makes the request tracker mark requests whose outputs had NaNs in
 // their logits.
 Result<bool> ComputeNansInLogitsFromEnvironment();

@@ -3,6 +3,9 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "msgspec_writer.h"
 
@@ -534,8 +537,13 @@ std::string EncodeReadyResponse(const EngineCoreReadyResponse& r) {
   return w.Take();
 }
 
-std::string EncodeUtilityReply(int64_t engine_index, uint64_t call_id, double timestamp,
-                               std::string_view result_msgpack) {
+namespace {
+
+// EngineCoreOutputs [engine_index, [], nil, timestamp, [call_id, failure_message, result], nil,
+// nil, nil]: the result a UtilityResult [nil, value] when the call succeeded, nil when it failed.
+std::string EncodeUtilityOutput(int64_t engine_index, uint64_t call_id, double timestamp,
+                                std::optional<std::string_view> failure_message,
+                                std::string_view result_msgpack) {
   Writer w;
   w.Array(8);
   w.Int(engine_index);
@@ -544,32 +552,31 @@ std::string EncodeUtilityReply(int64_t engine_index, uint64_t call_id, double ti
   w.Double(timestamp);
   w.Array(3);  // UtilityOutput [call_id, failure_message, result]
   w.Uint(call_id);
-  w.Nil();
-  w.Array(2);  // UtilityResult [type_info, value]
-  w.Nil();
-  w.Raw(result_msgpack);
+  if (failure_message) {
+    w.Str(*failure_message);
+    w.Nil();
+  } else {
+    w.Nil();
+    w.Array(2);  // UtilityResult [type_info, value]
+    w.Nil();
+    w.Raw(result_msgpack);
+  }
   w.Nil();
   w.Nil();
   w.Nil();
   return w.Take();
 }
 
+}  // namespace
+
+std::string EncodeUtilityReply(int64_t engine_index, uint64_t call_id, double timestamp,
+                               std::string_view result_msgpack) {
+  return EncodeUtilityOutput(engine_index, call_id, timestamp, std::nullopt, result_msgpack);
+}
+
 std::string EncodeUtilityFailure(int64_t engine_index, uint64_t call_id, double timestamp,
                                  std::string_view failure_message) {
-  Writer w;
-  w.Array(8);
-  w.Int(engine_index);
-  w.Array(0);
-  w.Nil();
-  w.Double(timestamp);
-  w.Array(3);  // UtilityOutput [call_id, failure_message, result]
-  w.Uint(call_id);
-  w.Str(failure_message);
-  w.Nil();
-  w.Nil();
-  w.Nil();
-  w.Nil();
-  return w.Take();
+  return EncodeUtilityOutput(engine_index, call_id, timestamp, failure_message, {});
 }
 
 std::string EncodeAuxFrameMessage(int64_t engine_index, double timestamp) {

@@ -56,3 +56,15 @@ def stop(*processes):
             p.wait(30)
         except subprocess.TimeoutExpired:
             p.kill()
+
+
+def until(what, check, seconds=60):
+    """Polls `check` until it is true (a readiness condition of a process under test), or fails
+    naming `what` after `seconds`."""
+    import time
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    fail(f"not within {seconds} s: {what}")

@@ -19,11 +19,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
-from e2e_support import fail, free_port, get_text, stop
+from e2e_support import fail, free_port, get_text, stop, until
 
 KEY = "sk-kv-sources"
 
@@ -37,14 +36,6 @@ def get(url, key=KEY):
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
 
-
-def until(what, check, seconds=60):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    fail(f"not within {seconds} s: {what}")
 
 
 def config(endpoint, replay):

@@ -21,19 +21,10 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
-from e2e_support import fail, free_port, get_text, post_json, stop
+from e2e_support import fail, free_port, get_text, post_json, stop, until
 
-
-def until(what, check, seconds=60):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    fail(f"not within {seconds} s: {what}")
 
 
 def sleep_states(url):
