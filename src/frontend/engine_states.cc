@@ -15,31 +15,13 @@ constexpr const char* kStateNames[] = {"starting", "ready", "dead"};
 }  // namespace
 
 EngineStates::EngineStates(Registry* registry, const std::vector<int>& engine_indexes) {
-  // vmetrics_engine_up is the declared family the recorder registers for other users
-  // (metrics-reference); serve registers it here, before any recorder exists.
-  const internal::FamilyDeclaration& up_decl = internal::Declaration(internal::FamilyId::kEngineUp);
-  GaugeFamily up(&registry->AddFamily({std::string(up_decl.name),
-                                       MetricType::kGauge,
-                                       std::string(up_decl.help),
-                                       {"engine"},
-                                       {},
-                                       1}));
-  GaugeFamily state(&registry->AddFamily(
-      {"vmetrics_engine_state",
-       MetricType::kGauge,
-       "State of each expected engine: starting (not yet ready), ready, dead. 1 for the current "
-       "state.",
-       {"engine", "state"},
-       {},
-       1}));
-  CounterFamily dropped(&registry->AddFamily(
-      {"vmetrics_input_messages_dropped",
-       MetricType::kCounter,
-       "Messages on the handshake or input socket, once the engines joined, that were not part "
-       "of an engine joining again: dropped.",
-       {"socket"},
-       {},
-       1}));
+  using internal::FamilyId;
+  using internal::RegisterFamily;
+  // vmetrics_engine_up is also a row the recorder registers for other users (metrics-reference);
+  // serve registers it here, before any recorder exists.
+  const GaugeFamily up = RegisterFamily<FamilyId::kEngineUp>(registry);
+  const GaugeFamily state = RegisterFamily<FamilyId::kEngineState>(registry);
+  const CounterFamily dropped = RegisterFamily<FamilyId::kInputMessagesDropped>(registry);
   engines_.reserve(engine_indexes.size());
   for (int index : engine_indexes) {
     Engine e;
@@ -133,13 +115,7 @@ HealthReport EngineStates::Health() const {
 }
 
 void RegisterBuildInfo(Registry* registry) {
-  GaugeFamily build_info(&registry->AddFamily(
-      {"vmetrics_build_info",
-       MetricType::kGauge,
-       "The vmetrics build: its version and the git revision it was built from. Always 1.",
-       {"version", "revision"},
-       {},
-       1}));
+  const GaugeFamily build_info = internal::RegisterFamily<internal::FamilyId::kBuildInfo>(registry);
   build_info.GetOrCreate({BuildVersion(), BuildRevision()})->Set(1);
 }
 

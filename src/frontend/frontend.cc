@@ -563,7 +563,7 @@ Status Frontend::Bind() {
   // vLLM's app registers these when uvicorn first calls it, after the engine client built the
   // vllm: families: render group 1, registered before every vmetrics_ family of that group,
   // puts them after the vllm: families (registered at Start) and before vmetrics' own.
-  m.http_families = std::make_unique<frontend::HttpFamilies>(m.registry.get(), /*render_group=*/1);
+  m.http_families = std::make_unique<frontend::HttpFamilies>(m.registry.get());
   m.states = std::make_unique<frontend::EngineStates>(m.registry.get(), ExpectedEngines(a));
   m.ignored_fields = std::make_unique<frontend::IgnoredFields>(
       m.registry.get(), [](std::string_view line) { LogWarning(line); });

@@ -2,7 +2,10 @@
 #include "http_families.h"
 
 #include <array>
+#include <span>
 #include <string>
+
+#include "vmetrics/internal/declared_families.h"
 
 namespace vmetrics::frontend {
 namespace {
@@ -10,14 +13,6 @@ namespace {
 // The handlers vLLM excludes (vllm/entrypoints/serve/instrumentator/metrics.py at 6adad087).
 constexpr std::array<std::string_view, 6> kExcludedHandlers = {
     "/metrics", "/health", "/load", "/ping", "/version", "/server_info"};
-
-// prometheus-fastapi-instrumentator's defaults (metrics.default() and
-// PrometheusFastApiInstrumentator.instrument(), trallnag/prometheus-fastapi-instrumentator
-// at v8.0.2, docs/design.md §2.6).
-const std::vector<double> kHighrBuckets = {0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
-                                           0.75, 1,     1.5,  2,     2.5, 3,    3.5,
-                                           4,    4.5,   5,    7.5,   10,  30,   60};
-const std::vector<double> kLowrBuckets = {0.1, 0.5, 1};
 
 // "2xx" for 200 to 299 and so on: the status's first digit, as the middleware groups it.
 std::string_view StatusGroup(unsigned status) {
@@ -29,49 +24,18 @@ std::string_view StatusGroup(unsigned status) {
 
 }  // namespace
 
-HttpFamilies::HttpFamilies(Registry* registry, int render_group) {
-  requests_ =
-      CounterFamily(&registry->AddFamily({"http_requests_total",
-                                          MetricType::kCounter,
-                                          "Total number of requests by method, status and handler.",
-                                          {"method", "status", "handler"},
-                                          {},
-                                          render_group}));
-  request_size_ = SummaryFamily(&registry->AddFamily(
-      {"http_request_size_bytes",
-       MetricType::kSummary,
-       "Content length of incoming requests by handler. Only value of header is respected. "
-       "Otherwise ignored. No percentile calculated. ",
-       {"handler"},
-       {},
-       render_group}));
-  response_size_ = SummaryFamily(&registry->AddFamily(
-      {"http_response_size_bytes",
-       MetricType::kSummary,
-       "Content length of outgoing responses by handler. Only value of header is respected. "
-       "Otherwise ignored. No percentile calculated. ",
-       {"handler"},
-       {},
-       render_group}));
-  HistogramFamily highr(&registry->AddFamily(
-      {"http_request_duration_highr_seconds",
-       MetricType::kHistogram,
-       "Latency with many buckets but no API specific labels. Made for more accurate "
-       "percentile calculations. ",
-       {},
-       kHighrBuckets,
-       render_group}));
+HttpFamilies::HttpFamilies(Registry* registry) {
+  using internal::FamilyId;
+  using internal::RegisterFamily;
+  requests_ = RegisterFamily<FamilyId::kHttpRequests>(registry);
+  request_size_ = RegisterFamily<FamilyId::kHttpRequestSizeBytes>(registry);
+  response_size_ = RegisterFamily<FamilyId::kHttpResponseSizeBytes>(registry);
+  const HistogramFamily highr =
+      RegisterFamily<FamilyId::kHttpRequestDurationHighrSeconds>(registry);
   // prometheus_client creates an unlabelled metric's one child with the metric, so it renders
   // (zeros, and its _created) before any request.
   duration_highr_ = highr.GetOrCreate(std::span<const std::string_view>());
-  duration_ = HistogramFamily(&registry->AddFamily(
-      {"http_request_duration_seconds",
-       MetricType::kHistogram,
-       "Latency with only few buckets by handler. Made to be only used if aggregation by "
-       "handler is important. ",
-       {"method", "handler"},
-       kLowrBuckets,
-       render_group}));
+  duration_ = RegisterFamily<FamilyId::kHttpRequestDurationSeconds>(registry);
 }
 
 bool HttpFamilies::Excluded(std::string_view handler) {

@@ -49,9 +49,10 @@ class HttpFamilies {
   // that a client inventing methods on unknown paths cannot grow a scrape much.
   static constexpr size_t kMaxChildren = 512;
 
-  // Registers the five families in the library's order, with `render_group` (serve uses 1
-  // and registers them before its own families: after every vllm: family, before vmetrics').
-  explicit HttpFamilies(Registry* registry, int render_group = 1);
+  // Registers the five families in the library's order (their rows in
+  // include/vmetrics/internal/declared_families.inc, render group 1: serve registers them
+  // before its own families, so they render after every vllm: family, before vmetrics').
+  explicit HttpFamilies(Registry* registry);
 
   // Whether vLLM's instrumentator skips a request whose handler (route path, or request path
   // when no route matched) is `handler`.

@@ -4,18 +4,12 @@
 
 #include <utility>
 
+#include "vmetrics/internal/declared_families.h"
+
 namespace vmetrics::frontend {
 
 IgnoredFields::IgnoredFields(Registry* registry, std::function<void(std::string_view)> log)
-    : family_(&registry->AddFamily(
-          {"vmetrics_request_fields_ignored",
-           MetricType::kCounter,
-           "Token API request fields ignored because vLLM's request models ignore them (they are "
-           "not fields of CompletionRequest, GenerateRequest or SamplingParams), by name; "
-           "\"other\" past 64 distinct names or for names over 64 bytes.",
-           {"field"},
-           {},
-           1})),
+    : family_(internal::RegisterFamily<internal::FamilyId::kRequestFieldsIgnored>(registry)),
       log_(std::move(log)) {}
 
 void IgnoredFields::Count(std::string_view field) {

@@ -69,31 +69,7 @@ std::string Buckets(const Family& f) {
   return out;
 }
 
-const char* GateText(Gate gate) {
-  switch (gate) {
-    case Gate::kAlways:
-      return "always";
-    case Gate::kSpecDecode:
-      return "`--speculative-config` with `num_speculative_tokens` > 0, without "
-             "`--diffusion-model`";
-    case Gate::kDiffusion:
-      return "`--diffusion-model` (instead of the spec-decode families)";
-    case Gate::kKvCacheMetrics:
-      return "`--kv-cache-metrics`";
-    case Gate::kLora:
-      return "`--enable-lora`, or engines that report LoRA support";
-    case Gate::kEngineLiveness:
-    case Gate::kEngineWire:
-      return "`vmetrics serve`";
-    case Gate::kKvConsumer:
-      return "`--kv-transfer-config` with `kv_role` `kv_consumer` or `kv_both`";
-    case Gate::kNansInLogits:
-      return "environment `VLLM_COMPUTE_NANS_IN_LOGITS` set to a non-zero integer";
-    case Gate::kFirstDrop:
-      return "the first sample dropped by the cardinality guard";
-  }
-  return "";
-}
+std::string GateText(Gate gate) { return std::string(internal::GateOf(gate).registered); }
 
 // The field that feeds a frontend family (docs/recording.md describes every feed).
 std::string FrontendSource(const FrontendFamily& f) {
@@ -323,7 +299,9 @@ std::string MetricsReference() {
   }
   std::map<std::string_view, const internal::EcConnectorRow*> ec_family;
   for (const internal::EcConnectorRow& row : internal::kEcConnectorRows) {
-    for (const internal::EcMetric& m : row.metrics) ec_family[m.name] = &row;
+    for (const FrontendFamily& d : internal::kDeclaredFamilies) {
+      if (d.gate == row.gate) ec_family[d.name] = &row;
+    }
   }
 
   std::string out;
@@ -454,16 +432,18 @@ std::string MetricsReference() {
     out += "\n### " + std::string(row.class_name) + "\n\n";
     out += "- Read from: " + std::string(row.source) + "\n\n";
     out += kTableHead;
-    for (const internal::EcMetric& m : row.metrics) {
-      const Family* f = ec_registry.Find(m.name);
+    for (const FrontendFamily& d : internal::kDeclaredFamilies) {
+      if (d.gate != row.gate) continue;
+      const Family* f = ec_registry.Find(d.name);
       if (f == nullptr) continue;  // cannot happen: the row's connector is configured
-      const std::string key = Code("data[\"" + std::string(m.name) + "\"]");
+      const std::string key = Code("data[\"" + std::string(d.name) + "\"]");
       TableRow(&out, *f, "`model_name`, `engine`",
-               m.type == MetricType::kHistogram ? "observe each element of " + key : "add " + key);
+               d.type == MetricType::kHistogram ? "observe each element of " + key : "add " + key);
     }
   }
 
-  // Its own registry: the HTTP families are neither vllm: nor vmetrics' own.
+  // Its own registry: the HTTP families are neither vllm: nor vmetrics' own. Their sources are
+  // their rows'.
   Registry http_registry(&clock);
   const HttpFamilies http_families(&http_registry);
   out +=
@@ -485,13 +465,9 @@ std::string MetricsReference() {
     for (const std::string& l : f->spec().label_names) {
       labels += (labels.empty() ? "" : ", ") + Code(l);
     }
-    std::string source = "each request's duration, from its head read to its reply's end";
-    if (f->name() == "http_requests") source = "1 per request";
-    if (f->name() == "http_request_size_bytes") {
-      source = "each request's `Content-Length` (0 without one)";
-    }
-    if (f->name() == "http_response_size_bytes") {
-      source = "each reply's `Content-Length` (0 for a stream)";
+    std::string source;
+    for (const FrontendFamily& d : internal::kDeclaredFamilies) {
+      if (d.name == f->name()) source = Cell(d.source);
     }
     TableRow(&out, *f, labels.empty() ? "(none)" : labels, source);
   }

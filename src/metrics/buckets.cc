@@ -23,6 +23,10 @@ std::string_view BucketFamilyKey(BucketSet set) {
       return "kv_cache_residency";
     case BucketSet::kRequestNumPreemptions:
       return "request_num_preemptions";
+    case BucketSet::kHttpDurationHighr:
+    case BucketSet::kHttpDurationLowr:
+    case BucketSet::kEcCpuTransferSize:
+      return "";  // not in BUCKET_FAMILY_KEYS: --custom-histogram-buckets does not reach them
   }
   return "";
 }
@@ -75,6 +79,27 @@ const std::vector<double>& KvResidencyBuckets() {
 
 const std::vector<double>& RequestNumPreemptionsBuckets() {
   static const std::vector<double> b = {1, 2, 3, 4, 5, 10, 20};
+  return b;
+}
+
+// prometheus-fastapi-instrumentator's defaults (metrics.default() and
+// PrometheusFastApiInstrumentator.instrument(), trallnag/prometheus-fastapi-instrumentator
+// at v8.0.2, docs/design.md §2.6).
+const std::vector<double>& HttpDurationHighrBuckets() {
+  static const std::vector<double> b = {0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1,  1.5, 2,
+                                        2.5,  3,     3.5,  4,     4.5, 5,    7.5, 10,   30, 60};
+  return b;
+}
+const std::vector<double>& HttpDurationLowrBuckets() {
+  static const std::vector<double> b = {0.1, 0.5, 1};
+  return b;
+}
+
+// ECCPUConnector's `_TRANSFER_SIZE_BUCKETS`, sized for encoder-cache batches (one embedding is
+// ~1-20 MB): vllm/distributed/ec_transfer/ec_connector/cpu/metrics.py at vllm-project/vllm
+// d32cfd41.
+const std::vector<double>& EcCpuTransferSizeBuckets() {
+  static const std::vector<double> b = {0.5e6, 1e6, 2e6, 5e6, 10e6, 20e6, 50e6, 100e6, 250e6};
   return b;
 }
 

@@ -31,6 +31,14 @@ std::string_view BucketFamilyKey(BucketSet set);
 // vllm/v1/metrics/buckets.py at vllm-project/vllm 139b1c3f, key `request_num_preemptions`.
 const std::vector<double>& RequestNumPreemptionsBuckets();
 
+// The HTTP families' (http_request_duration_highr_seconds, http_request_duration_seconds):
+// prometheus-fastapi-instrumentator's defaults, as vLLM's API server uses them.
+const std::vector<double>& HttpDurationHighrBuckets();
+const std::vector<double>& HttpDurationLowrBuckets();
+
+// ECCPUConnector's histograms' (vllm:ec_cpu_save_size_bytes, vllm:ec_cpu_load_size_bytes).
+const std::vector<double>& EcCpuTransferSizeBuckets();
+
 }  // namespace vmetrics::internal
 
 #endif  // VMETRICS_METRICS_BUCKETS_H_

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "buckets.h"
+#include "vmetrics/internal/ec_connector_rows.h"
 
 namespace vmetrics::internal {
 namespace {
@@ -28,6 +29,12 @@ std::vector<double> BucketsOf(BucketSet set, int64_t max_model_len) {
       return KvResidencyBuckets();
     case BucketSet::kRequestNumPreemptions:
       return RequestNumPreemptionsBuckets();
+    case BucketSet::kHttpDurationHighr:
+      return HttpDurationHighrBuckets();
+    case BucketSet::kHttpDurationLowr:
+      return HttpDurationLowrBuckets();
+    case BucketSet::kEcCpuTransferSize:
+      return EcCpuTransferSizeBuckets();
   }
   return {};
 }
@@ -40,30 +47,15 @@ void InitialValue(Child* child, double initial) {
 
 }  // namespace
 
-bool OpenGates::Open(Gate gate) const {
-  switch (gate) {
-    case Gate::kAlways:
-      return true;
-    case Gate::kSpecDecode:
-      return spec_decode;
-    case Gate::kDiffusion:
-      return diffusion;
-    case Gate::kKvCacheMetrics:
-      return kv_cache_metrics;
-    case Gate::kLora:
-      return lora;
-    case Gate::kEngineLiveness:
-      return engine_liveness;
-    case Gate::kEngineWire:
-      return engine_wire;
-    case Gate::kKvConsumer:
-      return kv_consumer;
-    case Gate::kNansInLogits:
-      return nans_in_logits;
-    case Gate::kFirstDrop:
-      return false;  // registered by the cardinality guard, on its first drop
-  }
-  return false;
+bool EcConnectorOpens(const RecorderOptions& options, Gate gate) {
+  const EcConnectorRow* row = FindEcConnectorRow(options.ec_connector.connector);
+  return row != nullptr && row->gate == gate;
+}
+
+OpenGates OpenGates::For(const RecorderOptions& options) {
+  OpenGates gates;
+  for (const GateDeclaration& g : kGates) gates.Set(g.gate, g.open != nullptr && g.open(options));
+  return gates;
 }
 
 FamilySpec SpecOf(const FamilyDeclaration& d, int64_t max_model_len,
@@ -152,6 +144,7 @@ void DeclaredFamilies::RegisterRow(const FamilyDeclaration& d) {
       break;
     case Children::kOnFirstRecord:
     case Children::kLabelsAtRunTime:
+    case Children::kByOwner:
       break;
   }
 }

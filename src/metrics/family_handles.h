@@ -34,14 +34,6 @@
 
 namespace vmetrics::internal {
 
-// The series type of a declared family: Counter, Gauge or Histogram.
-template <FamilyId F>
-using SeriesOf = std::conditional_t<
-    Declaration(F).type == MetricType::kCounter, Counter,
-    std::conditional_t<Declaration(F).type == MetricType::kGauge, Gauge, Histogram>>;
-template <FamilyId F>
-using FamilyOf = TypedFamily<SeriesOf<F>>;
-
 // A string literal as a template argument: Get<F, "capacity">().
 template <size_t N>
 struct Literal {
@@ -65,8 +57,9 @@ constexpr size_t EngineSlotOffset(FamilyId id) {
     offset += EngineSlotsOf(kDeclaredFamilies[i]);
   return offset;
 }
-inline constexpr size_t kEngineSlots = EngineSlotOffset(FamilyId::kWireValuesSkipped) +
-                                       EngineSlotsOf(Declaration(FamilyId::kWireValuesSkipped));
+inline constexpr size_t kEngineSlots =
+    EngineSlotOffset(kDeclaredFamilies[kNumDeclaredFamilies - 1].id) +
+    EngineSlotsOf(kDeclaredFamilies[kNumDeclaredFamilies - 1]);
 
 // One engine's children of the declared families. A family whose option is off has none: its
 // handles are null (the recorder checks the option, or the handle, before recording).
@@ -100,26 +93,18 @@ class EngineHandles {
   std::vector<Child*> positions_;  // the one Children::kEagerPerPosition family's
 };
 
-// Which gates are open (declared_families.h, Gate).
-struct OpenGates {
-  bool spec_decode = false;
-  bool diffusion = false;
-  bool kv_cache_metrics = false;
-  bool lora = false;
-  bool engine_liveness = false;
-  bool engine_wire = false;
-  bool kv_consumer = false;
-  bool nans_in_logits = false;
-  bool Open(Gate gate) const;
+// Which gates are open (declared_families.h, kGates).
+class OpenGates {
+ public:
+  // The gates a StatsRecorder built with `options` opens: each kGates row's `open`.
+  static OpenGates For(const RecorderOptions& options);
+  // Gate::kAlways is open in every OpenGates, a default-constructed one included.
+  bool Open(Gate gate) const { return gate == Gate::kAlways || open_[static_cast<size_t>(gate)]; }
+  void Set(Gate gate, bool open) { open_[static_cast<size_t>(gate)] = open; }
+
+ private:
+  std::array<bool, kNumGates> open_{};
 };
-
-// Replacement bucket lists by bucket-family key (--custom-histogram-buckets).
-using BucketOverrides = std::vector<std::pair<std::string, std::vector<double>>>;
-
-// The FamilySpec a declared family registers with (buckets for `max_model_len`, or the
-// override of its bucket family).
-FamilySpec SpecOf(const FamilyDeclaration& d, int64_t max_model_len,
-                  const BucketOverrides& overrides = {});
 
 class DeclaredFamilies {
  public:
@@ -139,6 +124,9 @@ class DeclaredFamilies {
   FamilyOf<F> family() const {
     return FamilyOf<F>(families_[static_cast<size_t>(F)]);
   }
+  // The family of row `id`, or null when its gate is closed; for code that picks rows at run
+  // time (the configured EC connector's).
+  Family* FamilyOrNull(FamilyId id) const { return families_[static_cast<size_t>(id)]; }
   // The one child of an unlabelled family F.
   template <FamilyId F>
   SeriesOf<F>* single() const {

@@ -82,21 +82,6 @@ std::vector<std::string> EngineNames(const std::vector<int64_t>& indexes) {
   return names;
 }
 
-internal::OpenGates GatesOf(const RecorderOptions& o) {
-  internal::OpenGates gates;
-  // SpecDecodingProm: a diffusion model gets the diffusion counters, whatever the speculative
-  // config says.
-  gates.spec_decode = o.num_speculative_tokens > 0 && !o.diffusion_model;
-  gates.diffusion = o.diffusion_model;
-  gates.kv_cache_metrics = o.kv_cache_metrics;
-  gates.lora = o.max_loras > 0;
-  gates.engine_liveness = o.track_engine_liveness;
-  gates.engine_wire = o.report_engine_wire;
-  gates.kv_consumer = o.connectors.is_kv_consumer();
-  gates.nans_in_logits = o.compute_nans_in_logits;
-  return gates;
-}
-
 // [a-zA-Z_][a-zA-Z0-9_]*, not reserved (`__`): what both exposition formats accept.
 bool IsLabelName(std::string_view k) {
   const auto alpha = [](char c) {
@@ -123,8 +108,8 @@ struct StatsRecorder::Impl {
                  [this](ProblemKind kind) { guard.CountSkipped(kind); }),
         guard(reg, options.max_label_values_per_family, options.max_label_value_bytes, options.log),
         declared(reg, options.served_model_name, EngineNames(options.engine_indexes),
-                 options.max_model_len, options.num_speculative_tokens, GatesOf(options),
-                 options.custom_histogram_buckets),
+                 options.max_model_len, options.num_speculative_tokens,
+                 internal::OpenGates::For(options), options.custom_histogram_buckets),
         connectors(reg, options.catalog != nullptr ? *options.catalog : ConnectorCatalog::BuiltIn(),
                    options.served_model_name, declared.engines(), options.log, &guard,
                    options.connectors.configured() ? &options.connectors : nullptr) {}
@@ -154,8 +139,8 @@ struct StatsRecorder::Impl {
         }
       }
     }
-    RegisterEcConnector();
     declared.Register(/*before_connector_rows=*/false);
+    ResolveEcConnector();
     connectors.UseAccounting(declared.family<FamilyId::kKvConnectorPayloads>());
     // vmetrics_decode_errors' eager children, one per DecodePart (their order).
     const CounterFamily decode_errors_family = declared.family<FamilyId::kDecodeErrors>();
@@ -167,10 +152,11 @@ struct StatsRecorder::Impl {
     if (!options.cache_config.empty()) SetCacheConfig(options.cache_config);
   }
 
-  // The configured EC connector's families (ec_connector_rows.h), after the KV connectors', one
-  // child per engine, as build_prom_metrics binds them. A connector with no row registers
-  // nothing: its payloads are not recorded.
-  void RegisterEcConnector() {
+  // The configured EC connector's children (ec_connector_rows.h): its families are the declared
+  // rows its gate opened, registered with the others, one child per engine, as
+  // build_prom_metrics binds them. A connector with no row registers nothing: its payloads are
+  // not recorded.
+  void ResolveEcConnector() {
     if (!options.ec_connector.configured()) return;
     ec_row = internal::FindEcConnectorRow(options.ec_connector.connector);
     if (ec_row == nullptr) {
@@ -179,20 +165,16 @@ struct StatsRecorder::Impl {
           " has no families known to vmetrics; its ec_connector_stats are not recorded");
       return;
     }
+    for (const internal::FamilyDeclaration& d : internal::kDeclaredFamilies) {
+      if (d.gate == ec_row->gate) ec_families.push_back(&d);
+    }
     const std::vector<std::string>& engines = declared.engines();
-    ec_children.assign(engines.size(), std::vector<Child*>(ec_row->metrics.size(), nullptr));
-    for (size_t m = 0; m < ec_row->metrics.size(); ++m) {
-      const internal::EcMetric& metric = ec_row->metrics[m];
-      FamilySpec spec;
-      spec.name = std::string(metric.name);
-      spec.type = metric.type;
-      spec.help = std::string(metric.help);
-      spec.label_names = {"model_name", "engine"};
-      spec.buckets.assign(metric.buckets.begin(), metric.buckets.end());
-      Family& family = registry->AddFamily(spec);
+    ec_children.assign(engines.size(), std::vector<Child*>(ec_families.size(), nullptr));
+    for (size_t m = 0; m < ec_families.size(); ++m) {
+      Family* family = declared.FamilyOrNull(ec_families[m]->id);
       for (size_t slot = 0; slot < engines.size(); ++slot) {
         const std::string_view values[] = {options.served_model_name, engines[slot]};
-        ec_children[slot][m] = family.GetOrCreate(values);
+        ec_children[slot][m] = family->GetOrCreate(values);  // made at registration
       }
     }
   }
@@ -204,9 +186,9 @@ struct StatsRecorder::Impl {
     if (ec_row == nullptr) return;
     for (const EcConnectorValue& v : stats.values) {
       size_t m = 0;
-      while (m < ec_row->metrics.size() && ec_row->metrics[m].name != v.name) ++m;
-      const bool known = m < ec_row->metrics.size();
-      if (!known || (ec_row->metrics[m].type == MetricType::kHistogram) != v.histogram) {
+      while (m < ec_families.size() && ec_families[m]->name != v.name) ++m;
+      const bool known = m < ec_families.size();
+      if (!known || (ec_families[m]->type == MetricType::kHistogram) != v.histogram) {
         Problem p;
         p.kind = ProblemKind::kWrongType;
         p.connector = ec_row->class_name;
@@ -538,6 +520,7 @@ struct StatsRecorder::Impl {
   // The configured EC connector's row (nullptr: none, or one with no row) and its children,
   // by engine slot then the row's metric order.
   const internal::EcConnectorRow* ec_row = nullptr;
+  std::vector<const internal::FamilyDeclaration*> ec_families;  // the row's, in table order
   std::vector<std::vector<Child*>> ec_children;
   std::string max_lora_label;                          // str(max_loras)
   std::array<Counter*, kDecodeParts> decode_errors{};  // by DecodePart

@@ -5,9 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
+#include "build_info.h"
+#include "http_families.h"
+#include "ignored_fields.h"
 #include "vmetrics/exposition.h"
+#include "vmetrics/internal/declared_families.h"
 
 namespace vmetrics::frontend {
 namespace {
@@ -81,6 +87,43 @@ TEST(EngineStates, DroppedInputIsCountedBySocket) {
   const std::string text = Render(registry);
   EXPECT_TRUE(Has(text, "vmetrics_input_messages_dropped_total{socket=\"input\"} 2.0")) << text;
   EXPECT_TRUE(Has(text, "vmetrics_input_messages_dropped_total{socket=\"handshake\"} 1.0"));
+}
+
+// What `serve` registers itself, before any recorder (its HTTP families, engine states, ignored
+// request fields, build info), is exactly the rows gated kServe (and vmetrics_engine_up), each
+// with its row's spec.
+TEST(ServeFamilies, AreTheServeRowsOfTheDeclaredTable) {
+  using internal::FamilyDeclaration;
+  Registry registry;
+  const HttpFamilies http(&registry);
+  const EngineStates states(&registry, {0});
+  IgnoredFields ignored(&registry, nullptr);
+  RegisterBuildInfo(&registry);
+  std::vector<std::string> want;
+  for (const FamilyDeclaration& d : internal::kDeclaredFamilies) {
+    if (d.gate == internal::Gate::kServe || d.id == internal::FamilyId::kEngineUp) {
+      want.emplace_back(d.name);
+    }
+  }
+  std::vector<std::string> got;
+  for (const Family* f : registry.Families()) {
+    got.push_back(f->name());
+    const FamilyDeclaration* row = nullptr;
+    for (const FamilyDeclaration& d : internal::kDeclaredFamilies) {
+      if (d.name == f->name()) row = &d;
+    }
+    ASSERT_NE(row, nullptr) << f->name() << " has no row";
+    const FamilySpec spec = internal::SpecOf(*row, 0);
+    EXPECT_EQ(f->type(), spec.type) << f->name();
+    EXPECT_EQ(f->spec().help, spec.help) << f->name();
+    EXPECT_EQ(f->spec().label_names, spec.label_names) << f->name();
+    EXPECT_EQ(f->spec().buckets, spec.buckets) << f->name();
+    EXPECT_EQ(f->spec().render_group, spec.render_group) << f->name();
+  }
+  // Sorted: the rows list vmetrics_engine_up with the recorder's, serve registers it second.
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ void RecordGoldenRequests(const HttpFamilies& families) {
 TEST(HttpFamilies, TextIsPrometheusClientsForTheSameRequests) {
   FixedClock clock(123.456);
   Registry registry(&clock);
-  HttpFamilies families(&registry, /*render_group=*/0);
+  HttpFamilies families(&registry);
   RecordGoldenRequests(families);
   std::string out;
   WriteText(registry, ExpositionOptions{}, &out);
@@ -77,7 +77,7 @@ TEST(HttpFamilies, TextIsPrometheusClientsForTheSameRequests) {
 TEST(HttpFamilies, OpenMetricsIsPrometheusClientsForTheSameRequests) {
   FixedClock clock(123.456);
   Registry registry(&clock);
-  HttpFamilies families(&registry, /*render_group=*/0);
+  HttpFamilies families(&registry);
   RecordGoldenRequests(families);
   std::string out;
   WriteOpenMetrics(registry, ExpositionOptions{}, &out);
@@ -100,7 +100,7 @@ TEST(HttpFamilies, ExclusionIsASearchOfTheHandler) {
 TEST(HttpFamilies, LabelSetsAreBounded) {
   FixedClock clock(1);
   Registry registry(&clock);
-  HttpFamilies families(&registry, 0);
+  HttpFamilies families(&registry);
   std::vector<std::string> methods;
   for (size_t i = 0; i < HttpFamilies::kMaxChildren + 10; ++i)
     methods.push_back("M" + std::to_string(i));
@@ -136,7 +136,7 @@ std::string MaskDurations(const std::string& text) {
 // is recorded (it lands after the reply is sent), so children are created in request order.
 class ObservedServer {
  public:
-  ObservedServer() : clock_(123.456), registry_(&clock_), families_(&registry_, 0) {
+  ObservedServer() : clock_(123.456), registry_(&clock_), families_(&registry_) {
     HttpHandlers handlers;
     handlers.render_metrics = [this](ExpositionFormat) {
       std::string out;

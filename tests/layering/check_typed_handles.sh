@@ -60,6 +60,18 @@ check recording_into_an_untyped_child fail "member named .?Add" '
   child->Add(1);'
 check engine_handle_of_a_family_without_engine_children fail 'no eager per-engine children' '
   h.Get<FamilyId::kLoraRequestsInfo>()->Set(1);'
+check register_family_typed_as_its_row ok '' '
+  Registry registry;
+  const SummaryFamily sizes = RegisterFamily<FamilyId::kHttpRequestSizeBytes>(&registry);
+  const GaugeFamily state = RegisterFamily<FamilyId::kEngineState>(&registry);
+  (void)sizes;
+  (void)state;'
+check register_family_typed_otherwise fail 'conversion|convert' '
+  Registry registry;
+  const CounterFamily sizes = RegisterFamily<FamilyId::kHttpRequestSizeBytes>(&registry);'
+check register_family_of_a_histogram_sized_by_the_model fail 'needs max_model_len' '
+  Registry registry;
+  (void)RegisterFamily<FamilyId::kRequestPromptTokens>(&registry);'
 
 echo "typed_handles_compile_checks: $failures failures"
 [[ $failures -eq 0 ]]

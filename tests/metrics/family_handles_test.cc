@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vmetrics/internal/declared_families.h"
+#include "vmetrics/recorder.h"
 #include "vmetrics/registry.h"
 
 namespace vmetrics::internal {
@@ -23,13 +24,11 @@ std::vector<std::string> Labels(const Child* c) {
   return std::vector<std::string>(c->label_values().begin(), c->label_values().end());
 }
 
+// Every gate a recorder can open (kGates rows with an `open`). Never all in a recorder (a
+// diffusion model has no spec-decode families), but the table registers whatever is open.
 OpenGates AllGates() {
   OpenGates g;
-  g.spec_decode = g.kv_cache_metrics = g.lora = g.engine_liveness = g.engine_wire = true;
-  g.kv_consumer = g.nans_in_logits = true;
-  // Never both in a recorder (a diffusion model has no spec-decode families), but the table
-  // registers whatever is open.
-  g.diffusion = true;
+  for (const GateDeclaration& d : kGates) g.Set(d.gate, d.open != nullptr);
   return g;
 }
 
@@ -56,7 +55,9 @@ TEST(DeclaredFamilies, EveryOpenRowIsRegisteredInTableOrderAroundTheConnectorRow
   want.emplace_back("vllm:connector_row_family");
   for (int group : {0, 1}) {
     for (const FamilyDeclaration& d : kDeclaredFamilies) {
-      if (!d.before_connector_rows && d.gate != Gate::kFirstDrop && d.render_group == group) {
+      // The rows a recorder never registers (their owners do) are not there.
+      const bool recorder_registers = GateOf(d.gate).open != nullptr;
+      if (!d.before_connector_rows && recorder_registers && d.render_group == group) {
         want.emplace_back(d.name);
       }
     }
@@ -127,6 +128,108 @@ TEST(DeclaredFamilies, AFamilySpecCarriesTheDeclaredBuckets) {
   const FamilySpec up = SpecOf(Declaration(FamilyId::kEngineUp), 1024);
   EXPECT_EQ(up.render_group, 1);
   EXPECT_TRUE(up.buckets.empty());
+}
+
+TEST(DeclaredFamilies, NamesAreUniqueRefusesATableThatDeclaresAFamilyTwice) {
+  constexpr FamilyDeclaration kTwice[] = {Declaration(FamilyId::kPromptTokens),
+                                          Declaration(FamilyId::kGenerationTokens),
+                                          Declaration(FamilyId::kPromptTokens)};
+  static_assert(!NamesAreUnique(kTwice));
+  static_assert(NamesAreUnique(std::span(kTwice).first(2)));
+  EXPECT_TRUE(NamesAreUnique(kDeclaredFamilies));
+}
+
+// kGates: with no option set only kAlways is open, and each option opens its gate and no other.
+TEST(Gates, EachOptionOpensItsGateAndNoOther) {
+  const auto open_gates = [](const RecorderOptions& o) {
+    std::vector<Gate> open;
+    const OpenGates gates = OpenGates::For(o);
+    for (const GateDeclaration& g : kGates) {
+      if (gates.Open(g.gate)) open.push_back(g.gate);
+    }
+    return open;
+  };
+  EXPECT_EQ(open_gates(RecorderOptions{}), std::vector<Gate>{Gate::kAlways});
+  struct Case {
+    void (*set)(RecorderOptions*);
+    Gate gate;
+  };
+  const Case cases[] = {
+      {[](RecorderOptions* o) { o->num_speculative_tokens = 2; }, Gate::kSpecDecode},
+      // A diffusion model gets the diffusion counters instead of the spec-decode families.
+      {[](RecorderOptions* o) {
+         o->num_speculative_tokens = 2;
+         o->diffusion_model = true;
+       },
+       Gate::kDiffusion},
+      {[](RecorderOptions* o) { o->kv_cache_metrics = true; }, Gate::kKvCacheMetrics},
+      {[](RecorderOptions* o) { o->max_loras = 1; }, Gate::kLora},
+      {[](RecorderOptions* o) { o->track_engine_liveness = true; }, Gate::kEngineLiveness},
+      {[](RecorderOptions* o) { o->report_engine_wire = true; }, Gate::kEngineWire},
+      {[](RecorderOptions* o) {
+         o->connectors.connector = "NixlConnector";
+         o->connectors.kv_role = "kv_consumer";
+       },
+       Gate::kKvConsumer},
+      {[](RecorderOptions* o) { o->compute_nans_in_logits = true; }, Gate::kNansInLogits},
+      {[](RecorderOptions* o) { o->ec_connector.connector = "ECCPUConnector"; },
+       Gate::kEcCpuConnector},
+  };
+  for (const Case& c : cases) {
+    RecorderOptions o;
+    c.set(&o);
+    EXPECT_EQ(open_gates(o), (std::vector<Gate>{Gate::kAlways, c.gate}))
+        << "gate " << static_cast<int>(c.gate);
+  }
+  RecorderOptions producer;
+  producer.connectors.connector = "NixlConnector";
+  producer.connectors.kv_role = "kv_producer";
+  EXPECT_EQ(open_gates(producer), std::vector<Gate>{Gate::kAlways});
+  RecorderOptions unknown_ec;
+  unknown_ec.ec_connector.connector = "ECExampleConnector";  // no row: registers nothing
+  EXPECT_EQ(open_gates(unknown_ec), std::vector<Gate>{Gate::kAlways});
+}
+
+// The rows no recorder registers (their owners do) stay out of a recorder with every option on.
+TEST(Gates, ARecorderNeverRegistersTheRowsItsGatesDoNotOpen) {
+  RecorderOptions o;
+  o.num_speculative_tokens = 1;
+  o.kv_cache_metrics = true;
+  o.max_loras = 1;
+  o.track_engine_liveness = true;
+  o.report_engine_wire = true;
+  o.compute_nans_in_logits = true;
+  o.log = [](const std::string&) {};
+  Registry registry;
+  StatsRecorder recorder(&registry, o);
+  size_t owned = 0;
+  for (const FamilyDeclaration& d : kDeclaredFamilies) {
+    if (GateOf(d.gate).open != nullptr) continue;
+    ++owned;
+    EXPECT_EQ(registry.Find(d.name), nullptr) << d.name;
+  }
+  EXPECT_GE(owned, 2u) << "kFirstDrop's and kServe's rows";
+  EXPECT_EQ(GateOf(Gate::kServe).open, nullptr);
+  EXPECT_EQ(GateOf(Gate::kFirstDrop).open, nullptr);
+}
+
+// RegisterFamily registers the row's spec, typed, once (the second call finds it).
+TEST(DeclaredFamilies, RegisterFamilyRegistersTheRowOnce) {
+  Registry registry;
+  const HistogramFamily duration = RegisterFamily<FamilyId::kHttpRequestDurationSeconds>(&registry);
+  const FamilySpec& spec = duration.family().spec();
+  const FamilyDeclaration& d = Declaration(FamilyId::kHttpRequestDurationSeconds);
+  EXPECT_EQ(spec.name, d.name);
+  EXPECT_EQ(spec.type, MetricType::kHistogram);
+  EXPECT_EQ(spec.help, d.help);
+  EXPECT_EQ(spec.label_names, (std::vector<std::string>{"method", "handler"}));
+  EXPECT_EQ(spec.buckets, (std::vector<double>{0.1, 0.5, 1}));
+  EXPECT_EQ(spec.render_group, 1);
+  EXPECT_EQ(&RegisterFamily<FamilyId::kHttpRequestDurationSeconds>(&registry).family(),
+            &duration.family());
+  EXPECT_EQ(registry.Families().size(), 1u);
+  const SummaryFamily sizes = RegisterFamily<FamilyId::kHttpRequestSizeBytes>(&registry);
+  EXPECT_EQ(sizes.family().type(), MetricType::kSummary);
 }
 
 }  // namespace

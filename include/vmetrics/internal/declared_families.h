@@ -2,26 +2,31 @@
 // File: declared_families.h
 //
 // Every family vmetrics registers other than the connector rows' (connector_catalog.cc),
-// declared once, in one table: name, type, HELP, label names and the label values created at
-// registration, buckets, the option that registers it, render group, and the text the metrics
-// reference (`vmetrics metrics-reference`, docs/metrics.md) gives as its source. Each `vllm:`
-// and `vmetrics_` name and HELP string appears once, here. The recorder registers the families
-// from this table and records through handles typed by it (src/metrics/family_handles.h): a
-// family is named by its FamilyId, so a misspelt family does not compile, and neither does an
-// Observe on a gauge.
+// declared once, as a row of declared_families.inc: name, type, HELP, label names and the label
+// values created at registration, buckets, the gate (the option that registers it), render
+// group, and the text the metrics reference (`vmetrics metrics-reference`, docs/metrics.md)
+// gives as its source. Each `vllm:`, `vmetrics_` and `http_` name and HELP string appears once,
+// there. FamilyId and kDeclaredFamilies are both made from those rows. The recorder registers
+// the rows its options open and records through handles typed by them
+// (src/metrics/family_handles.h); `serve`'s own objects (engine states, HTTP families, ignored
+// request fields, build info) register theirs with RegisterFamily<F>. A family is named by its
+// FamilyId, so a misspelt family does not compile, and neither does an Observe on a gauge.
 //
-// Table order is registration order, which is render order within a render group: the rows
+// Row order is registration order, which is render order within a render group: the rows
 // marked before_connector_rows, then the families of the configured connectors (connector
 // catalog order), then the other rows. vLLM's Python frontend (PrometheusStatLogger,
 // vllm/v1/metrics/loggers.py at vllm-project/vllm 6adad087) registers its families in this
 // order; HELP strings and buckets are its own, byte for byte.
 //
-// Adding a family: add its FamilyId where it registers, and its row at the same place (a
-// static_assert checks that the two orders agree); then record into it through its handle in
-// recorder.cc, and regenerate docs/metrics.md. docs/contributing.md walks through it.
+// Which options open which gate is one table too, kGates, below.
+//
+// Adding a family: add its row to declared_families.inc where it registers; then record into
+// it through its handle in recorder.cc (or register it with RegisterFamily<F> where its owner
+// starts), and regenerate docs/metrics.md. docs/contributing.md walks through it.
 //
 // Internal (include/vmetrics/internal/: shared by the libraries of this tree, not a stable API):
-// the metrics library's table, read by the frontend's metrics reference too.
+// the metrics library's table, read by the frontend's metrics reference and registered by
+// `serve`'s own objects too.
 #ifndef VMETRICS_INTERNAL_DECLARED_FAMILIES_H_
 #define VMETRICS_INTERNAL_DECLARED_FAMILIES_H_
 
@@ -30,76 +35,24 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "vmetrics/metric_type.h"
+#include "vmetrics/recorder.h"
+#include "vmetrics/registry.h"
 
 namespace vmetrics::internal {
 
-// One per row of kDeclaredFamilies, in the same order.
+// One per row of declared_families.inc, named by the row's id, in row order: made from the rows
+// themselves, so an id cannot be missing, extra or out of place.
 enum class FamilyId : uint8_t {
-  // Speculative decoding: registered before the connector families.
-  kSpecDecodeNumDrafts,
-  kSpecDecodeNumDraftTokens,
-  kSpecDecodeNumAcceptedTokens,
-  kSpecDecodeNumAcceptedTokensPerPos,
-  // Diffusion LLMs: the spec-decode counters under their own names, in their place.
-  kDiffusionNumDenoisingSteps,
-  kDiffusionNumCanvasPositions,
-  kDiffusionNumCommittedTokens,
-  // After the connector families.
-  kEstimatedFlopsPerGpu,
-  kEstimatedReadBytesPerGpu,
-  kEstimatedWriteBytesPerGpu,
-  kNumRequestsRunning,
-  kNumRequestsWaiting,
-  kNumRequestsWaitingByReason,
-  kNumRequestsKvFetchByStage,
-  kEngineSleepState,
-  kKvCacheUsagePerc,
-  kCorruptedRequests,
-  kPrefixCacheQueries,
-  kPrefixCacheHits,
-  kExternalPrefixCacheQueries,
-  kExternalPrefixCacheHits,
-  kMmCacheQueries,
-  kMmCacheHits,
-  kNumPreemptions,
-  kPromptTokens,
-  kPromptTokensBySource,
-  kPromptTokensCached,
-  kPromptTokensCachedBySource,
-  kGenerationTokens,
-  kRequestSuccess,
-  kRequestPromptTokens,
-  kRequestGenerationTokens,
-  kIterationTokensTotal,
-  kRequestMaxNumGenerationTokens,
-  kRequestParamsN,
-  kRequestParamsMaxTokens,
-  kTimeToFirstTokenSeconds,
-  kInterTokenLatencySeconds,
-  kRequestTimePerOutputTokenSeconds,
-  kE2eRequestLatencySeconds,
-  kRequestQueueTimeSeconds,
-  kRequestInferenceTimeSeconds,
-  kRequestPrefillTimeSeconds,
-  kRequestDecodeTimeSeconds,
-  kRequestNumPreemptions,
-  kRequestPrefillKvComputedTokens,
-  kKvBlockLifetimeSeconds,
-  kKvBlockIdleBeforeEvictSeconds,
-  kKvBlockReuseGapSeconds,
-  kLoraRequestsInfo,
-  kCacheConfigInfo,
-  // vmetrics' own accounting (render group 1: after every `vllm:` family).
-  kDecodeErrors,
-  kUnknownEngineMessages,
-  kKvConnectorPayloads,
-  kEngineUp,
-  kEngineWireInfo,
-  kLabelValuesDropped,
-  kWireValuesSkipped,
+#define VMETRICS_FAMILY(row_id, ...) row_id,
+#include "vmetrics/internal/declared_families.inc"
+#undef VMETRICS_FAMILY
 };
 
 // Histogram bucket lists (src/metrics/buckets.h).
@@ -113,20 +66,25 @@ enum class BucketSet : uint8_t {
   kRequestLatency,
   kKvResidency,
   kRequestNumPreemptions,
+  kHttpDurationHighr,  // prometheus-fastapi-instrumentator's latency_highr_buckets
+  kHttpDurationLowr,   // and its latency_lowr_buckets
+  kEcCpuTransferSize,  // ECCPUConnector's _TRANSFER_SIZE_BUCKETS
 };
 
-// Which option registers the family.
+// Which option registers the family: one value per row of kGates (below), which says how.
 enum class Gate : uint8_t {
   kAlways,
-  kSpecDecode,      // num_speculative_tokens > 0, and not a diffusion model
-  kDiffusion,       // --diffusion-model (vLLM's model_config.is_diffusion)
-  kKvCacheMetrics,  // --kv-cache-metrics
-  kLora,            // LoRA enabled (max_loras > 0)
-  kEngineLiveness,  // `serve` watches its engines (track_engine_liveness)
-  kEngineWire,      // `serve` reports each engine's wire generation (report_engine_wire)
-  kKvConsumer,      // --kv-transfer-config with kv_role kv_consumer or kv_both
-  kNansInLogits,    // VLLM_COMPUTE_NANS_IN_LOGITS set to a non-zero integer
-  kFirstDrop,       // the first sample the cardinality guard drops (cardinality_guard.h)
+  kSpecDecode,
+  kDiffusion,
+  kKvCacheMetrics,
+  kLora,
+  kEngineLiveness,
+  kEngineWire,
+  kKvConsumer,
+  kNansInLogits,
+  kFirstDrop,
+  kServe,
+  kEcCpuConnector,
 };
 
 // Which children exist before anything is recorded.
@@ -140,6 +98,9 @@ enum class Children : uint8_t {
   // The label names are known only at run time (the CacheConfig keys): registered without
   // labels or children, replaced once they are known (Registry::ReplaceFamily).
   kLabelsAtRunTime,
+  // Created by the object that registers the family with RegisterFamily (the Gate::kServe
+  // rows: EngineStates, HttpFamilies, IgnoredFields, the build info), as it needs them.
+  kByOwner,
 };
 
 // A fixed-capacity list a constant table can hold.
@@ -195,434 +156,65 @@ struct FamilyDeclaration {
   double initial = 0;  // what eager children start at (an EagerValue may say otherwise)
 };
 
+// A gate: which options open it, and how the metrics reference says so. One row per Gate, in
+// its order (a static_assert below checks it). `open` says whether a StatsRecorder built with
+// `options` registers the gate's rows; it is null for rows the recorder never registers, whose
+// owner does (the cardinality guard, on its first drop; `serve`'s objects, when it starts).
+struct GateDeclaration {
+  Gate gate;
+  bool (*open)(const RecorderOptions& options);
+  std::string_view registered;  // docs/metrics.md's "Registered" column
+};
+
+// Whether the EC connector `options` configure opens `gate` (its row in ec_connector_rows.h
+// names it). Defined in src/metrics/family_handles.cc.
+bool EcConnectorOpens(const RecorderOptions& options, Gate gate);
+
+inline constexpr GateDeclaration kGates[] = {
+    {Gate::kAlways, [](const RecorderOptions&) { return true; }, "always"},
+    // SpecDecodingProm: a diffusion model gets the diffusion counters, whatever the speculative
+    // config says.
+    {Gate::kSpecDecode,
+     [](const RecorderOptions& o) { return o.num_speculative_tokens > 0 && !o.diffusion_model; },
+     "`--speculative-config` with `num_speculative_tokens` > 0, without `--diffusion-model`"},
+    {Gate::kDiffusion, [](const RecorderOptions& o) { return o.diffusion_model; },
+     "`--diffusion-model` (instead of the spec-decode families)"},
+    {Gate::kKvCacheMetrics, [](const RecorderOptions& o) { return o.kv_cache_metrics; },
+     "`--kv-cache-metrics`"},
+    {Gate::kLora, [](const RecorderOptions& o) { return o.max_loras > 0; },
+     "`--enable-lora`, or engines that report LoRA support"},
+    {Gate::kEngineLiveness, [](const RecorderOptions& o) { return o.track_engine_liveness; },
+     "`vmetrics serve`"},
+    {Gate::kEngineWire, [](const RecorderOptions& o) { return o.report_engine_wire; },
+     "`vmetrics serve`"},
+    {Gate::kKvConsumer, [](const RecorderOptions& o) { return o.connectors.is_kv_consumer(); },
+     "`--kv-transfer-config` with `kv_role` `kv_consumer` or `kv_both`"},
+    {Gate::kNansInLogits, [](const RecorderOptions& o) { return o.compute_nans_in_logits; },
+     "environment `VLLM_COMPUTE_NANS_IN_LOGITS` set to a non-zero integer"},
+    {Gate::kFirstDrop, nullptr, "the first sample dropped by the cardinality guard"},
+    {Gate::kServe, nullptr, "`vmetrics serve`, when it starts"},
+    // One gate per EC connector (ec_connector_rows.h names the class that opens it).
+    {Gate::kEcCpuConnector,
+     [](const RecorderOptions& o) { return EcConnectorOpens(o, Gate::kEcCpuConnector); },
+     "`--ec-transfer-config` naming `ECCPUConnector`"},
+};
+inline constexpr size_t kNumGates = std::size(kGates);
+
+constexpr const GateDeclaration& GateOf(Gate gate) { return kGates[static_cast<size_t>(gate)]; }
+
+constexpr bool GatesFollowTheEnum() {
+  for (size_t i = 0; i < kNumGates; ++i) {
+    if (static_cast<size_t>(kGates[i].gate) != i) return false;
+  }
+  return kNumGates == static_cast<size_t>(Gate::kEcCpuConnector) + 1;
+}
+static_assert(GatesFollowTheEnum(), "kGates rows must follow the Gate order, one per Gate");
+
+// The rows, in declared_families.inc's order (FamilyId's).
 inline constexpr FamilyDeclaration kDeclaredFamilies[] = {
-    {.id = FamilyId::kSpecDecodeNumDrafts,
-     .name = "vllm:spec_decode_num_drafts",
-     .type = MetricType::kCounter,
-     .help = "Number of spec decoding drafts.",
-     .source = "add `spec_decoding_stats.num_drafts`",
-     .gate = Gate::kSpecDecode,
-     .before_connector_rows = true},
-    {.id = FamilyId::kSpecDecodeNumDraftTokens,
-     .name = "vllm:spec_decode_num_draft_tokens",
-     .type = MetricType::kCounter,
-     .help = "Number of draft tokens.",
-     .source = "add `spec_decoding_stats.num_draft_tokens`",
-     .gate = Gate::kSpecDecode,
-     .before_connector_rows = true},
-    {.id = FamilyId::kSpecDecodeNumAcceptedTokens,
-     .name = "vllm:spec_decode_num_accepted_tokens",
-     .type = MetricType::kCounter,
-     .help = "Number of accepted tokens.",
-     .source = "add `spec_decoding_stats.num_accepted_tokens`",
-     .gate = Gate::kSpecDecode,
-     .before_connector_rows = true},
-    {.id = FamilyId::kSpecDecodeNumAcceptedTokensPerPos,
-     .name = "vllm:spec_decode_num_accepted_tokens_per_pos",
-     .type = MetricType::kCounter,
-     .help = "Accepted tokens per draft position.",
-     .source = "add `spec_decoding_stats.num_accepted_tokens_per_pos[position]`",
-     .labels = {"model_name", "engine", "position"},
-     .children = Children::kEagerPerPosition,
-     .gate = Gate::kSpecDecode,
-     .before_connector_rows = true},
-    // A diffusion LLM (vLLM's ModelConfig.is_diffusion: the HF config has a canvas_length)
-    // reuses the spec-decode data path: SpecDecodingProm registers these three instead of the
-    // spec-decode families, with or without a speculative config, and no per-position family.
-    {.id = FamilyId::kDiffusionNumDenoisingSteps,
-     .name = "vllm:diffusion_num_denoising_steps",
-     .type = MetricType::kCounter,
-     .help = "Number of denoising steps.",
-     .source = "add `spec_decoding_stats.num_drafts`; vllm/v1/spec_decode/metrics.py "
-               "(SpecDecodingProm) at vllm-project/vllm 6adad087",
-     .gate = Gate::kDiffusion,
-     .before_connector_rows = true},
-    {.id = FamilyId::kDiffusionNumCanvasPositions,
-     .name = "vllm:diffusion_num_canvas_positions",
-     .type = MetricType::kCounter,
-     .help = "Number of canvas positions evaluated.",
-     .source = "add `spec_decoding_stats.num_draft_tokens`; vllm/v1/spec_decode/metrics.py "
-               "(SpecDecodingProm) at vllm-project/vllm 6adad087",
-     .gate = Gate::kDiffusion,
-     .before_connector_rows = true},
-    {.id = FamilyId::kDiffusionNumCommittedTokens,
-     .name = "vllm:diffusion_num_committed_tokens",
-     .type = MetricType::kCounter,
-     .help = "Number of committed (finalized) tokens.",
-     .source = "add `spec_decoding_stats.num_accepted_tokens`; vllm/v1/spec_decode/metrics.py "
-               "(SpecDecodingProm) at vllm-project/vllm 6adad087",
-     .gate = Gate::kDiffusion,
-     .before_connector_rows = true},
-    {.id = FamilyId::kEstimatedFlopsPerGpu,
-     .name = "vllm:estimated_flops_per_gpu",
-     .type = MetricType::kCounter,
-     .help = "Estimated number of floating point operations per GPU (for Model Flops "
-             "Utilization calculations).",
-     .source = "add `perf_stats.num_flops_per_gpu` (skipped when all three perf counts are 0)"},
-    {.id = FamilyId::kEstimatedReadBytesPerGpu,
-     .name = "vllm:estimated_read_bytes_per_gpu",
-     .type = MetricType::kCounter,
-     .help = "Estimated number of bytes read from memory per GPU (for Model Flops Utilization "
-             "calculations).",
-     .source = "add `perf_stats.num_read_bytes_per_gpu`"},
-    {.id = FamilyId::kEstimatedWriteBytesPerGpu,
-     .name = "vllm:estimated_write_bytes_per_gpu",
-     .type = MetricType::kCounter,
-     .help = "Estimated number of bytes written to memory per GPU (for Model Flops Utilization "
-             "calculations).",
-     .source = "add `perf_stats.num_write_bytes_per_gpu`"},
-    {.id = FamilyId::kNumRequestsRunning,
-     .name = "vllm:num_requests_running",
-     .type = MetricType::kGauge,
-     .help = "Number of requests in model execution batches.",
-     .source = "set to `num_running_reqs`"},
-    {.id = FamilyId::kNumRequestsWaiting,
-     .name = "vllm:num_requests_waiting",
-     .type = MetricType::kGauge,
-     .help = "Number of requests waiting to be processed.",
-     .source = "set to `num_waiting_reqs + num_skipped_waiting_reqs`"},
-    {.id = FamilyId::kNumRequestsWaitingByReason,
-     .name = "vllm:num_requests_waiting_by_reason",
-     .type = MetricType::kGauge,
-     .help = "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for "
-             "scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, "
-             "KV transfer, blocked status). Sum of all reasons equals vllm:num_requests_waiting.",
-     .source = "capacity: set to `num_waiting_reqs`; deferred: set to `num_skipped_waiting_reqs`",
-     .labels = {"model_name", "engine", "reason"},
-     .eager = {"capacity", "deferred"}},
-    // The newest upstream families below name the upstream file and commit they were read from
-    // in their source text (docs/metrics.md shows it).
-    {.id = FamilyId::kNumRequestsKvFetchByStage,
-     .name = "vllm:num_requests_kv_fetch_by_stage",
-     .type = MetricType::kGauge,
-     .help = "Number of waiting requests by async KV load stage. Stage labels: "
-             "'waiting_to_start' = needs an async KV load that has not started; 'in_progress' = "
-             "load started and not yet reported finished; 'completed_waiting' = load finished, "
-             "request not running yet.",
-     .source = "set to `num_kv_fetch_reqs_by_stage[stage]` (0 when absent); "
-               "vllm/v1/metrics/loggers.py at vllm-project/vllm 13cbd441",
-     .labels = {"model_name", "engine", "stage"},
-     .eager = {"waiting_to_start", "in_progress", "completed_waiting"},
-     .gate = Gate::kKvConsumer},
-    {.id = FamilyId::kEngineSleepState,
-     .name = "vllm:engine_sleep_state",
-     .type = MetricType::kGauge,
-     .help = "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is "
-             "awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep "
-             "level 2.",
-     .source = "`awake` = 1 at registration; the frontend's sleep and wake calls",
-     .labels = {"model_name", "engine", "sleep_state"},
-     .eager = {{"awake", 1.0}, "weights_offloaded", "discard_all"}},
-    {.id = FamilyId::kKvCacheUsagePerc,
-     .name = "vllm:kv_cache_usage_perc",
-     .type = MetricType::kGauge,
-     .help = "KV-cache usage. 1 means 100 percent usage.",
-     .source = "set to `kv_cache_usage`"},
-    {.id = FamilyId::kCorruptedRequests,
-     .name = "vllm:corrupted_requests",
-     .type = MetricType::kCounter,
-     .help = "Corrupted requests, in terms of total number of requests with NaNs in logits.",
-     .source = "+1 per finished request any of whose outputs had `num_nans_in_logits` > 0; "
-               "vllm/v1/metrics/loggers.py at vllm-project/vllm 13cbd441",
-     .gate = Gate::kNansInLogits},
-    {.id = FamilyId::kPrefixCacheQueries,
-     .name = "vllm:prefix_cache_queries",
-     .type = MetricType::kCounter,
-     .help = "Prefix cache queries, in terms of number of queried tokens.",
-     .source = "add `prefix_cache_stats.queries`"},
-    {.id = FamilyId::kPrefixCacheHits,
-     .name = "vllm:prefix_cache_hits",
-     .type = MetricType::kCounter,
-     .help = "Prefix cache hits, in terms of number of cached tokens.",
-     .source = "add `prefix_cache_stats.hits`"},
-    {.id = FamilyId::kExternalPrefixCacheQueries,
-     .name = "vllm:external_prefix_cache_queries",
-     .type = MetricType::kCounter,
-     .help = "External prefix cache queries from KV connector cross-instance cache sharing, in "
-             "terms of number of queried tokens.",
-     .source = "add `connector_prefix_cache_stats.queries` (when present)"},
-    {.id = FamilyId::kExternalPrefixCacheHits,
-     .name = "vllm:external_prefix_cache_hits",
-     .type = MetricType::kCounter,
-     .help = "External prefix cache hits from KV connector cross-instance cache sharing, in "
-             "terms of number of cached tokens.",
-     .source = "add `connector_prefix_cache_stats.hits` (when present)"},
-    {.id = FamilyId::kMmCacheQueries,
-     .name = "vllm:mm_cache_queries",
-     .type = MetricType::kCounter,
-     .help = "Multi-modal cache queries, in terms of number of queried items.",
-     .source = "the frontend's multi-modal processor cache (not on the wire)"},
-    {.id = FamilyId::kMmCacheHits,
-     .name = "vllm:mm_cache_hits",
-     .type = MetricType::kCounter,
-     .help = "Multi-modal cache hits, in terms of number of cached items.",
-     .source = "the frontend's multi-modal processor cache (not on the wire)"},
-    {.id = FamilyId::kNumPreemptions,
-     .name = "vllm:num_preemptions",
-     .type = MetricType::kCounter,
-     .help = "Cumulative number of preemption from the engine.",
-     .source = "add the PREEMPTED events of the request outputs"},
-    {.id = FamilyId::kPromptTokens,
-     .name = "vllm:prompt_tokens",
-     .type = MetricType::kCounter,
-     .help = "Number of prefill tokens processed.",
-     .source = "add the prompt tokens of each request's first output (`prefill_stats`)"},
-    {.id = FamilyId::kPromptTokensBySource,
-     .name = "vllm:prompt_tokens_by_source",
-     .type = MetricType::kCounter,
-     .help = "Number of prompt tokens by source.",
-     .source = "add `prefill_stats`: computed, local cache hit, external KV transfer tokens",
-     .labels = {"model_name", "engine", "source"},
-     .eager = {"local_compute", "local_cache_hit", "external_kv_transfer"}},
-    {.id = FamilyId::kPromptTokensCached,
-     .name = "vllm:prompt_tokens_cached",
-     .type = MetricType::kCounter,
-     .help = "Number of cached prompt tokens (local + external).",
-     .source = "add `prefill_stats` cached tokens (local + external)"},
-    // Values in CacheHitSource order (vllm/v1/metrics/cache_hit_source.py at vllm-project/vllm
-    // 8548f56c).
-    {.id = FamilyId::kPromptTokensCachedBySource,
-     .name = "vllm:prompt_tokens_cached_by_source",
-     .type = MetricType::kCounter,
-     .help = "Prefix-cache hit tokens by the cache tier that supplied them: device (local HBM), "
-             "host (offloaded to DRAM), disk, p2p (transferred from another vLLM instance) or "
-             "external_unspecified. Counted at admission; sums to vllm:prefix_cache_hits + "
-             "vllm:external_prefix_cache_hits.",
-     .source = "device: add `prefix_cache_stats.hits`; the others: add "
-               "`connector_prefix_cache_stats.hits_by_source[source]`; "
-               "vllm/v1/metrics/loggers.py at vllm-project/vllm 13cbd441",
-     .labels = {"model_name", "engine", "source"},
-     .eager = {"device", "host", "p2p", "disk", "external_unspecified"}},
-    {.id = FamilyId::kGenerationTokens,
-     .name = "vllm:generation_tokens",
-     .type = MetricType::kCounter,
-     .help = "Number of generation tokens processed.",
-     .source = "add the `new_token_ids` of the request outputs"},
-    {.id = FamilyId::kRequestSuccess,
-     .name = "vllm:request_success",
-     .type = MetricType::kCounter,
-     .help = "Count of successfully processed requests.",
-     .source = "+1 per finished request, by `finish_reason`",
-     .labels = {"model_name", "engine", "finished_reason"},
-     .eager = {"stop", "length", "abort", "error", "repetition"}},
-    {.id = FamilyId::kRequestPromptTokens,
-     .name = "vllm:request_prompt_tokens",
-     .type = MetricType::kHistogram,
-     .help = "Number of prefill tokens processed.",
-     .source = "finished request: its prompt tokens",
-     .buckets = BucketSet::kTokens125},
-    {.id = FamilyId::kRequestGenerationTokens,
-     .name = "vllm:request_generation_tokens",
-     .type = MetricType::kHistogram,
-     .help = "Number of generation tokens processed.",
-     .source = "finished request: its generation tokens",
-     .buckets = BucketSet::kTokens125},
-    {.id = FamilyId::kIterationTokensTotal,
-     .name = "vllm:iteration_tokens_total",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of number of tokens per engine_step.",
-     .source = "per message with outputs: prompt tokens computed + generation tokens",
-     .buckets = BucketSet::kIterationTokens},
-    {.id = FamilyId::kRequestMaxNumGenerationTokens,
-     .name = "vllm:request_max_num_generation_tokens",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of maximum number of requested generation tokens.",
-     .source = "finished request: the most generation tokens among its sequences",
-     .buckets = BucketSet::kTokens125},
-    {.id = FamilyId::kRequestParamsN,
-     .name = "vllm:request_params_n",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of the n request parameter.",
-     .source = "finished request: its `n` parameter",
-     .buckets = BucketSet::kRequestParamsN},
-    {.id = FamilyId::kRequestParamsMaxTokens,
-     .name = "vllm:request_params_max_tokens",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of the max_tokens request parameter.",
-     .source = "finished request: its `max_tokens` parameter",
-     .buckets = BucketSet::kTokens125},
-    {.id = FamilyId::kTimeToFirstTokenSeconds,
-     .name = "vllm:time_to_first_token_seconds",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of time to first token in seconds.",
-     .source = "first output of a request: time since arrival",
-     .buckets = BucketSet::kTimeToFirstToken},
-    {.id = FamilyId::kInterTokenLatencySeconds,
-     .name = "vllm:inter_token_latency_seconds",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of inter-token latency in seconds.",
-     .source = "each later output: time since the previous one",
-     .buckets = BucketSet::kInterTokenLatency},
-    {.id = FamilyId::kRequestTimePerOutputTokenSeconds,
-     .name = "vllm:request_time_per_output_token_seconds",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of time_per_output_token_seconds per request.",
-     .source = "finished request: mean time per output token",
-     .buckets = BucketSet::kInterTokenLatency},
-    {.id = FamilyId::kE2eRequestLatencySeconds,
-     .name = "vllm:e2e_request_latency_seconds",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of e2e request latency in seconds.",
-     .source = "finished request: time from arrival to finish",
-     .buckets = BucketSet::kRequestLatency},
-    {.id = FamilyId::kRequestQueueTimeSeconds,
-     .name = "vllm:request_queue_time_seconds",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of time spent in WAITING phase for request.",
-     .source = "finished request: QUEUED to first SCHEDULED event",
-     .buckets = BucketSet::kRequestLatency},
-    {.id = FamilyId::kRequestInferenceTimeSeconds,
-     .name = "vllm:request_inference_time_seconds",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of time spent in RUNNING phase for request.",
-     .source = "finished request: first SCHEDULED event to last token",
-     .buckets = BucketSet::kRequestLatency},
-    {.id = FamilyId::kRequestPrefillTimeSeconds,
-     .name = "vllm:request_prefill_time_seconds",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of time spent in PREFILL phase for request.",
-     .source = "finished request: first SCHEDULED event to first token",
-     .buckets = BucketSet::kRequestLatency},
-    {.id = FamilyId::kRequestDecodeTimeSeconds,
-     .name = "vllm:request_decode_time_seconds",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of time spent in DECODE phase for request.",
-     .source = "finished request: first token to last token",
-     .buckets = BucketSet::kRequestLatency},
-    {.id = FamilyId::kRequestNumPreemptions,
-     .name = "vllm:request_num_preemptions",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of the number of times a request was preempted.",
-     .source = "finished request: its PREEMPTED events; vllm/v1/metrics/loggers.py at "
-               "vllm-project/vllm 13cbd441, buckets vllm/v1/metrics/buckets.py at 139b1c3f",
-     .buckets = BucketSet::kRequestNumPreemptions},
-    {.id = FamilyId::kRequestPrefillKvComputedTokens,
-     .name = "vllm:request_prefill_kv_computed_tokens",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
-     .source = "finished request: prompt tokens minus cached tokens",
-     .buckets = BucketSet::kTokens125},
-    {.id = FamilyId::kKvBlockLifetimeSeconds,
-     .name = "vllm:kv_block_lifetime_seconds",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of KV cache block lifetime from allocation to eviction. Sampled metrics "
-             "(controlled by --kv-cache-metrics-sample).",
-     .source = "observe each `kv_cache_eviction_events[].lifetime_seconds`",
-     .buckets = BucketSet::kKvResidency,
-     .gate = Gate::kKvCacheMetrics},
-    {.id = FamilyId::kKvBlockIdleBeforeEvictSeconds,
-     .name = "vllm:kv_block_idle_before_evict_seconds",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of idle time before KV cache block eviction. Sampled metrics (controlled "
-             "by --kv-cache-metrics-sample).",
-     .source = "observe each `kv_cache_eviction_events[].idle_seconds`",
-     .buckets = BucketSet::kKvResidency,
-     .gate = Gate::kKvCacheMetrics},
-    {.id = FamilyId::kKvBlockReuseGapSeconds,
-     .name = "vllm:kv_block_reuse_gap_seconds",
-     .type = MetricType::kHistogram,
-     .help = "Histogram of time gaps between consecutive KV cache block accesses. Only the most "
-             "recent accesses are recorded (ring buffer). Sampled metrics (controlled by "
-             "--kv-cache-metrics-sample).",
-     .source = "observe every element of `kv_cache_eviction_events[].reuse_gaps_seconds`",
-     .buckets = BucketSet::kKvResidency,
-     .gate = Gate::kKvCacheMetrics},
-    // Python registers it after the residency histograms; no model_name, no engine.
-    {.id = FamilyId::kLoraRequestsInfo,
-     .name = "vllm:lora_requests_info",
-     .type = MetricType::kGauge,
-     .help = "Running stats on lora requests.",
-     .source = "SchedulerStats `waiting_lora_adapters` / `running_lora_adapters` with the "
-               "frontend's adapters of the requests in flight: their names comma-joined, "
-               "`max_lora` = `--max-loras`; set to the current Unix time; a child per "
-               "combination, on first record",
-     .labels = {"max_lora", "waiting_lora_adapters", "running_lora_adapters"},
-     .children = Children::kOnFirstRecord,
-     .gate = Gate::kLora},
-    // Labelled with the CacheConfig keys and `engine` (no model_name) once they are known.
-    {.id = FamilyId::kCacheConfigInfo,
-     .name = "vllm:cache_config_info",
-     .type = MetricType::kGauge,
-     .help = "Information of the LLMEngine CacheConfig",
-     .source = "`serve`: the engines' ready responses, value 1.0; `replay`: HELP and TYPE only",
-     .labels = {},
-     .children = Children::kLabelsAtRunTime},
-    // The part values are DecodePart's, in its order (engine_core_outputs.h).
-    {.id = FamilyId::kDecodeErrors,
-     .name = "vmetrics_decode_errors",
-     .type = MetricType::kCounter,
-     .help = "Parts of EngineCoreOutputs messages that could not be decoded and were skipped: "
-             "the whole message (part=message, nothing recorded), or one output entry, the "
-             "SchedulerStats, the utility output or finished_requests (the rest of the message "
-             "recorded).",
-     .source = "+1 per message that does not decode, or per part of one that is skipped",
-     .labels = {"part"},
-     .eager = {"message", "output", "scheduler_stats", "utility_output", "finished_requests"},
-     .render_group = 1},
-    {.id = FamilyId::kUnknownEngineMessages,
-     .name = "vmetrics_unknown_engine_messages",
-     .type = MetricType::kCounter,
-     .help = "EngineCoreOutputs messages from an engine index outside the configured "
-             "data-parallel ranks, skipped.",
-     .source = "+1 per message from an engine index that is not configured",
-     .labels = {},
-     .render_group = 1},
-    // The HELP is shared with tools/gen_goldens.py; invalid_descriptor (docs/recording.md) is
-    // not listed in it yet so the existing goldens stay as they are.
-    {.id = FamilyId::kKvConnectorPayloads,
-     .name = "vmetrics_kv_connector_payloads",
-     .type = MetricType::kCounter,
-     .help = "KV-connector payloads received in SchedulerStats.kv_connector_stats, by connector "
-             "class name and outcome (recorded, unknown_connector, malformed).",
-     .source = "+1 per kv_connector_stats payload, by its connector and what recording did",
-     .labels = {"connector", "outcome"},
-     .children = Children::kOnFirstRecord,
-     .render_group = 1},
-    {.id = FamilyId::kEngineUp,
-     .name = "vmetrics_engine_up",
-     .type = MetricType::kGauge,
-     .help = "1 while the engine is ready and alive, 0 before it is ready and after it died.",
-     .source = "the engine-core client's liveness (heartbeats, ENGINE_CORE_DEAD, process exit)",
-     .labels = {"engine"},
-     .gate = Gate::kEngineLiveness,
-     .render_group = 1,
-     .initial = 1.0},
-    {.id = FamilyId::kEngineWireInfo,
-     .name = "vmetrics_engine_wire_info",
-     .type = MetricType::kGauge,
-     .help = "Wire generation each engine was recognised as (the layout its EngineCoreOutputs "
-             "messages are decoded with) and the layout its requests are encoded with: 1 for "
-             "the current pair, 0 for one it was taken for before.",
-     .source = "the recognition of each engine's wire generation (handshake and first messages)",
-     .labels = {"engine", "generation", "requests"},
-     .children = Children::kOnFirstRecord,
-     .gate = Gate::kEngineWire,
-     .render_group = 1},
-    // Registered on the first drop, so renderings without drops stay byte-identical to the
-    // Python frontend's.
-    {.id = FamilyId::kLabelValuesDropped,
-     .name = "vmetrics_label_values_dropped",
-     .type = MetricType::kCounter,
-     .help = "Samples dropped because they carried a new label value for a family that already "
-             "has --max-label-values-per-family children.",
-     .source = "+1 per sample whose new label value the cardinality guard refused",
-     .labels = {"family"},
-     .children = Children::kOnFirstRecord,
-     .gate = Gate::kFirstDrop,
-     .render_group = 1},
-    // Registered, with a child for every reason (kWireSkipReasons in cardinality_guard.h), on
-    // the first skip, for the same reason as the row above.
-    {.id = FamilyId::kWireValuesSkipped,
-     .name = "vmetrics_wire_values_skipped",
-     .type = MetricType::kCounter,
-     .help = "Single values inside decoded messages that were skipped (the rest was recorded), "
-             "by reason.",
-     .source = "+1 per value skipped: wrong_type, negative_increment, nan_increment, "
-               "integer_overflow, invalid_utf8, label_value_too_long, label_values_limit",
-     .labels = {"reason"},
-     .children = Children::kOnFirstRecord,
-     .gate = Gate::kFirstDrop,
-     .render_group = 1},
+#define VMETRICS_FAMILY(row_id, ...) {.id = FamilyId::row_id, __VA_ARGS__},
+#include "vmetrics/internal/declared_families.inc"
+#undef VMETRICS_FAMILY
 };
 
 inline constexpr size_t kNumDeclaredFamilies = std::size(kDeclaredFamilies);
@@ -631,28 +223,45 @@ constexpr const FamilyDeclaration& Declaration(FamilyId id) {
   return kDeclaredFamilies[static_cast<size_t>(id)];
 }
 
-// The FamilyIds and the rows are in one order (a row out of place does not compile).
+// The FamilyIds and the rows are in one order (both are made from declared_families.inc; this
+// guards the two expansions of VMETRICS_FAMILY above).
 constexpr bool RowsFollowTheIds() {
   for (size_t i = 0; i < kNumDeclaredFamilies; ++i) {
     if (static_cast<size_t>(kDeclaredFamilies[i].id) != i) return false;
   }
-  return kNumDeclaredFamilies == static_cast<size_t>(FamilyId::kWireValuesSkipped) + 1;
+  return true;
 }
 static_assert(RowsFollowTheIds(), "kDeclaredFamilies rows must follow the FamilyId order");
+
+// No two rows declare one name: a family is declared once (the registry would hand the second
+// row the first row's family, whatever its type or labels).
+constexpr bool NamesAreUnique(std::span<const FamilyDeclaration> rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (size_t j = i + 1; j < rows.size(); ++j) {
+      if (rows[i].name == rows[j].name) return false;
+    }
+  }
+  return true;
+}
+static_assert(NamesAreUnique(kDeclaredFamilies), "a family name is declared by two rows");
 
 // What registration relies on: a histogram has buckets and nothing else does; only gauges
 // start at a value other than 0; eager values fill the last label, the only one that is not
 // model_name or engine (and one exists exactly when there are eager values); the per-position
-// family is labelled model_name, engine, position.
+// family is labelled model_name, engine, position; a row only `serve`'s objects register
+// (Gate::kServe) has its children made by them (Children::kByOwner), as nothing else would.
 constexpr bool RowIsConsistent(const FamilyDeclaration& d) {
   if ((d.type == MetricType::kHistogram) != (d.buckets != BucketSet::kNone)) return false;
   bool starts_at_zero = d.initial == 0;
   for (const EagerValue& v : d.eager) starts_at_zero = starts_at_zero && v.initial == 0;
   if (!starts_at_zero && d.type != MetricType::kGauge) return false;
+  if ((d.gate == Gate::kServe) != (d.children == Children::kByOwner)) return false;
   size_t others = 0;
   for (size_t i = 0; i < d.labels.size(); ++i) {
     if (d.labels[i] == "model_name" || d.labels[i] == "engine") continue;
-    if (i + 1 != d.labels.size() && d.children != Children::kOnFirstRecord) return false;
+    const bool any_order =
+        d.children == Children::kOnFirstRecord || d.children == Children::kByOwner;
+    if (i + 1 != d.labels.size() && !any_order) return false;
     ++others;
   }
   switch (d.children) {
@@ -663,6 +272,7 @@ constexpr bool RowIsConsistent(const FamilyDeclaration& d) {
              d.eager.empty();
     case Children::kOnFirstRecord:
     case Children::kLabelsAtRunTime:
+    case Children::kByOwner:
       return d.eager.empty() && starts_at_zero;
   }
   return false;
@@ -683,6 +293,41 @@ consteval size_t EagerIndex(FamilyId id, std::string_view value) {
     if (values[i].value == value) return i;
   }
   throw "no such eager value";  // NOLINT: a consteval failure is a compile error
+}
+
+// The series type of a declared family: Counter, Gauge, Histogram or Summary.
+template <FamilyId F>
+using SeriesOf = std::conditional_t<
+    Declaration(F).type == MetricType::kCounter, Counter,
+    std::conditional_t<
+        Declaration(F).type == MetricType::kGauge, Gauge,
+        std::conditional_t<Declaration(F).type == MetricType::kSummary, Summary, Histogram>>>;
+template <FamilyId F>
+using FamilyOf = TypedFamily<SeriesOf<F>>;
+
+// Replacement bucket lists by bucket-family key (--custom-histogram-buckets).
+using BucketOverrides = std::vector<std::pair<std::string, std::vector<double>>>;
+
+// The FamilySpec a declared family registers with (buckets for `max_model_len`, or the
+// override of its bucket family). Defined in src/metrics/family_handles.cc.
+FamilySpec SpecOf(const FamilyDeclaration& d, int64_t max_model_len,
+                  const BucketOverrides& overrides = {});
+
+// RegisterFamily<F>
+//
+// Registers row F in `registry` (at the end of the render order of its render group; the
+// registered family when one of that name exists) and returns it typed; its children are the
+// caller's to make. For families registered outside the recorder, by the object that owns
+// them (the Gate::kServe rows; vmetrics_engine_up, which `serve` registers before any recorder).
+//
+// Example:
+//   GaugeFamily state = RegisterFamily<FamilyId::kEngineState>(&registry);
+//   state.GetOrCreate({"0", "starting"})->Set(1);
+template <FamilyId F>
+FamilyOf<F> RegisterFamily(Registry* registry) {
+  static_assert(Declaration(F).buckets != BucketSet::kTokens125,
+                "a 1-2-5 histogram needs max_model_len: register it through the recorder");
+  return FamilyOf<F>(&registry->AddFamily(SpecOf(Declaration(F), 0)));
 }
 
 }  // namespace vmetrics::internal
