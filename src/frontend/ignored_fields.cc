@@ -31,8 +31,9 @@ void IgnoredFields::Count(std::string_view field) {
   counter->Add(1);
   if (first && log_) {
     log_("request field `" + std::string(field) +
-         "` ignored, as vLLM ignores fields its request models do not declare; counted in "
-         "vmetrics_request_fields_ignored_total, not logged again");
+         "` ignored, as vLLM ignores fields its request models do not declare; counted in " +
+         std::string(internal::Declaration(internal::FamilyId::kRequestFieldsIgnored).name) +
+         "_total, not logged again");
   }
 }
 

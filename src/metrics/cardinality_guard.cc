@@ -26,6 +26,12 @@ ProblemKind KindOf(LabelRefusal why) {
 // How much of a refused value a log line quotes: enough to recognise it, not 100 kB.
 constexpr size_t kQuotedBytes = 64;
 
+// The vmetrics_wire_values_skipped_total series of `reason`, as a log line names it.
+std::string SkippedSeries(std::string_view reason) {
+  return std::string(Declaration(FamilyId::kWireValuesSkipped).name) + "_total{reason=\"" +
+         std::string(reason) + "\"}";
+}
+
 }  // namespace
 
 CardinalityGuard::CardinalityGuard(Registry* registry, size_t max_children, size_t max_value_bytes,
@@ -69,13 +75,12 @@ void CardinalityGuard::LogRefusal(const Family& family, LabelRefusal why, std::s
   if (why == LabelRefusal::kTooLong) {
     log_("family " + family.name() + ": label value of " + std::to_string(value.size()) +
          " bytes refused (--max-label-value-bytes " + std::to_string(max_value_bytes_) + "): \"" +
-         quoted +
-         "\"; samples with such values are dropped and counted in "
-         "vmetrics_wire_values_skipped_total{reason=\"label_value_too_long\"}");
+         quoted + "\"; samples with such values are dropped and counted in " +
+         SkippedSeries("label_value_too_long"));
   } else if (why == LabelRefusal::kInvalidUtf8) {
     log_("family " + family.name() + ": label value that is not valid UTF-8 refused: \"" + quoted +
-         "\"; samples with such values are dropped and counted in "
-         "vmetrics_wire_values_skipped_total{reason=\"invalid_utf8\"}");
+         "\"; samples with such values are dropped and counted in " +
+         SkippedSeries("invalid_utf8"));
   }
 }
 

@@ -233,14 +233,14 @@ struct StatsRecorder::Impl {
       }
       if (refused != ProblemKind::kOther) {
         guard.CountSkipped(refused);
-        Log("vllm:cache_config_info: the value of " + internal::EscapeForLog(k) +
+        Log(std::string(d.name) + ": the value of " + internal::EscapeForLog(k) +
             (refused == ProblemKind::kInvalidUtf8 ? " is not valid UTF-8" : " is too long") +
             "; the label is left out");
         continue;
       }
       if (!IsLabelName(k) || k == "engine" ||
           std::ranges::find(spec.label_names, k) != spec.label_names.end()) {
-        Log("vllm:cache_config_info: " + internal::EscapeForLog(k) +
+        Log(std::string(d.name) + ": " + internal::EscapeForLog(k) +
             " is not a usable label name; the label is left out");
         continue;
       }
