@@ -34,6 +34,7 @@
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/exposition.h"
 #include "vmetrics/frontend/log.h"
+#include "vmetrics/internal/declared_families.h"
 #include "vmetrics/process_metrics.h"
 #include "vmetrics/recorder.h"
 #include "vmetrics/web_config.h"
@@ -467,9 +468,11 @@ struct Frontend::Impl {
     states->CountDropped(d.socket);
     // Once per kind and socket: a flood is counted, not logged line by line.
     if (dropped_logged.insert(std::string(d.socket) + ":" + std::string(d.kind)).second) {
-      LogWarning("dropped a message on the " + std::string(d.socket) + " socket (" + d.detail +
-                 "); further ones of this kind are only counted in "
-                 "vmetrics_input_messages_dropped_total");
+      LogWarning(
+          "dropped a message on the " + std::string(d.socket) + " socket (" + d.detail +
+          "); further ones of this kind are only counted in " +
+          std::string(internal::Declaration(internal::FamilyId::kInputMessagesDropped).name) +
+          "_total");
     }
   }
 
