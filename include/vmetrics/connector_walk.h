@@ -33,9 +33,9 @@
 // Thread safety: reentrant; the payload bytes must stay alive during the call.
 //
 // Example:
-//   const IdentifiedPayload& p = ids.payloads[0];
-//   size_t n = ForEachConnectorSample(p.payload, *p.row, ctx, [&](const ConnectorSample& s) {
-//     for (double v : s.values) sums[p.row->metrics[s.metric_index].name] += v;
+//   std::map<std::string, double> sums;  // by family name
+//   size_t n = ForEachConnectorSample(payload, row, ctx, [&](const ConnectorSample& s) {
+//     for (double v : s.values) sums[row.metrics[s.metric_index].name] += v;
 //   });
 #ifndef VMETRICS_CONNECTOR_WALK_H_
 #define VMETRICS_CONNECTOR_WALK_H_

@@ -45,8 +45,13 @@
 //   options.handshake_address = "tcp://127.0.0.1:29550";
 //   options.engine_count = 2;  // vLLM --data-parallel-size
 //   EngineCoreClient client(options);
-//   if (TransportStatus s = client.Connect(); !s.ok()) { LOG(s.ToString()); return 1; }
-//   client.Start({.on_message = [&](auto frames, uint64_t n) { /* decode, record */ }});
+//   if (TransportStatus s = client.Connect(); !s.ok()) {
+//     std::fprintf(stderr, "%s\n", s.ToString().c_str());
+//     return;
+//   }
+//   EngineCoreClientCallbacks callbacks;
+//   callbacks.on_message = [&](auto frames, uint64_t n) { /* decode, record */ };
+//   TransportStatus started = client.Start(std::move(callbacks));
 //   ...
 //   client.Stop();
 #ifndef VMETRICS_ENGINE_CORE_CLIENT_H_
@@ -341,7 +346,9 @@ class EngineCoreClient {
   //     ctx.message_number = n;
   //     if (!DecodeEngineCoreOutputs(frames, ctx, &out).ok()) ++decode_errors;  // loop goes on
   //   };
-  //   cb.on_engine_event = [&](const EngineEvent& e) { health.Set(e.engine_index, e.kind); };
+  //   cb.on_engine_event = [&](const EngineEvent& e) {
+  //     std::printf("engine %d %s\n", e.engine_index, EngineEventKindName(e.kind));
+  //   };
   //   ASSERT_TRUE(client.Start(std::move(cb)).ok());
   TransportStatus Start(EngineCoreClientCallbacks callbacks);
 
@@ -367,6 +374,7 @@ class EngineCoreClient {
   // Example:
   //   std::string_view body[] = {abort_body};
   //   TransportStatus s = client.Send(0, EngineCoreRequestType::kAbort, body);
+  //   if (!s.ok()) std::fprintf(stderr, "%s\n", s.ToString().c_str());
   TransportStatus Send(int engine_index, EngineCoreRequestType type,
                        std::span<const std::string_view> frames);
 

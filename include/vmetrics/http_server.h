@@ -77,7 +77,11 @@
 //
 // Example:
 //   HttpHandlers handlers;
-//   handlers.render_metrics = [&](ExpositionFormat f) { return Render(registry, f); };
+//   handlers.render_metrics = [&](ExpositionFormat f) {
+//     std::string text;
+//     (f == ExpositionFormat::kOpenMetrics ? WriteOpenMetrics : WriteText)(registry, {}, &text);
+//     return text;
+//   };
 //   handlers.health = [] { return HealthReport{true, ""}; };
 //   handlers.routes.push_back({.method = "GET", .path = "/ping",
 //                              .handler = [](HttpRequest, std::shared_ptr<HttpExchange> ex) {
@@ -451,7 +455,7 @@ struct HttpRequest {
 //   HttpRoute route;
 //   route.method = "POST";
 //   route.path = "/v1/completions";
-//   route.handler = [&service](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
+//   route.handler = [&](HttpRequest r, std::shared_ptr<HttpExchange> ex) {
 //     service.Handle(std::move(r.body), std::move(ex));
 //   };
 //   route.error_reply = [](unsigned status, std::string_view message) {

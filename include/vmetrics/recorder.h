@@ -17,8 +17,9 @@
 // Example:
 //   Registry reg(&clock);
 //   StatsRecorder rec(&reg, RecorderOptions{});
-//   rec.Record(decoded_message);
-//   std::string text; WriteText(reg, {}, &text);
+//   rec.Record(message);  // a decoded EngineCoreOutputs
+//   std::string text;
+//   WriteText(reg, {}, &text);
 #ifndef VMETRICS_RECORDER_H_
 #define VMETRICS_RECORDER_H_
 

@@ -98,7 +98,10 @@ struct WebConfig {
 //
 // Example:
 //   Result<WebConfig> config = LoadWebConfig("/etc/vmetrics/web.yml");
-//   if (!config.ok()) { std::cerr << config.status().message() << "\n"; return 2; }
+//   if (!config.ok()) {
+//     std::cerr << config.status().message() << "\n";
+//     return;
+//   }
 //   options.web_config = std::move(*config);
 Result<WebConfig> LoadWebConfig(const std::string& path);
 

@@ -40,12 +40,16 @@
 //
 // Example:
 //   WireDecoder wire({});
-//   wire.ObserveHandshake(0, ready_response, &ready);
-//   wire.Feed(frames, number, ctx, [&](EngineCoreOutputs& m, const DecodeContext& c) {
+//   wire.ObserveHandshake(/*engine_index=*/0, ready_response, &ready);
+//   WireDecoder::OnMessage record = [&](EngineCoreOutputs& m, const DecodeContext& c) {
 //     recorder.Record(m);
-//   }, [&](const Status& s, uint64_t n) { recorder.CountDecodeError(); });
+//   };
+//   WireDecoder::OnFailure count = [&](const Status& s, const DecodeContext& c) {
+//     recorder.CountDecodeError();
+//   };
+//   wire.Feed(frames, ctx, record, count);  // for each message, in order
 //   ...
-//   wire.Finish(...);  // end of a capture: held messages are decoded
+//   wire.Finish(record, count);  // end of a capture: held messages are decoded
 #ifndef VMETRICS_WIRE_DECODER_H_
 #define VMETRICS_WIRE_DECODER_H_
 

@@ -25,7 +25,7 @@
 //   const WireGeneration* g = FindWireGeneration("g20260712");
 //   ASSERT_NE(g, nullptr);
 //   EXPECT_EQ(g->output_field(10), OutputField::kPrefillStats);
-//   EXPECT_EQ(FindWireGeneration("0.11.0"), ...);  // a vLLM release that pins one
+//   EXPECT_NE(FindWireGeneration("0.11.0"), nullptr);  // a vLLM release that pins one
 #ifndef VMETRICS_WIRE_GENERATION_H_
 #define VMETRICS_WIRE_GENERATION_H_
 

@@ -14,7 +14,9 @@
 #   3. examples/embed is configured against the prefix alone (find_package(vmetrics) via
 #      CMAKE_PREFIX_PATH), built, and run: its exposition must hold vllm: families with the
 #      values of the message it embeds;
-#   4. a one-file consumer is compiled with `pkg-config --cflags --libs vmetrics` and run.
+#   4. a one-file consumer is compiled with `pkg-config --cflags --libs vmetrics` and run, and
+#      every installed header compiles alone (its own translation unit, with only
+#      `pkg-config --cflags vmetrics`), so none leans on one included before it.
 #
 # Environment: CXX (the consumer's compiler; default c++) and VMETRICS_CONSUMER_FLAGS (compile
 # and link flags for consumers, e.g. -fsanitize=address,undefined when the libraries were built
@@ -99,6 +101,16 @@ while IFS= read -r included; do
   fi
 done < <(grep -rhoE '#include "vmetrics/[^"]+"' "$prefix/include/vmetrics" |
          sed -E 's/#include "(.*)"/\1/' | sort -u)
+# ... and of include/vmetrics/internal/ only what an installed header includes (the rest is
+# shared by the tree's libraries, no part of the package: cmake/install_headers.cmake).
+for internal in "$prefix"/include/vmetrics/internal/*.h; do
+  [[ -e $internal ]] || continue
+  name=vmetrics/internal/$(basename "$internal")
+  if ! grep -rlF "#include \"$name\"" "$prefix/include/vmetrics" | grep -qvxF "$internal"; then
+    : >"$log"
+    fail "$name is installed, but no installed header includes it"
+  fi
+done
 # The licence, where Debian policy wants it: share/doc/vmetrics/copyright, machine-readable.
 copyright=$prefix/share/doc/vmetrics/copyright
 [[ -f $copyright ]] || fail "missing after install: share/doc/vmetrics/copyright"
@@ -177,5 +189,21 @@ step "compile a consumer with pkg-config --cflags --libs vmetrics" \
 step "run the pkg-config consumer" "$tmp/consumer"
 grep -qxF 'vllm:prompt_tokens_total{engine="0",model_name="m"} 3.0' "$log" || \
   fail "pkg-config consumer output lacks vllm:prompt_tokens_total"
+
+# Every installed header alone, as the first and only include of a translation unit.
+headers_alone() {
+  local header status=0
+  while IFS= read -r header; do
+    # shellcheck disable=SC2046,SC2086  # pkg-config output and the flags are word lists
+    if ! printf '#include <%s>\n' "$header" |
+        "$cxx" -std=c++20 $consumer_flags -fsyntax-only -x c++ - \
+        $(pkg-config --cflags vmetrics) 2>&1; then
+      echo "^ $header does not compile alone"
+      status=1
+    fi
+  done < <(cd "$prefix/include" && find vmetrics -name '*.h' | sort)
+  return $status
+}
+step "compile every installed header alone" headers_alone
 
 echo "install_test: the installed package works (CMake package, pkg-config, bin/vmetrics $version)"
