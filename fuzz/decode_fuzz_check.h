@@ -18,7 +18,8 @@
 //     frames (the lifetime contract of engine_core_outputs.h); every count is bounded by the
 //     input size (no value is invented); every ConnectorPayload is named by the configuration,
 //     a MultiConnector child key, or nothing (then it is the whole kv_connector_stats map, or a
-//     malformed value). Identification with the catalog is kv_connector_fuzz's.
+//     malformed value). Identification with the catalog is kv_connector_fuzz's; an output's
+//     spec_decode_metrics map decodes again (DecodeSpecDecodeMetrics), as the token APIs do.
 #ifndef VMETRICS_FUZZ_DECODE_FUZZ_CHECK_H_
 #define VMETRICS_FUZZ_DECODE_FUZZ_CHECK_H_
 
@@ -149,7 +150,9 @@ inline std::string Summarize(const EngineCoreOutputs& out) {
     }
     os << "routed=" << o.has_routed_experts << ";nans=" << o.num_nans_in_logits << ";mm=";
     for (std::string_view h : o.mm_cache_miss_hashes) os << h.size() << ":" << h << ",";
-    os << "mask=" << o.has_new_sampling_mask << ";wire=" << o.wire_fields << "}";
+    os << "mask=" << o.has_new_sampling_mask << ";wire=" << o.wire_fields << ";";
+    Put(os, "spec", o.spec_decode_metrics);
+    os << "}";
   }
   if (out.scheduler_stats) {
     const SchedulerStats& s = *out.scheduler_stats;
@@ -271,6 +274,18 @@ inline std::string CheckViews(const EngineCoreOutputs& out,
     views.push_back(o.ec_transfer_params);
     views.push_back(o.trace_headers);
     for (std::string_view h : o.mm_cache_miss_hashes) views.push_back(h);
+    views.push_back(o.spec_decode_metrics);
+    // The decoder passes only maps DecodeSpecDecodeMetrics accepts, which the token APIs
+    // decode again.
+    if (!o.spec_decode_metrics.empty()) {
+      RequestSpecDecodeMetrics m;
+      if (!DecodeSpecDecodeMetrics(o.spec_decode_metrics, &m).ok()) {
+        return "spec_decode_metrics passed the decoder but does not decode";
+      }
+      if (m.histogram.size() > input || m.per_step_accepted.size() > input) {
+        return "more spec decode counts than input bytes";
+      }
+    }
   }
   if (out.scheduler_stats) {
     const SchedulerStats& s = *out.scheduler_stats;

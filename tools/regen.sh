@@ -12,7 +12,8 @@
 #   tools/gen_http_goldens.py  tools/gen_goldens.py  tools/gen_descriptor_fixtures.py
 #   tools/gen_request_goldens.py  tools/gen_numpy_goldens.py
 #   tools/gen_hostile_captures.py
-#   tools/gen_fuzz_seeds.py (last: it cuts the fuzz seeds out of the fixtures)
+#   tools/gen_fuzz_seeds.py (it cuts the fuzz seeds out of the fixtures)
+#   tools/gen_utility_call_goldens.py  tools/gen_spec_decode_goldens.py
 # Usage: tools/regen.sh          (also: make regen)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,7 @@ PYTHON=/usr/bin/python3
 GENERATORS=(gen_wire_newest.py gen_fixtures.py gen_float_table.py gen_exposition_goldens.py
             gen_http_goldens.py gen_goldens.py gen_descriptor_fixtures.py gen_request_goldens.py
             gen_numpy_goldens.py gen_hostile_captures.py gen_fuzz_seeds.py
-            gen_utility_call_goldens.py)
+            gen_utility_call_goldens.py gen_spec_decode_goldens.py)
 
 # Files under tests/ that git does not track yet, before the generators run (hand-written files
 # not committed yet are not "stale"; a file a generator creates is).

@@ -90,6 +90,31 @@ struct SamplingMaskLists {
   Tensor offsets;
 };
 
+// RequestSpecDecodeMetrics: one request's speculative-decoding acceptance, which an engine of
+// the newest layout sends on the request's final output when it runs with
+// --per-request-spec-decode-metrics summary|detailed (vLLM PR #48915; a map). `histogram[j]`
+// counts the verification steps that accepted exactly j draft tokens (num_spec_tokens + 1
+// entries); `num_draft_tokens` the drafts proposed; the per-step lists, in step order, are
+// filled by `detailed` engines only (empty otherwise).
+struct RequestSpecDecodeMetrics {
+  int64_t num_spec_tokens = 0;
+  std::vector<int64_t> histogram;
+  int64_t num_draft_tokens = 0;
+  std::vector<int64_t> per_step_accepted;
+  std::vector<int64_t> per_step_drafted;
+  int64_t num_spec_steps = 0;             // sum of histogram
+  int64_t num_accepted_draft_tokens = 0;  // sum of j * histogram[j]
+};
+
+// DecodeSpecDecodeMetrics
+//
+// Reads the raw map EngineCoreOutput::spec_decode_metrics holds into `out` (null: only checks
+// it). Malformed unless every value a genuine engine sends holds: `num_spec_tokens` present,
+// 0 to 1024; `histogram` num_spec_tokens + 1 integers; counts and list entries non-negative
+// integers; the per-step lists of one length; the step and accepted-token sums within int64.
+// Keys it does not know are skipped (a newer engine's).
+Status DecodeSpecDecodeMetrics(std::string_view raw, RequestSpecDecodeMetrics* out);
+
 // LogprobsLists / LogprobsTensors (NamedTuples, arrays). Each position holds a tensor triple
 // or something else (nil, a plain list), which is kept as "not a tensor".
 struct Logprobs {
@@ -138,6 +163,10 @@ struct EngineCoreOutput {
   bool has_new_sampling_mask = false;
   // g20260814 on (the engine's --return-sampling-mask); checked as SamplingMaskLists says.
   std::optional<SamplingMaskLists> new_sampling_mask;
+  // The newest layout's RequestSpecDecodeMetrics map as raw msgpack, empty when nil. Always
+  // DecodeSpecDecodeMetrics-valid: the decoder drops one it refuses (left empty, the output
+  // kept) and reports it as a skipped value (wrong_type).
+  std::string_view spec_decode_metrics;
   uint32_t wire_fields = 0;  // positions present on the wire
 };
 

@@ -275,6 +275,14 @@ struct FrontendOptions {
   // endpoint does not read the flag, and neither does vmetrics'.
   bool enable_force_include_usage = false;
 
+  // --per-request-spec-decode-metrics: "none", "summary" or "detailed" (vLLM's flag of PR
+  // #48915). Not "none": single-choice answers of both token APIs carry
+  // `metrics.speculative_decoding` from the RequestSpecDecodeMetrics the engines send on final
+  // outputs (docs/operator-guide.md, "Per-request response features"); "detailed" adds the
+  // per-step lists when the engines keep them. Needs --speculative-config with
+  // num_speculative_tokens; another value fails Bind naming the flag.
+  std::string per_request_spec_decode_metrics = "none";
+
   // --enable-server-load-tracking: GET /load answers {"server_load": N}, N the token API
   // requests being answered (vLLM's server_load_metrics); without it N is 0, as vLLM's.
   bool enable_server_load_tracking = false;

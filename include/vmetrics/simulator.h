@@ -159,6 +159,13 @@ struct SimulatorOptions {
   // the step, this many layers, 2 experts] (EngineModel::RoutedExpertsChunk says which
   // numbers), inline as ext 3 whatever its size; 0 = nil, as engines without the option send.
   int64_t routed_experts_layers = 0;
+  // An engine run with --per-request-spec-decode-metrics (REQUIRES: num_speculative_tokens > 0
+  // and a `wire` whose outputs carry spec_decode_metrics, the newest layout): every request's
+  // final output carries its RequestSpecDecodeMetrics, a map {num_spec_tokens, histogram,
+  // num_draft_tokens, per_step_accepted, per_step_drafted} over the steps that verified its
+  // drafts, the per-step lists filled by kDetailed only (vLLM PR #48915).
+  enum class SpecDecodeMetrics : uint8_t { kNone, kSummary, kDetailed };
+  SpecDecodeMetrics per_request_spec_decode_metrics = SpecDecodeMetrics::kNone;
   // Prefill/decode disaggregation through NIXL (REQUIRES: serve_requests, connector kNixl,
   // not echo_kv_transfer_params). The engine follows NixlConnector's contract
   // (vllm/distributed/kv_transfer/kv_connector/v1/nixl/scheduler.py at vllm-project/vllm

@@ -127,6 +127,11 @@ void AddFrontendFlags(CLI::App* cmd, ServeFlags* f) {
   cmd->add_flag("--enable-force-include-usage", a->enable_force_include_usage,
                 "Completion streams report usage on every chunk and before [DONE], as if "
                 "stream_options asked for it");
+  cmd->add_option("--per-request-spec-decode-metrics", a->per_request_spec_decode_metrics,
+                  "Single-choice answers carry metrics.speculative_decoding (summary; detailed "
+                  "adds the per-step lists); needs --speculative-config")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "summary", "detailed"}));
   cmd->add_flag("--enable-server-load-tracking", a->enable_server_load_tracking,
                 "GET /load counts the token API requests in flight (else it answers 0)");
   cmd->add_option("--api-key", a->http.api_keys,

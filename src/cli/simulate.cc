@@ -46,6 +46,7 @@ struct SimulateFlags {
   std::string served_stop = "sampled";
   bool echo_kv_transfer_params = false;
   int64_t routed_experts_layers = 0;
+  std::string per_request_spec_decode_metrics = "none";
   std::string kv_role = "none";
   std::string kv_engine_id;
   std::string kv_events_config;
@@ -80,6 +81,11 @@ int RunSimulate(const SimulateFlags& f) {
                                               : SimulatorOptions::ServedStop::kSampled;
   o.echo_kv_transfer_params = f.echo_kv_transfer_params;
   o.routed_experts_layers = f.routed_experts_layers;
+  using SpecLevel = SimulatorOptions::SpecDecodeMetrics;
+  o.per_request_spec_decode_metrics =
+      f.per_request_spec_decode_metrics == "detailed"  ? SpecLevel::kDetailed
+      : f.per_request_spec_decode_metrics == "summary" ? SpecLevel::kSummary
+                                                       : SpecLevel::kNone;
   o.kv_role = *ParseSimKvRole(f.kv_role);  // checked by CLI11
   o.kv_engine_id = f.kv_engine_id;
   o.kv_events_config = f.kv_events_config;
@@ -166,6 +172,12 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
                   "As an engine with --enable-return-routed-experts: served requests' outputs "
                   "carry routed_experts of this many layers (needs --serve-requests; 0 = off)")
       ->check(CLI::Range(int64_t{0}, int64_t{256}));
+  cmd->add_option("--per-request-spec-decode-metrics", f.per_request_spec_decode_metrics,
+                  "As an engine with vLLM's flag: every final output carries the request's "
+                  "RequestSpecDecodeMetrics (needs --num-speculative-tokens and --engine-wire "
+                  "gnewest; detailed keeps the per-step lists)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "summary", "detailed"}));
   cmd->add_option("--kv-role", f.kv_role,
                   "Prefill/decode disaggregation through NIXL (needs --serve-requests and "
                   "--connector nixl): kv_producer answers do_remote_decode requests that finish "
@@ -213,7 +225,8 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
       return;
     }
     const SimulateFlags& sf = *flags;
-    if (Result<const WireGeneration*> wire = ParseEngineWire(sf.engine_wire); !wire.ok()) {
+    Result<const WireGeneration*> wire = ParseEngineWire(sf.engine_wire);
+    if (!wire.ok()) {
       std::fprintf(stderr, "vmetrics simulate: %s\n", wire.status().message().c_str());
       *exit_code = 2;
       return;
@@ -221,6 +234,16 @@ void AddSimulateCommand(CLI::App& app, int* exit_code) {
     if (sf.kv_role != "none" && (!sf.serve_requests || sf.connector != "nixl")) {
       std::fprintf(stderr,
                    "vmetrics simulate: --kv-role needs --serve-requests and --connector nixl\n");
+      *exit_code = 2;
+      return;
+    }
+    if (sf.per_request_spec_decode_metrics != "none" &&
+        (sf.num_speculative_tokens == 0 || *wire == nullptr ||
+         (*wire)->PositionOf(OutputField::kSpecDecodeMetrics) < 0)) {
+      std::fprintf(stderr,
+                   "vmetrics simulate: --per-request-spec-decode-metrics needs "
+                   "--num-speculative-tokens and an --engine-wire whose outputs carry "
+                   "spec_decode_metrics (gnewest)\n");
       *exit_code = 2;
       return;
     }

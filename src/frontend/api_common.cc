@@ -151,6 +151,40 @@ Json PerRequestMetricsJson(const std::optional<RequestTimestamps>& timestamps,
   return metrics;
 }
 
+Json SpeculativeDecodingJson(const RequestSpecDecodeMetrics& m, bool detailed) {
+  const int64_t steps = m.num_spec_steps;
+  const int64_t accepted = m.num_accepted_draft_tokens;
+  Json j{{"mean_acceptance_length",
+          steps > 0 ? 1.0 + static_cast<double>(accepted) / static_cast<double>(steps) : 1.0},
+         {"draft_acceptance_rate",
+          m.num_draft_tokens > 0
+              ? static_cast<double>(accepted) / static_cast<double>(m.num_draft_tokens)
+              : 0.0},
+         {"acceptance_histogram", m.histogram},
+         {"num_spec_steps", steps},
+         {"num_accepted_draft_tokens", accepted},
+         {"num_draft_tokens", m.num_draft_tokens},
+         {"num_spec_tokens", m.num_spec_tokens}};
+  if (detailed && !m.per_step_accepted.empty()) {
+    j["per_step_accepted"] = m.per_step_accepted;
+    j["per_step_drafted"] = m.per_step_drafted;
+  }
+  return j;
+}
+
+Json ChoiceMetricsJson(const ServingConfig& config, const ChoiceState& c, int64_t tokens,
+                       bool timing, bool with_nulls) {
+  Json metrics = timing ? PerRequestMetricsJson(c.timestamps, tokens, with_nulls) : Json::object();
+  if (config.spec_decode_metrics == SpecDecodeMetricsLevel::kNone) return metrics;
+  if (c.spec_decode) {
+    metrics["speculative_decoding"] = SpeculativeDecodingJson(
+        *c.spec_decode, config.spec_decode_metrics == SpecDecodeMetricsLevel::kDetailed);
+  } else if (with_nulls) {
+    metrics["speculative_decoding"] = nullptr;
+  }
+  return metrics;
+}
+
 Json MsgpackValueJson(std::string_view raw) {
   Result<Json> v = protocol::MsgpackToJson(raw);
   return v.ok() ? std::move(*v) : Json(nullptr);

@@ -83,6 +83,20 @@ MaybeError ReadStreamOptions(JsonFields& f, TokenRequest* r, std::vector<std::st
 Json PerRequestMetricsJson(const std::optional<RequestTimestamps>& timestamps,
                            int64_t num_generation_tokens, bool with_nulls);
 
+// vLLM's `metrics.speculative_decoding` (PR #48915) from the engine's RequestSpecDecodeMetrics:
+// mean_acceptance_length (1 + accepted / steps; 1.0 without steps), draft_acceptance_rate
+// (accepted / drafted; 0.0 without drafts), acceptance_histogram, num_spec_steps,
+// num_accepted_draft_tokens, num_draft_tokens, num_spec_tokens; with `detailed`, and when the
+// engine kept them, per_step_accepted and per_step_drafted.
+Json SpeculativeDecodingJson(const RequestSpecDecodeMetrics& m, bool detailed);
+
+// The `metrics` object of an answer with one choice `c` of `tokens` generated tokens: the
+// timings when `timing` (PerRequestMetricsJson), then `speculative_decoding` when
+// config.spec_decode_metrics is on (null when the engine sent none). `with_nulls` false leaves
+// null members out (a stream's usage chunk).
+Json ChoiceMetricsJson(const ServingConfig& config, const ChoiceState& c, int64_t tokens,
+                       bool timing, bool with_nulls);
+
 // A raw msgpack value the engine sent (kv_transfer_params) as the JSON vLLM's server answers
 // with: maps in wire order, ints and floats kept apart. Null when it does not decode.
 Json MsgpackValueJson(std::string_view raw);

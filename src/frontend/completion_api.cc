@@ -456,12 +456,19 @@ void EchoedPositions(const TokenRequest& r, const PromptState& prompt,
   positions->resize(ids->size());
 }
 
+// Whether answers carry `metrics`: the timings or speculative decoding asked for.
+bool WithMetrics(const ServingConfig& config) {
+  return config.enable_per_request_metrics ||
+         config.spec_decode_metrics != SpecDecodeMetricsLevel::kNone;
+}
+
 // The `metrics` of a whole answer: null unless it is one prompt's one choice, as vLLM
 // suppresses metrics that cannot be attributed to one generation stream.
-Json MetricsOf(const std::vector<ChoiceState>& choices, int64_t completion_tokens) {
+Json MetricsOf(const ServingConfig& config, const std::vector<ChoiceState>& choices,
+               int64_t completion_tokens) {
   if (choices.size() != 1) return nullptr;
-  return PerRequestMetricsJson(choices.front().timestamps, completion_tokens,
-                               /*with_nulls=*/true);
+  return ChoiceMetricsJson(config, choices.front(), completion_tokens,
+                           config.enable_per_request_metrics, /*with_nulls=*/true);
 }
 
 }  // namespace
@@ -521,7 +528,7 @@ std::string CompletionResponseJson(const ServingConfig& config, const TokenReque
   if (!prompts.empty() && !prompts.front().kv_transfer_params.empty()) {
     doc["kv_transfer_params"] = MsgpackValueJson(prompts.front().kv_transfer_params);
   }
-  if (config.enable_per_request_metrics) doc["metrics"] = MetricsOf(choices, completion_tokens);
+  if (WithMetrics(config)) doc["metrics"] = MetricsOf(config, choices, completion_tokens);
   return DumpJson(doc);
 }
 
@@ -580,9 +587,9 @@ std::string CompletionUsageEvent(const ServingConfig& config, const ResponseIden
     usage["prompt_tokens_details"] = Json{{"cached_tokens", *prompts.front().cached_tokens}};
   }
   doc["usage"] = std::move(usage);
-  if (config.enable_per_request_metrics && choices.size() == 1) {
-    doc["metrics"] = PerRequestMetricsJson(choices.front().timestamps, completion_tokens,
-                                           /*with_nulls=*/false);
+  if (WithMetrics(config) && choices.size() == 1) {
+    doc["metrics"] = ChoiceMetricsJson(config, choices.front(), completion_tokens,
+                                       config.enable_per_request_metrics, /*with_nulls=*/false);
   }
   return "data: " + DumpJson(doc) + "\n\n";
 }

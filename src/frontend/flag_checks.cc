@@ -5,8 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "token_request.h"
 #include "vmetrics/frontend.h"
 #include "vmetrics/internal/wire_text.h"
+#include "vmetrics/wire_generation.h"
 
 namespace vmetrics::frontend {
 
@@ -32,6 +34,33 @@ Result<int64_t> ParseNumSpeculativeTokens(std::string_view speculative_config) {
                                    ", got " + k->dump());
   }
   return k->get<int64_t>();
+}
+
+Result<SpecDecodeMetricsLevel> CheckSpecDecodeMetrics(std::string_view level,
+                                                      int64_t num_speculative_tokens,
+                                                      const WireGeneration* pinned) {
+  SpecDecodeMetricsLevel checked;
+  if (level == "none") return SpecDecodeMetricsLevel::kNone;
+  if (level == "summary") {
+    checked = SpecDecodeMetricsLevel::kSummary;
+  } else if (level == "detailed") {
+    checked = SpecDecodeMetricsLevel::kDetailed;
+  } else {
+    return Status::InvalidArgument(
+        "--per-request-spec-decode-metrics must be none, summary or detailed, got '" +
+        std::string(level) + "'");
+  }
+  if (num_speculative_tokens == 0) {
+    return Status::InvalidArgument(
+        "--per-request-spec-decode-metrics " + std::string(level) +
+        " needs speculative decoding: --speculative-config with num_speculative_tokens");
+  }
+  if (pinned != nullptr && pinned->PositionOf(OutputField::kSpecDecodeMetrics) < 0) {
+    return Status::InvalidArgument("--per-request-spec-decode-metrics " + std::string(level) +
+                                   ": engines of --engine-wire " + std::string(pinned->name) +
+                                   " never send spec_decode_metrics");
+  }
+  return checked;
 }
 
 Status CheckMaxModelLen(int64_t max_model_len, bool zero_is_from_engines) {

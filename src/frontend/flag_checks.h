@@ -17,6 +17,7 @@
 
 #include "vmetrics/frontend.h"
 #include "vmetrics/status.h"
+#include "vmetrics/wire_generation.h"
 
 namespace vmetrics::frontend {
 
@@ -36,6 +37,18 @@ inline constexpr int64_t kMaxSpeculativeTokens = 128;
 //   EXPECT_EQ(*ParseNumSpeculativeTokens(R"({"num_speculative_tokens":3})"), 3);
 //   EXPECT_FALSE(ParseNumSpeculativeTokens(R"({"num_speculative_tokens":"3"})").ok());
 Result<int64_t> ParseNumSpeculativeTokens(std::string_view speculative_config);
+
+enum class SpecDecodeMetricsLevel : uint8_t;  // token_request.h
+
+// CheckSpecDecodeMetrics
+//
+// `--per-request-spec-decode-metrics none|summary|detailed` as its level. Not "none" needs
+// speculative decoding (`num_speculative_tokens` > 0), as vLLM's config check refuses it
+// without --speculative-config, and, when --engine-wire pins a generation (`pinned`, else
+// null), one whose outputs carry spec_decode_metrics: answers could never have the object.
+Result<SpecDecodeMetricsLevel> CheckSpecDecodeMetrics(std::string_view level,
+                                                      int64_t num_speculative_tokens,
+                                                      const WireGeneration* pinned);
 
 // CheckMaxModelLen
 //

@@ -93,6 +93,7 @@ struct CheckedOptions {
   std::optional<std::string> show_hidden_metrics_for_version;  // validated
   const WireGeneration* engine_wire = nullptr;                 // --engine-wire; nullptr = auto
   int64_t num_speculative_tokens = 0;
+  frontend::SpecDecodeMetricsLevel spec_decode_metrics{};  // --per-request-spec-decode-metrics
   std::vector<std::pair<std::string, std::string>> cache_config_info;  // --cache-config-info
   std::vector<LoraModule> lora_modules;                                // numbered
   frontend::GenerationConfig generation;  // --generation-config, --eos-token-id
@@ -150,6 +151,10 @@ Result<CheckedOptions> CheckOptions(FrontendOptions* o) {
   Result<int64_t> speculative = frontend::ParseNumSpeculativeTokens(o->speculative_config);
   if (!speculative.ok()) return speculative.status();
   checked.num_speculative_tokens = *speculative;
+  Result<frontend::SpecDecodeMetricsLevel> spec_metrics = frontend::CheckSpecDecodeMetrics(
+      o->per_request_spec_decode_metrics, checked.num_speculative_tokens, checked.engine_wire);
+  if (!spec_metrics.ok()) return spec_metrics.status();
+  checked.spec_decode_metrics = *spec_metrics;
   if (Status s = frontend::CheckMaxModelLen(o->max_model_len, /*zero_is_from_engines=*/true);
       !s.ok()) {
     return s;
@@ -704,6 +709,7 @@ Status Frontend::Start() {
   ro.config.enable_prompt_tokens_details = m.options.enable_prompt_tokens_details;
   ro.config.enable_per_request_metrics = m.options.enable_per_request_metrics;
   ro.config.enable_force_include_usage = m.options.enable_force_include_usage;
+  ro.config.spec_decode_metrics = m.checked.spec_decode_metrics;
   ro.config.generation = m.checked.generation;
   if (!ro.config.generation.eos_token_id) {
     LogWarning(

@@ -278,6 +278,15 @@ std::string GenerateResponseJson(const ServingConfig& config, const TokenRequest
   if (!prompt.kv_transfer_params.empty()) {
     doc["kv_transfer_params"] = MsgpackValueJson(prompt.kv_transfer_params);
   }
+  // Generate's `metrics` carries speculative decoding only (PR #43310): vLLM does not pass
+  // --enable-per-request-metrics to the generate serving class.
+  if (config.spec_decode_metrics != SpecDecodeMetricsLevel::kNone) {
+    doc["metrics"] = choices.size() == 1
+                         ? ChoiceMetricsJson(config, choices.front(),
+                                             static_cast<int64_t>(choices.front().token_ids.size()),
+                                             /*timing=*/false, /*with_nulls=*/true)
+                         : Json(nullptr);
+  }
   return DumpJson(doc);
 }
 
@@ -309,6 +318,11 @@ std::string GenerateUsageEvent(const ServingConfig& config, const ResponseIdenti
   Json doc{{"request_id", identity.id},
            {"choices", Json::array()},
            {"usage", UsageJson(config, prompt, choices, /*with_nulls=*/false)}};
+  if (config.spec_decode_metrics != SpecDecodeMetricsLevel::kNone && choices.size() == 1) {
+    doc["metrics"] = ChoiceMetricsJson(config, choices.front(),
+                                       static_cast<int64_t>(choices.front().token_ids.size()),
+                                       /*timing=*/false, /*with_nulls=*/false);
+  }
   return "data: " + DumpJson(doc) + "\n\n";
 }
 

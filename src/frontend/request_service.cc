@@ -703,6 +703,14 @@ std::optional<IterationStats> RequestService::Track(EngineCoreOutputs* m,
       }
       if (o.routed_experts) c.routed_experts.Append(*o.routed_experts);
       if (o.new_sampling_mask) c.sampling_mask.Append(*o.new_sampling_mask);
+      if (!o.spec_decode_metrics.empty() &&
+          options_.config.spec_decode_metrics != SpecDecodeMetricsLevel::kNone) {
+        // Checked by the decoder: decoding again cannot fail.
+        RequestSpecDecodeMetrics metrics;
+        if (DecodeSpecDecodeMetrics(o.spec_decode_metrics, &metrics).ok()) {
+          c.spec_decode = std::move(metrics);
+        }
+      }
       if (o.prefill_stats && !prompt.cached_tokens) {
         prompt.cached_tokens = o.prefill_stats->num_cached_tokens;
       }

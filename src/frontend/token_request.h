@@ -22,10 +22,13 @@
 #include "generation_config.h"
 #include "logprobs.h"
 #include "numpy_arrays.h"
+#include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/engine_request.h"
 #include "vmetrics/frontend.h"  // LoraModule
 
 namespace vmetrics::frontend {
+
+enum class SpecDecodeMetricsLevel : uint8_t { kNone, kSummary, kDetailed };
 
 // ServingConfig: what the server allows and knows.
 struct ServingConfig {
@@ -46,6 +49,9 @@ struct ServingConfig {
   // vLLM's --enable-force-include-usage: completion streams report usage as if
   // stream_options had include_usage and continuous_usage_stats.
   bool enable_force_include_usage = false;
+  // vLLM's --per-request-spec-decode-metrics: metrics.speculative_decoding in single-choice
+  // answers of both APIs; kDetailed with the per-step lists.
+  SpecDecodeMetricsLevel spec_decode_metrics = SpecDecodeMetricsLevel::kNone;
   GenerationConfig generation;
 };
 
@@ -115,6 +121,9 @@ struct ChoiceState {  // NOLINT(bugprone-exception-escape): a null json() never 
   // --enable-return-routed-experts, --return-sampling-mask); empty when it sent none.
   ArrayConcat routed_experts;
   SamplingMaskMerge sampling_mask;
+  // The engine's RequestSpecDecodeMetrics of the final output, with
+  // --per-request-spec-decode-metrics; nullopt when it sent none.
+  std::optional<RequestSpecDecodeMetrics> spec_decode;
 };
 
 // Who answers: the response's id ("cmpl-...", "generate-tokens-..."), `created` (Unix

@@ -110,6 +110,87 @@ std::string NumpyArrayProblem(const Tensor& t) {
 
 namespace {
 
+// A non-negative integer of RequestSpecDecodeMetrics.
+Status ReadCount(MsgpackReader& r, const char* key, int64_t* out) {
+  if (Status s = r.ReadInt(out); !s.ok()) return s;
+  if (*out < 0) return Malformed(r, std::string("spec_decode_metrics.") + key + " is negative");
+  return Status::Ok();
+}
+
+// A list of non-negative integers of RequestSpecDecodeMetrics (into `out` when not null).
+Status ReadCounts(MsgpackReader& r, const char* key, std::vector<int64_t>* out, size_t* size) {
+  uint32_t n;
+  if (Status s = r.ReadArrayHeader(&n); !s.ok()) return s;
+  *size = n;
+  if (out != nullptr) out->clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    int64_t v;
+    if (Status s = ReadCount(r, key, &v); !s.ok()) return s;
+    if (out != nullptr) out->push_back(v);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DecodeSpecDecodeMetrics(std::string_view raw, RequestSpecDecodeMetrics* out) {
+  // vLLM's num_speculative_tokens is far below this; the bound keeps the histogram small.
+  constexpr int64_t kMaxSpecTokens = 1024;
+  RequestSpecDecodeMetrics local;
+  RequestSpecDecodeMetrics& m = out != nullptr ? *out : local;
+  m = RequestSpecDecodeMetrics{};
+  MsgpackReader r(raw);
+  uint32_t keys;
+  if (Status s = r.ReadMapHeader(&keys); !s.ok()) return s;
+  bool has_spec_tokens = false;
+  size_t histogram_size = 0, accepted_size = 0, drafted_size = 0;
+  // The sums are taken over the histogram, which is short, even when only checking.
+  std::vector<int64_t>* keep = out != nullptr ? &m.per_step_accepted : nullptr;
+  std::vector<int64_t>* keep_drafted = out != nullptr ? &m.per_step_drafted : nullptr;
+  for (uint32_t k = 0; k < keys; ++k) {
+    std::string_view key;
+    if (Status s = r.ReadStr(&key); !s.ok()) return s;
+    Status s = Status::Ok();
+    if (key == "num_spec_tokens") {
+      has_spec_tokens = true;
+      s = ReadCount(r, "num_spec_tokens", &m.num_spec_tokens);
+    } else if (key == "histogram") {
+      s = ReadCounts(r, "histogram", &m.histogram, &histogram_size);
+    } else if (key == "num_draft_tokens") {
+      s = ReadCount(r, "num_draft_tokens", &m.num_draft_tokens);
+    } else if (key == "per_step_accepted") {
+      s = ReadCounts(r, "per_step_accepted", keep, &accepted_size);
+    } else if (key == "per_step_drafted") {
+      s = ReadCounts(r, "per_step_drafted", keep_drafted, &drafted_size);
+    } else {
+      s = r.Skip();
+    }
+    if (!s.ok()) return s;
+  }
+  if (!has_spec_tokens) return Malformed(r, "spec_decode_metrics has no num_spec_tokens");
+  if (m.num_spec_tokens > kMaxSpecTokens) {
+    return Malformed(r, "spec_decode_metrics.num_spec_tokens above 1024");
+  }
+  if (histogram_size != static_cast<size_t>(m.num_spec_tokens) + 1) {
+    return Malformed(r, "spec_decode_metrics.histogram is not num_spec_tokens + 1 long");
+  }
+  if (accepted_size != drafted_size) {
+    return Malformed(r, "spec_decode_metrics per-step lists differ in length");
+  }
+  for (size_t j = 0; j < m.histogram.size(); ++j) {
+    int64_t accepted;
+    if (__builtin_add_overflow(m.num_spec_steps, m.histogram[j], &m.num_spec_steps) ||
+        __builtin_mul_overflow(static_cast<int64_t>(j), m.histogram[j], &accepted) ||
+        __builtin_add_overflow(m.num_accepted_draft_tokens, accepted,
+                               &m.num_accepted_draft_tokens)) {
+      return Malformed(r, "spec_decode_metrics sums overflow");
+    }
+  }
+  return Status::Ok();
+}
+
+namespace {
+
 // A numpy array as NumpyArrayProblem accepts it, of rank `min_rank` or more (the reader is not
 // advanced on failure).
 Status DecodeNumpyArray(MsgpackReader& r, std::span<const std::string_view> frames, size_t min_rank,
@@ -267,8 +348,8 @@ Status ReadOptionalMap(MsgpackReader& r, std::string_view* out) {
 // (assigning EngineCoreOutput{} frees them, and a step of 256 outputs allocated 256 times;
 // move-assigning a default-constructed one costs half the decode). Every field is named here:
 // the static_assert is a reminder to reset a field added to the struct.
-static_assert(sizeof(EngineCoreOutput) == 640 || sizeof(void*) != 8,
-              "EngineCoreOutput changed: reset the new field in ResetOutput, then update 640");
+static_assert(sizeof(EngineCoreOutput) == 656 || sizeof(void*) != 8,
+              "EngineCoreOutput changed: reset the new field in ResetOutput, then update 656");
 void ResetOutput(EngineCoreOutput* out) {
   out->request_id = {};
   out->new_token_ids.clear();
@@ -292,6 +373,7 @@ void ResetOutput(EngineCoreOutput* out) {
   out->mm_cache_miss_hashes.clear();
   out->has_new_sampling_mask = false;
   out->new_sampling_mask.reset();
+  out->spec_decode_metrics = {};
   out->wire_fields = 0;
 }
 
@@ -391,8 +473,9 @@ void ResetOutput(EngineCoreOutput* out) {
     }
     case OutputField::kRequestId:  // positions 0 and 1 are read before the table
     case OutputField::kNewTokenIds:
-    case OutputField::kSpecDecodeMetrics:  // not a metrics input
-    case OutputField::kUnknown:            // newer trailing fields
+    case OutputField::kSpecDecodeMetrics:  // checked by CheckSpecDecodeMetrics
+      return ReadOptionalMap(r, &out->spec_decode_metrics);
+    case OutputField::kUnknown:  // newer trailing fields
       break;
   }
   return r.Skip();
@@ -538,6 +621,20 @@ const char* DecodePartName(DecodePart part) {
 
 namespace {
 
+// An output's spec_decode_metrics map that DecodeSpecDecodeMetrics refuses is dropped and
+// reported, and the output kept: the map only feeds the token APIs' `metrics` objects, and a
+// wrong guess at a newer engine's RequestSpecDecodeMetrics must not cost a request its final
+// tokens.
+[[gnu::noinline, gnu::cold]] void CheckSpecDecodeMetrics(std::string_view frame0,
+                                                         const DecodeContext& ctx,
+                                                         EngineCoreOutput* out) {
+  const Status s = DecodeSpecDecodeMetrics(out->spec_decode_metrics, nullptr);
+  if (s.ok()) return;
+  const auto offset = static_cast<int64_t>(out->spec_decode_metrics.data() - frame0.data());
+  ctx.Report(offset, "", "spec_decode_metrics", s.message(), ProblemKind::kWrongType);
+  out->spec_decode_metrics = {};
+}
+
 // A part that failed to decode is skipped when that is possible: the failure is about its
 // shape (not a pickle ext, not a missing aux frame, which fail the message in Python's decoder
 // too) and the value can be stepped over. Returns the status the message fails with, or Ok
@@ -620,6 +717,9 @@ Status DecodeEngineCoreOutputs(std::span<const std::string_view> frames, const D
           }
           const char* const entry = r.position();
           if (Status e = DecodeOutput(r, frames, wire, &out->outputs[used]); e.ok()) [[likely]] {
+            if (!out->outputs[used].spec_decode_metrics.empty()) [[unlikely]] {
+              CheckSpecDecodeMetrics(frames[0], ctx, &out->outputs[used]);
+            }
             ++used;
           } else if (s = SalvagePart(e, entry, r, ctx, DecodePart::kOutput, &out->skipped.outputs);
                      !s.ok()) {

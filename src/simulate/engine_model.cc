@@ -503,6 +503,28 @@ void EngineModel::Schedule(double now, SimSchedulerStats* stats,
     stats->connector_prefix_cache_stats = connector_prefix;
 }
 
+SimSpecDecodeMetrics& EngineModel::SpecOf(Request* r) const {
+  if (!r->spec) {
+    r->spec.emplace();
+    r->spec->num_spec_tokens = options_.num_speculative_tokens;
+    r->spec->histogram.assign(static_cast<size_t>(options_.num_speculative_tokens) + 1, 0);
+  }
+  return *r->spec;
+}
+
+void EngineModel::ObserveDrafts(Request* r, int64_t drafted, int64_t accepted) const {
+  using Level = SimulatorOptions::SpecDecodeMetrics;
+  const Level level = options_.per_request_spec_decode_metrics;
+  if (level == Level::kNone) return;
+  SimSpecDecodeMetrics& m = SpecOf(r);
+  m.histogram[static_cast<size_t>(accepted)] += 1;
+  m.num_draft_tokens += drafted;
+  if (level == Level::kDetailed) {
+    m.per_step_accepted.push_back(accepted);
+    m.per_step_drafted.push_back(drafted);
+  }
+}
+
 void EngineModel::Decode(SimMessage* message, SimSpecDecodingStats* spec) {
   const int k = options_.num_speculative_tokens;
   std::vector<Request> still_running;
@@ -517,6 +539,7 @@ void EngineModel::Decode(SimMessage* message, SimSpecDecodingStats* spec) {
         ++accepted;
       spec->num_drafts += 1;
       spec->num_draft_tokens += k;
+      ObserveDrafts(&r, k, accepted);
       spec->num_accepted_tokens += accepted;
       for (int64_t i = 0; i < accepted; ++i)
         spec->num_accepted_tokens_per_pos[static_cast<size_t>(i)] += 1;
@@ -565,6 +588,10 @@ void EngineModel::Decode(SimMessage* message, SimSpecDecodingStats* spec) {
     const bool finished = r.generated >= r.target_tokens;
     if (finished) {
       out.finish_reason = r.stops_early ? kFinishStop : kFinishLength;
+      // Every request reports, with an all-zero histogram when it verified no drafts.
+      if (options_.per_request_spec_decode_metrics != SimulatorOptions::SpecDecodeMetrics::kNone) {
+        out.spec_decode_metrics = std::move(SpecOf(&r));
+      }
       if (r.served) {
         const Served& s = *r.served;
         // check_stop tests EOS first: a token that is both stops without a stop_reason.

@@ -79,6 +79,15 @@ struct SimRoutedExperts {
   std::string bytes;  // rows * layers * experts_per_token
 };
 
+// RequestSpecDecodeMetrics: one request's drafts, verified step by step.
+struct SimSpecDecodeMetrics {
+  int64_t num_spec_tokens = 0;
+  std::vector<int64_t> histogram;  // num_spec_tokens + 1: steps that accepted exactly j
+  int64_t num_draft_tokens = 0;
+  std::vector<int64_t> per_step_accepted;  // detailed only
+  std::vector<int64_t> per_step_drafted;
+};
+
 struct SimOutput {
   std::string request_id;
   std::vector<int64_t> new_token_ids;
@@ -90,6 +99,7 @@ struct SimOutput {
   std::string kv_transfer_params;      // raw msgpack; "" = nil
   std::optional<SimPrefillStats> prefill_stats;
   std::optional<SimRoutedExperts> routed_experts;
+  std::optional<SimSpecDecodeMetrics> spec_decode_metrics;  // on the final output, when kept
 };
 
 struct SimPrefixCacheStats {
@@ -227,8 +237,13 @@ class EngineModel {
     bool ever_scheduled = false;
     bool first_output_sent = false;
     std::vector<SimEvent> pending_events;
+    std::optional<SimSpecDecodeMetrics> spec;  // per_request_spec_decode_metrics on
   };
 
+  // One verification step of `r`'s drafts into its RequestSpecDecodeMetrics, when kept;
+  // SpecOf: that record, empty (an all-zero histogram) until a step verified drafts.
+  void ObserveDrafts(Request* r, int64_t drafted, int64_t accepted) const;
+  SimSpecDecodeMetrics& SpecOf(Request* r) const;
   // Draws the request's cache hits (local prefix, and connector hits with the KV pull that
   // defers it) from its prompt length.
   void DrawCacheHits(Request* r);

@@ -404,6 +404,13 @@ TransportStatus Simulator::Impl::Validate() const {
         "need rate >= 0, block size, GPU blocks and max sequences >= 1, max model length >= 16, "
         "0..64 speculative tokens");
   }
+  if (o.per_request_spec_decode_metrics != SimulatorOptions::SpecDecodeMetrics::kNone &&
+      (o.num_speculative_tokens == 0 || o.wire == nullptr ||
+       o.wire->PositionOf(OutputField::kSpecDecodeMetrics) < 0)) {
+    return TransportStatus::InvalidArgument(
+        "per-request spec decode metrics need speculative tokens and a wire generation whose "
+        "outputs carry spec_decode_metrics");
+  }
   if (o.kv_role != SimKvRole::kNone &&
       (!o.serve_requests || o.connector != SimConnector::kNixl || o.echo_kv_transfer_params)) {
     return TransportStatus::InvalidArgument(

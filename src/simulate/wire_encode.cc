@@ -172,6 +172,27 @@ void WriteLogprobs(Writer& w, const SimLogprobs& l) {
   if (!l.prompt) w.Nil();  // cu_num_generated_tokens: nil in a per-request output
 }
 
+// spec_decode_metrics: RequestSpecDecodeMetrics as a map in its field order, or nil.
+void WriteSpecDecodeMetrics(Writer& w, const std::optional<SimSpecDecodeMetrics>& m) {
+  if (!m) {
+    w.Nil();
+    return;
+  }
+  auto ints = [&w](const std::vector<int64_t>& v) {
+    w.Array(static_cast<uint32_t>(v.size()));
+    for (int64_t x : v) w.Int(x);
+  };
+  w.Map(5);
+  w.Key("num_spec_tokens").Int(m->num_spec_tokens);
+  w.Key("histogram");
+  ints(m->histogram);
+  w.Key("num_draft_tokens").Int(m->num_draft_tokens);
+  w.Key("per_step_accepted");
+  ints(m->per_step_accepted);
+  w.Key("per_step_drafted");
+  ints(m->per_step_drafted);
+}
+
 // routed_experts: the ndarray triple (vLLM's MsgpackEncoder), or nil.
 void WriteRoutedExperts(Writer& w, const std::optional<SimRoutedExperts>& r) {
   if (!r) {
@@ -321,12 +342,14 @@ void WriteOutputAs(Writer& w, const SimOutput& o, const WireGeneration& g) {
       case OutputField::kRoutedExperts:
         WriteRoutedExperts(w, o.routed_experts);
         break;
+      case OutputField::kSpecDecodeMetrics:
+        WriteSpecDecodeMetrics(w, o.spec_decode_metrics);
+        break;
       case OutputField::kPoolingOutput:
       case OutputField::kEcTransferParams:
       case OutputField::kTraceHeaders:
       case OutputField::kMmCacheMissHashes:
       case OutputField::kNewSamplingMask:
-      case OutputField::kSpecDecodeMetrics:
       case OutputField::kUnknown:
         w.Nil();
         break;

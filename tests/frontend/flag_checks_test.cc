@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "token_request.h"
 #include "vmetrics/frontend.h"
 #include "vmetrics/frontend/replay.h"
+#include "vmetrics/wire_generation.h"
 
 namespace vmetrics::frontend {
 namespace {
@@ -45,6 +47,25 @@ TEST(ParseNumSpeculativeTokens, DeeplyNestedValueIsRefusedWithoutWritingItOut) {
   EXPECT_EQ(r.status().message(),
             "--speculative-config: num_speculative_tokens must be an integer from 1 to 128, got "
             "a array");
+}
+
+TEST(CheckSpecDecodeMetrics, ALevelThatNeedsSpeculativeDecodingAndAnEngineThatSendsIt) {
+  EXPECT_EQ(*CheckSpecDecodeMetrics("none", 0, nullptr), SpecDecodeMetricsLevel::kNone);
+  EXPECT_EQ(*CheckSpecDecodeMetrics("summary", 3, nullptr), SpecDecodeMetricsLevel::kSummary);
+  EXPECT_EQ(*CheckSpecDecodeMetrics("detailed", 3, &NewestWireGeneration()),
+            SpecDecodeMetricsLevel::kDetailed);
+  const Result<SpecDecodeMetricsLevel> bad = CheckSpecDecodeMetrics("full", 3, nullptr);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--per-request-spec-decode-metrics"), std::string::npos);
+  // vLLM's config refuses the flag without --speculative-config.
+  const Result<SpecDecodeMetricsLevel> no_spec = CheckSpecDecodeMetrics("summary", 0, nullptr);
+  ASSERT_FALSE(no_spec.ok());
+  EXPECT_NE(no_spec.status().message().find("--speculative-config"), std::string::npos);
+  // A pinned generation whose outputs cannot carry the map.
+  const Result<SpecDecodeMetricsLevel> pinned =
+      CheckSpecDecodeMetrics("summary", 3, FindWireGeneration("g20260814"));
+  ASSERT_FALSE(pinned.ok());
+  EXPECT_NE(pinned.status().message().find("--engine-wire g20260814"), std::string::npos);
 }
 
 TEST(CheckMaxModelLen, PositiveOrFromTheEngines) {

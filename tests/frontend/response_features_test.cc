@@ -12,6 +12,7 @@
 #include <deque>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "api_common.h"
 #include "request_service.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/engine_request.h"
@@ -38,6 +40,7 @@ struct Step {
   std::optional<FinishReason> finish;
   std::optional<Tensor> routed_experts;
   std::optional<SamplingMaskLists> sampling_mask;
+  std::string spec_decode_metrics;  // RequestSpecDecodeMetrics as msgpack; "" = nil
 };
 
 class ResponseFeaturesTest : public ::testing::Test {
@@ -99,6 +102,7 @@ class ResponseFeaturesTest : public ::testing::Test {
       o.has_routed_experts = step.routed_experts.has_value();
       o.new_sampling_mask = step.sampling_mask;
       o.has_new_sampling_mask = step.sampling_mask.has_value();
+      o.spec_decode_metrics = step.spec_decode_metrics;
       m.outputs.push_back(std::move(o));
     }
     service_->OnOutputs(&m, [](const EngineCoreOutputs&, const IterationStats*) {});
@@ -494,6 +498,143 @@ TEST(NumpyArraysOnTheWire, HostileArraysAreSkippedAndCounted) {
       (void)decode(flipped, &out);
     }
   }
+}
+
+// ---- metrics.speculative_decoding: tests/fixtures/spec_decode_metrics.jsonl
+// (tools/gen_spec_decode_goldens.py: the maps as Python's msgpack writes them, the response
+// objects as Python computes and serialises them) ----
+
+struct SpecCase {
+  std::string msgpack, summary, detailed;
+};
+
+std::map<std::string, SpecCase> SpecCases() {
+  std::map<std::string, SpecCase> cases;
+  std::ifstream in(VMETRICS_SPEC_DECODE_METRICS);
+  for (std::string line; std::getline(in, line);) {
+    const json c = json::parse(line);
+    if (!c.at("valid").get<bool>()) continue;
+    cases[c.at("name").get<std::string>()] = {Unhex(c.at("msgpack").get<std::string>()),
+                                              c.at("summary").get<std::string>(),
+                                              c.at("detailed").get<std::string>()};
+  }
+  return cases;
+}
+
+TEST(SpeculativeDecodingJson, IsPythonsObjectByteForByte) {
+  const std::map<std::string, SpecCase> cases = SpecCases();
+  ASSERT_EQ(cases.size(), 10U) << "run tools/gen_spec_decode_goldens.py";
+  for (const auto& [name, c] : cases) {
+    RequestSpecDecodeMetrics m;
+    ASSERT_TRUE(DecodeSpecDecodeMetrics(c.msgpack, &m).ok()) << name;
+    EXPECT_EQ(DumpJson(SpeculativeDecodingJson(m, false)), c.summary) << name;
+    EXPECT_EQ(DumpJson(SpeculativeDecodingJson(m, true)), c.detailed) << name;
+  }
+}
+
+// The detailed_lists case: 5 steps, 9 of 15 drafts accepted, per-step lists kept.
+class SpecDecodeResponseTest : public ResponseFeaturesTest {
+ protected:
+  void SetUp() override { case_ = SpecCases().at("detailed_lists"); }
+  void Finish(const std::string& id, const std::string& spec) {
+    Send(
+        11.0,
+        {{id,
+          {.tokens = {7}, .events = {{EventType::kQueued, 10.0}, {EventType::kScheduled, 10.5}}}}});
+    Send(11.5,
+         {{id, {.tokens = {8}, .finish = FinishReason::kLength, .spec_decode_metrics = spec}}});
+  }
+  static std::string Raw(HttpExchange& exchange) {
+    unsigned status = 0;
+    std::string type, body;
+    EXPECT_EQ(exchange.TakeAnswer(&status, &type, &body), HttpExchange::Phase::kReplied);
+    return body;
+  }
+  SpecCase case_;
+};
+
+TEST_F(SpecDecodeResponseTest, CompletionCarriesSpeculativeDecodingAlone) {
+  Make([](ServingConfig* c) { c->spec_decode_metrics = SpecDecodeMetricsLevel::kSummary; });
+  auto ex = Completion(R"({"prompt": [1, 2], "max_tokens": 2})");
+  Finish("cmpl-r-0-e", case_.msgpack);
+  const std::string raw = Raw(*ex);
+  // Summary: the engine's per-step lists are left out.
+  EXPECT_NE(raw.find(R"("kv_transfer_params":null,"metrics":{"speculative_decoding":)" +
+                     case_.summary + "}}"),
+            std::string::npos)
+      << raw;
+}
+
+TEST_F(SpecDecodeResponseTest, DetailedFollowsTheTimingsWhenBothAreAsked) {
+  Make([](ServingConfig* c) {
+    c->enable_per_request_metrics = true;
+    c->spec_decode_metrics = SpecDecodeMetricsLevel::kDetailed;
+  });
+  auto ex = Completion(R"({"prompt": [1, 2], "max_tokens": 2})");
+  Finish("cmpl-r-0-e", case_.msgpack);
+  const std::string raw = Raw(*ex);
+  EXPECT_NE(raw.find(R"("tokens_per_second":2.0,"speculative_decoding":)" + case_.detailed + "}}"),
+            std::string::npos)
+      << raw;
+}
+
+TEST_F(SpecDecodeResponseTest, WhatTheEngineDidNotSendIsNull) {
+  Make([](ServingConfig* c) { c->spec_decode_metrics = SpecDecodeMetricsLevel::kSummary; });
+  auto ex = Completion(R"({"prompt": [1, 2], "max_tokens": 2})");
+  Finish("cmpl-r-0-e", "");
+  EXPECT_EQ(Body(*ex).at("metrics"), json({{"speculative_decoding", nullptr}}));
+  auto two = Completion(R"({"prompt": [1, 2], "max_tokens": 2, "n": 2})");
+  Finish("0_cmpl-r-0-e", case_.msgpack);
+  Finish("1_cmpl-r-0-e", case_.msgpack);
+  EXPECT_TRUE(Body(*two).at("metrics").is_null());
+}
+
+TEST_F(SpecDecodeResponseTest, WithoutTheFlagTheEnginesMapIsNotReported) {
+  Make([](ServingConfig* c) { c->enable_per_request_metrics = true; });
+  auto ex = Completion(R"({"prompt": [1, 2], "max_tokens": 2})");
+  Finish("cmpl-r-0-e", case_.msgpack);
+  EXPECT_FALSE(Body(*ex).at("metrics").contains("speculative_decoding"));
+}
+
+TEST_F(SpecDecodeResponseTest, StreamsCarryItOnTheUsageChunk) {
+  Make([](ServingConfig* c) { c->spec_decode_metrics = SpecDecodeMetricsLevel::kDetailed; });
+  auto ex = Completion(
+      R"({"prompt": [1, 2], "max_tokens": 2, "stream": true,
+          "stream_options": {"include_usage": true}})");
+  Finish("cmpl-r-0-e", case_.msgpack);
+  const std::vector<json> events = Events(*ex);
+  ASSERT_EQ(events.size(), 3U);
+  for (size_t i = 0; i < 2; ++i) EXPECT_FALSE(events[i].contains("metrics")) << events[i].dump();
+  EXPECT_EQ(events[2].at("metrics").at("speculative_decoding"), json::parse(case_.detailed));
+  // Nothing from the engine: the member is left out, as null members of the usage chunk are.
+  auto none = Completion(
+      R"({"prompt": [1, 2], "max_tokens": 2, "stream": true,
+          "stream_options": {"include_usage": true}})");
+  Finish("cmpl-r-0-e", "");
+  EXPECT_EQ(Events(*none).back().at("metrics"), json::object());
+}
+
+TEST_F(SpecDecodeResponseTest, GenerateCarriesItOnBothShapes) {
+  Make([](ServingConfig* c) {
+    c->enable_per_request_metrics = true;  // not read by generate
+    c->spec_decode_metrics = SpecDecodeMetricsLevel::kSummary;
+  });
+  auto whole = Generate(R"({"token_ids": [1, 2], "sampling_params": {"max_tokens": 2}})");
+  Finish("generate-tokens-r-e", case_.msgpack);
+  EXPECT_EQ(Body(*whole).at("metrics"),
+            json({{"speculative_decoding", json::parse(case_.summary)}}));
+  auto stream = Generate(R"({"token_ids": [1, 2], "sampling_params": {"max_tokens": 2},
+                            "stream": true, "stream_options": {"include_usage": true}})");
+  Finish("generate-tokens-r-e", case_.msgpack);
+  const std::vector<json> events = Events(*stream);
+  ASSERT_EQ(events.size(), 3U);
+  EXPECT_FALSE(events[0].contains("metrics"));
+  EXPECT_TRUE(events[2].at("choices").empty());
+  EXPECT_EQ(events[2].at("metrics").at("speculative_decoding"), json::parse(case_.summary));
+  auto two = Generate(R"({"token_ids": [1, 2], "sampling_params": {"max_tokens": 2, "n": 2}})");
+  Finish("0_generate-tokens-r-e", case_.msgpack);
+  Finish("1_generate-tokens-r-e", case_.msgpack);
+  EXPECT_TRUE(Body(*two).at("metrics").is_null());
 }
 
 }  // namespace
