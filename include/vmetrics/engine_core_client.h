@@ -45,13 +45,13 @@
 //   options.handshake_address = "tcp://127.0.0.1:29550";
 //   options.engine_count = 2;  // vLLM --data-parallel-size
 //   EngineCoreClient client(options);
-//   if (TransportStatus s = client.Connect(); !s.ok()) {
+//   if (Status s = client.Connect(); !s.ok()) {
 //     std::fprintf(stderr, "%s\n", s.ToString().c_str());
 //     return;
 //   }
 //   EngineCoreClientCallbacks callbacks;
 //   callbacks.on_message = [&](auto frames, uint64_t n) { /* decode, record */ };
-//   TransportStatus started = client.Start(std::move(callbacks));
+//   Status started = client.Start(std::move(callbacks));
 //   ...
 //   client.Stop();
 #ifndef VMETRICS_ENGINE_CORE_CLIENT_H_
@@ -68,11 +68,10 @@
 #include <vector>
 
 #include "vmetrics/handshake.h"
+#include "vmetrics/status.h"
 
 namespace vmetrics {
 
-// What went wrong in the transport. Decoding errors are not here: the transport does not
-// decode outputs (see EngineCoreClientCallbacks::on_message).
 // Limits of the handshake and input ROUTERs, which engines only use to join (see the file
 // comment): messages queued per connection, and the largest message accepted (a ready response
 // is under 400 bytes in every generation; a peer that sends more than this is disconnected by
@@ -84,63 +83,6 @@ inline constexpr int64_t kMaxInputMessageBytes = 64 << 10;
 // (EngineCoreClientOptions::max_output_message_bytes). A step's outputs are kilobytes; the
 // largest frames are logprob tensors, which the token API asks for per sampled token only.
 inline constexpr int64_t kMaxOutputMessageBytes = int64_t{64} << 20;
-
-enum class TransportCode : uint8_t {
-  kOk = 0,
-  kInvalidArgument,  // bad options (no address, engine range beyond 16 bits, ...)
-  kSocket,           // ZeroMQ refused: bind failed, receive failed, context gone
-  kTimeout,          // a startup stage did not complete in time
-  kProtocol,         // a peer broke the handshake: unknown identity, duplicate HELLO, bad map
-  kUnavailable,      // Send to an engine that is dead or not connected
-  kStopped,          // RequestStop()/Stop() was called
-};
-const char* TransportCodeName(TransportCode code);  // "timeout", "protocol error", ...
-
-// TransportStatus
-//
-// The error value of the transport and the simulator. `stage` names where it happened:
-// "bind", "HELLO", "READY", "input registration", "output", "send", or "" when none applies.
-//
-// Example:
-//   TransportStatus s = TransportStatus::Timeout("READY", "no READY from engine 1 within 200 ms");
-//   EXPECT_EQ(s.ToString(), "timeout during READY: no READY from engine 1 within 200 ms");
-class [[nodiscard]] TransportStatus {
- public:
-  TransportStatus() = default;
-  static TransportStatus Ok() { return TransportStatus(); }
-  static TransportStatus InvalidArgument(std::string msg) {
-    return TransportStatus(TransportCode::kInvalidArgument, "", std::move(msg));
-  }
-  static TransportStatus Socket(std::string stage, std::string msg) {
-    return TransportStatus(TransportCode::kSocket, std::move(stage), std::move(msg));
-  }
-  static TransportStatus Timeout(std::string stage, std::string msg) {
-    return TransportStatus(TransportCode::kTimeout, std::move(stage), std::move(msg));
-  }
-  static TransportStatus Protocol(std::string stage, std::string msg) {
-    return TransportStatus(TransportCode::kProtocol, std::move(stage), std::move(msg));
-  }
-  static TransportStatus Unavailable(std::string msg) {
-    return TransportStatus(TransportCode::kUnavailable, "send", std::move(msg));
-  }
-  static TransportStatus Stopped(std::string stage) {
-    return TransportStatus(TransportCode::kStopped, std::move(stage), "stop requested");
-  }
-
-  bool ok() const { return code_ == TransportCode::kOk; }
-  TransportCode code() const { return code_; }
-  const std::string& stage() const { return stage_; }
-  const std::string& message() const { return message_; }
-  // "ok", "timeout during READY: ...", "invalid argument: ...".
-  std::string ToString() const;
-
- private:
-  TransportStatus(TransportCode code, std::string stage, std::string message)
-      : code_(code), stage_(std::move(stage)), message_(std::move(message)) {}
-  TransportCode code_ = TransportCode::kOk;
-  std::string stage_;
-  std::string message_;
-};
 
 // EngineCoreRequestType (vllm/v1/engine/__init__.py): the one-byte frame that follows the
 // identity on the input socket. Values are wire format: do not change.
@@ -251,8 +193,11 @@ struct EngineEvent {
   int engine_index = 0;
   EngineEventKind kind = EngineEventKind::kConnected;
   // "registered", "ready", "registered again", "sent ENGINE_CORE_DEAD", "input connection
-  // closed ...", "said HELLO again (restarted)".
+  // closed ...", "said HELLO again (restarted)". For people: branch on kind and rejoined.
   std::string reason;
+  // kConnected only: a new life of an engine that had joined before (it registered again
+  // once the output loop ran; reason "registered again").
+  bool rejoined = false;
 };
 
 // A message dropped from the handshake or input ROUTER (EngineCoreClientCallbacks).
@@ -280,8 +225,8 @@ struct EngineCoreClientCallbacks {
   // loop runs), dropped: for the accounting and the log.
   std::function<void(const DroppedMessage& dropped)> on_input_dropped;
   // Called once when the loop ends: ok after RequestStop()/Stop(), an error (kSocket, stage
-  // "output") when receiving failed and nothing more can arrive.
-  std::function<void(const TransportStatus& status)> on_loop_exit;
+  // kOutput) when receiving failed and nothing more can arrive.
+  std::function<void(const Status& status)> on_loop_exit;
 };
 
 class EngineCoreClient {
@@ -296,7 +241,8 @@ class EngineCoreClient {
   //
   // Validates the options and binds the sockets (input ROUTER and output PULL first, then the
   // handshake ROUTER, as vLLM does, so INIT can carry the real endpoints). Returns
-  // InvalidArgument for bad options, Socket (stage "bind") when an address cannot be bound.
+  // InvalidArgument for bad options, Socket (stage kBind) when an address cannot be bound, its
+  // detail naming the socket (kHandshakeSocket, kInputSocket, kOutputSocket).
   // After success endpoints() holds the bound endpoints — connect engines to them.
   //
   // Example:
@@ -304,7 +250,7 @@ class EngineCoreClient {
   //   EngineCoreClient client(options);
   //   ASSERT_TRUE(client.Bind().ok());
   //   StartSimulator(client.endpoints().handshake);
-  TransportStatus Bind();
+  Status Bind();
   const BoundEndpoints& endpoints() const;
 
   // WaitForEngines
@@ -313,9 +259,10 @@ class EngineCoreClient {
   // READY, then the input registrations; bootstrapped: the registrations), then returns ok and
   // engines() is filled. Accepts the "overlapping READY" (an engine's READY arriving while
   // others have not said HELLO yet) and the older empty registration frame. Fails with
-  // Timeout naming the stage and the engines still missing, Protocol for an unknown or
-  // duplicate identity or a message that breaks the sequence, Stopped after RequestStop().
-  // A failure leaves the client unusable (destroy it).
+  // Timeout naming the stage and the engines still missing, Protocol (detail
+  // kUnknownEngineIdentity, kNotIdentityAndMessage, kUndecodableMessage or none) for an unknown or
+  // duplicate identity or a message that breaks the sequence, Stopped after RequestStop(). A
+  // failure leaves the client unusable (destroy it).
   //
   //
   // `on_progress`, when given, is called on this thread as engines become ready (kConnected,
@@ -325,13 +272,13 @@ class EngineCoreClient {
   //
   // Example:
   //   options.hello_timeout = std::chrono::milliseconds(200);  // and no engine comes
-  //   TransportStatus s = client.WaitForEngines();
-  //   EXPECT_EQ(s.code(), TransportCode::kTimeout);
-  //   EXPECT_EQ(s.stage(), "HELLO");
-  TransportStatus WaitForEngines(const std::function<void(const EngineEvent&)>& on_progress = {});
+  //   Status s = client.WaitForEngines();
+  //   EXPECT_EQ(s.code(), StatusCode::kTimeout);
+  //   EXPECT_EQ(s.stage(), StatusStage::kHello);
+  Status WaitForEngines(const std::function<void(const EngineEvent&)>& on_progress = {});
 
   // Connect: Bind() then WaitForEngines().
-  TransportStatus Connect();
+  Status Connect();
 
   // Start
   //
@@ -350,7 +297,7 @@ class EngineCoreClient {
   //     std::printf("engine %d %s\n", e.engine_index, EngineEventKindName(e.kind));
   //   };
   //   ASSERT_TRUE(client.Start(std::move(cb)).ok());
-  TransportStatus Start(EngineCoreClientCallbacks callbacks);
+  Status Start(EngineCoreClientCallbacks callbacks);
 
   // RequestStop: asks the output loop (or a WaitForEngines in progress) to end, and returns at
   // once. Async-signal-safe. Idempotent. Sticky: later calls to WaitForEngines/Start return
@@ -373,10 +320,10 @@ class EngineCoreClient {
   //
   // Example:
   //   std::string_view body[] = {abort_body};
-  //   TransportStatus s = client.Send(0, EngineCoreRequestType::kAbort, body);
+  //   Status s = client.Send(0, EngineCoreRequestType::kAbort, body);
   //   if (!s.ok()) std::fprintf(stderr, "%s\n", s.ToString().c_str());
-  TransportStatus Send(int engine_index, EngineCoreRequestType type,
-                       std::span<const std::string_view> frames);
+  Status Send(int engine_index, EngineCoreRequestType type,
+               std::span<const std::string_view> frames);
 
   // A snapshot of the engines, by index. Empty until WaitForEngines() succeeded.
   std::vector<EngineInfo> engines() const;

@@ -346,7 +346,7 @@ class Simulator {
   // file). Returns InvalidArgument for bad options (no destination or more than one, engines
   // outside 0..65535, capture without steps), Socket when the capture file cannot be opened.
   // Connecting never fails here: ZeroMQ connects in the background, and an engine that gets no
-  // INIT within handshake_timeout fails Wait() with Timeout (stage "INIT").
+  // INIT within handshake_timeout fails Wait() with Timeout (stage kInit).
   //
   // Example:
   //   SimulatorOptions o;
@@ -357,7 +357,7 @@ class Simulator {
   //   Simulator sim(o);
   //   ASSERT_TRUE(sim.Start().ok());
   //   ASSERT_TRUE(sim.Wait().ok());  // the file holds 1000 messages
-  TransportStatus Start();
+  Status Start();
 
   // RequestStop: ends every engine after its current step. Async-signal-safe; idempotent.
   void RequestStop() noexcept;
@@ -366,7 +366,7 @@ class Simulator {
   //
   // Waits for every engine thread and returns the first failure (an engine's handshake timed
   // out, INIT was malformed, a socket failed), or ok. Steps run to `steps` (or the stop) first.
-  TransportStatus Wait();
+  Status Wait();
 
   // Totals of everything sent so far, each engine's taken between two of its steps. Complete
   // after Wait(); the seed is known after Start().

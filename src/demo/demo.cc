@@ -30,6 +30,12 @@ using frontend::WaitForStopSignal;
 
 namespace {
 
+// What to suggest when binding failed: another port, where the HTTP port was taken (the
+// frontend starts its HTTP server in Bind()).
+std::string PortHint(const Status& bind_failure, int port) {
+  return port != 0 && bind_failure.detail() == StatusDetail::kHttpPort ? " (try --port 0)" : "";
+}
+
 // The lines of the exposition worth showing first: request and connector families with data.
 // `pd` adds the NIXL transfer sizes, which the P/D demo is about.
 std::string Excerpt(const std::string& text, bool pd = false) {
@@ -156,7 +162,7 @@ Status RunPdDemo(const DemoOptions& args) {
     side.frontend = std::make_unique<Frontend>(f);
     if (Status s = side.frontend->Bind(); !s.ok()) {
       stop_all();
-      return Status::Unavailable("cannot bind: " + s.message());
+      return Status::Unavailable("cannot bind: " + s.message() + PortHint(s, args.port));
     }
     SimulatorOptions so;
     so.handshake_address = side.frontend->handshake_endpoint();
@@ -170,16 +176,13 @@ Status RunPdDemo(const DemoOptions& args) {
     so.kv_role = side.role;
     so.kv_engine_id = std::string(side.name) + "-engine";
     side.simulator = std::make_unique<Simulator>(so);
-    if (TransportStatus s = side.simulator->Start(); !s.ok()) {
+    if (Status s = side.simulator->Start(); !s.ok()) {
       side.simulator.reset();
       stop_all();
       return Status::Unavailable("stand-in engine: " + s.ToString());
     }
     if (Status s = side.frontend->Start(); !s.ok()) {
       stop_all();
-      if (args.port != 0 && s.message().rfind("HTTP", 0) == 0) {
-        return Status::Unavailable(s.message() + " (try --port 0)");
-      }
       return s;
     }
     side.url = "http://127.0.0.1:" + std::to_string(side.frontend->http_port());
@@ -303,19 +306,17 @@ Status RunDemo(const DemoOptions& args) {
       break;
   }
   Frontend frontend(f);
-  if (Status s = frontend.Bind(); !s.ok())
-    return Status::Unavailable("cannot bind: " + s.message());
+  if (Status s = frontend.Bind(); !s.ok()) {
+    return Status::Unavailable("cannot bind: " + s.message() + PortHint(s, f.http.port));
+  }
   so.handshake_address = frontend.handshake_endpoint();
   Simulator simulator(so);
-  if (TransportStatus s = simulator.Start(); !s.ok()) {
+  if (Status s = simulator.Start(); !s.ok()) {
     return Status::Unavailable("stand-in engine: " + s.ToString());
   }
   if (Status s = frontend.Start(); !s.ok()) {
     simulator.RequestStop();
     (void)simulator.Wait();
-    if (f.http.port != 0 && s.message().rfind("HTTP", 0) == 0) {
-      return Status::Unavailable(s.message() + " (try --port 0)");
-    }
     return s;
   }
   const std::string url = "http://127.0.0.1:" + std::to_string(frontend.http_port()) + "/metrics";

@@ -7,6 +7,26 @@
 
 namespace vmetrics::frontend {
 
+ApiError ErrorFromStatus(const Status& status, std::string_view context, std::string param) {
+  unsigned http_status = 503;
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kMalformed:
+    case StatusCode::kUnsupported:
+    case StatusCode::kLimitExceeded:
+      http_status = 400;
+      break;
+    case StatusCode::kOk:
+    case StatusCode::kUnavailable:
+    case StatusCode::kSocket:
+    case StatusCode::kTimeout:
+    case StatusCode::kProtocol:
+    case StatusCode::kStopped:
+      break;
+  }
+  return MakeError(http_status, std::string(context) + status.message(), std::move(param));
+}
+
 std::string ErrorType(unsigned status) {
   switch (status) {
     case 400:

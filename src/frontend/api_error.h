@@ -6,7 +6,8 @@
 // status-to-type mapping of vllm/entrypoints/serve/exception_handling/error_response.py at
 // ba638200 and handlers/http.py at 0f17ee06): a JSON body {"error": {"message", "type",
 // "param", "code"}} whose `code` is the HTTP status and whose `param` names the request field
-// a refusal is about (null otherwise).
+// a refusal is about (null otherwise). ApiError is the shape of that reply, not an error
+// vocabulary of its own: a failure that comes as a Status becomes one through ErrorFromStatus.
 //
 // Pure functions: safe from any thread.
 //
@@ -19,6 +20,8 @@
 
 #include <string>
 #include <string_view>
+
+#include "vmetrics/status.h"
 
 namespace vmetrics::frontend {
 
@@ -45,6 +48,19 @@ ApiError MakeError(unsigned status, std::string message, std::string param = "")
 inline ApiError BadRequest(std::string message, std::string param = "") {
   return MakeError(400, std::move(message), std::move(param));
 }
+
+// ErrorFromStatus
+//
+// The reply for a request refused by a failed `status`: 400 where the request itself is at
+// fault (kInvalidArgument, kMalformed, kUnsupported, kLimitExceeded), 503 otherwise (an engine
+// or the transport: kUnavailable, kSocket, kTimeout, kProtocol, kStopped). The message is
+// `context` then the status's message; `param` names the field ("" = null).
+//
+// Example:
+//   ApiError e = ErrorFromStatus(Status::InvalidArgument("no EOS"), "engine 0: ");
+//   EXPECT_EQ(e.status, 400u);
+//   EXPECT_EQ(e.message, "engine 0: no EOS");
+ApiError ErrorFromStatus(const Status& status, std::string_view context, std::string param = "");
 
 // {"error":{"code","message","param","type"}}.
 std::string ErrorJson(const ApiError& error);

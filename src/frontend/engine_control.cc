@@ -192,7 +192,7 @@ void EngineControl::Run(std::optional<int64_t> only, const PlanFn& plan, DoneFn 
 void EngineControl::SendAll(std::vector<Send> sends) {
   std::vector<std::pair<Send, std::string>> failed;
   for (Send& s : sends) {
-    TransportStatus ts =
+    Status ts =
         options_.send(static_cast<int>(s.engine_index), EngineCoreRequestType::kUtility, s.body);
     if (!ts.ok()) failed.emplace_back(std::move(s), ts.ToString());
   }

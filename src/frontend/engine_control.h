@@ -61,8 +61,8 @@ std::vector<std::string> EngineControlPaths();
 
 class EngineControl {
  public:
-  using SendFn = std::function<TransportStatus(int engine_index, EngineCoreRequestType type,
-                                               std::string body)>;
+  using SendFn =
+      std::function<Status(int engine_index, EngineCoreRequestType type, std::string body)>;
   struct Options {
     SendFn send;
     std::vector<int64_t> engine_indexes;

@@ -292,12 +292,12 @@ Status CheckAdvertisedAddress(const EngineCoreClientOptions& o, const FrontendOp
   return Status::Ok();
 }
 
-// A transport failure as a Status: bad options are the caller's, the rest is the peers'.
-Status FromTransport(const TransportStatus& s, const std::string& prefix = "") {
-  if (s.code() == TransportCode::kInvalidArgument) {
-    return Status::InvalidArgument(prefix + s.ToString());
-  }
-  return Status::Unavailable(prefix + s.ToString());
+// A transport failure as the application's: bad options are the caller's, the rest is the
+// peers'. The detail (which socket) carries over.
+Status FromTransport(const Status& s, std::string_view prefix = "") {
+  return s.Wrapped(s.code() == StatusCode::kInvalidArgument ? StatusCode::kInvalidArgument
+                                                            : StatusCode::kUnavailable,
+                   prefix);
 }
 
 // The engines `serve` waits for, as the options say.
@@ -422,12 +422,12 @@ struct Frontend::Impl {
     if (e.kind != EngineEventKind::kDead) {
       if (states->state(e.engine_index) != frontend::EngineStates::State::kReady) {
         LogInfo("engine " + std::to_string(e.engine_index) + " " +
-                (e.reason == "registered again" ? "joined again" : "ready") + " (" +
+                (e.rejoined ? "joined again" : "ready") + " (" +
                 std::to_string(states->ready_count() + 1) + " of " +
                 std::to_string(ExpectedEngines(options).size()) + ")");
       }
       states->SetReady(e.engine_index);
-      if (requests && wire && e.reason == "registered again") {
+      if (requests && wire && e.rejoined) {
         // A new life, perhaps of another build: recognised afresh, then routed to again.
         for (const EngineInfo& info : client->engines()) {
           if (info.index != e.engine_index) continue;
@@ -652,16 +652,18 @@ Status Frontend::Bind() {
   }
   Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(http, std::move(handlers));
   if (!server.ok()) {
-    // The server's own words name the host and port; the flags are named here.
-    const std::string& why = server.status().message();
-    const bool address = why.starts_with("cannot serve HTTP") ||
-                         why.starts_with("cannot resolve host") || why.starts_with("host '");
-    return Status::InvalidArgument((address ? "--host/--port: " : "HTTP: ") + why);
+    // The server's own words name the host and port; the flags are named here. The detail
+    // carries over, so the caller can tell a port in use from the rest.
+    const Status& why = server.status();
+    const bool address =
+        why.detail() == StatusDetail::kHttpPort || why.detail() == StatusDetail::kHttpHost;
+    return Status::InvalidArgument((address ? "--host/--port: " : "HTTP: ") + why.message(),
+                                   why.detail());
   }
   m.http = std::move(*server);
 
   m.client = std::make_unique<EngineCoreClient>(client_options);
-  if (TransportStatus s = m.client->Bind(); !s.ok()) {
+  if (Status s = m.client->Bind(); !s.ok()) {
     return FromTransport(s, "cannot bind the engine sockets: ");
   }
   return Status::Ok();
@@ -674,8 +676,7 @@ std::string Frontend::output_endpoint() const { return impl_->client->endpoints(
 Status Frontend::Start() {
   Impl& m = *impl_;
   if (!m.client) return Status::InvalidArgument("Start() needs a successful Bind() first");
-  TransportStatus waited =
-      m.client->WaitForEngines([&m](const EngineEvent& e) { m.OnEngineEvent(e); });
+  Status waited = m.client->WaitForEngines([&m](const EngineEvent& e) { m.OnEngineEvent(e); });
   if (!waited.ok()) return FromTransport(waited);
   std::lock_guard<std::mutex> lifecycle(m.lifecycle_mu);
   if (m.stopped) return Status::Unavailable("stopped while waiting for the engines");
@@ -756,11 +757,12 @@ Status Frontend::Start() {
   };
   wire_options.on_candidates = [&m](int64_t engine, WireCandidates candidates) {
     if (m.control) m.control->SetEngineWire(engine, candidates);
-    const std::string layout = m.requests->SetEngineWire(engine, candidates);
-    (layout.starts_with("refused") ? LogWarning : LogInfo)(
-        "engine " + std::to_string(engine) + ": requests encoded as " + layout + " (it may be " +
-        WireCandidateNames(candidates) + ")");
-    m.ReportWire(engine, std::nullopt, layout);
+    const frontend::RequestService::EngineWireChoice layout =
+        m.requests->SetEngineWire(engine, candidates);
+    (layout.refused ? LogWarning : LogInfo)("engine " + std::to_string(engine) +
+                                            ": requests encoded as " + layout.description +
+                                            " (it may be " + WireCandidateNames(candidates) + ")");
+    m.ReportWire(engine, std::nullopt, layout.description);
   };
   m.wire = std::make_unique<WireDecoder>(std::move(wire_options));
   for (const EngineInfo& e : engines) {
@@ -773,12 +775,12 @@ Status Frontend::Start() {
   };
   cb.on_engine_event = [&m](const EngineEvent& e) { m.OnEngineEvent(e); };
   cb.on_input_dropped = [&m](const DroppedMessage& d) { m.OnInputDropped(d); };
-  cb.on_loop_exit = [](const TransportStatus& s) {
-    if (!s.ok() && s.code() != TransportCode::kStopped) {
+  cb.on_loop_exit = [](const Status& s) {
+    if (!s.ok() && s.code() != StatusCode::kStopped) {
       LogError("engine output loop ended: " + s.ToString());
     }
   };
-  if (TransportStatus ts = m.client->Start(std::move(cb)); !ts.ok()) return FromTransport(ts);
+  if (Status ts = m.client->Start(std::move(cb)); !ts.ok()) return FromTransport(ts);
   frontend::OpenAiRouteContext routes;
   routes.service = m.requests.get();
   routes.server_load_tracking = m.options.enable_server_load_tracking;

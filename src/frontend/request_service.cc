@@ -350,9 +350,8 @@ bool RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
     const RequestLayout layout = wire ? wire->view() : NewestWireGeneration().request;
     const Status fits = CheckRequestFits(MakeSpec(j, 0, 0, std::string(), arrival, rank), layout);
     if (!fits.ok()) {
-      j.exchange->Reply(
-          400, kJson,
-          ErrorJson(BadRequest("engine " + std::to_string(engine) + ": " + fits.message())));
+      const ApiError unfit = ErrorFromStatus(fits, "engine " + std::to_string(engine) + ": ");
+      j.exchange->Reply(unfit.status, kJson, ErrorJson(unfit));
       return false;
     }
     layouts.emplace(engine, layout);
@@ -405,12 +404,12 @@ bool RequestService::Submit(ParsedRequest parsed, const HttpRequest& http,
   }
   // Outside the lock: a send never waits for the output thread, which may need the lock.
   for (auto& [engine, add] : adds) {
-    TransportStatus s =
-        options_.send(static_cast<int>(engine), EngineCoreRequestType::kAdd, std::move(add));
+    Status s = options_.send(static_cast<int>(engine), EngineCoreRequestType::kAdd, std::move(add));
     if (!s.ok()) {
       // The engine went away between the choice and the send (its death, if it is one, is
       // handled when the client reports it). The request cannot finish: it is answered with
-      // the error, and the requests already sent elsewhere are aborted.
+      // the error (a 503 whatever the code: the request was fine, the way to the engine was
+      // not), and the requests already sent elsewhere are aborted.
       std::vector<Abort> aborts;
       {
         std::lock_guard<std::mutex> lock(jobs_mu_);
@@ -459,7 +458,8 @@ EngineCoreRequestSpec RequestService::MakeSpec(const Job& j, size_t prompt, size
   return spec;
 }
 
-std::string RequestService::SetEngineWire(int64_t engine_index, uint32_t candidates) {
+RequestService::EngineWireChoice RequestService::SetEngineWire(int64_t engine_index,
+                                                               uint32_t candidates) {
   Result<EngineRequestLayout> layout = RequestLayoutFor(candidates);
   std::lock_guard<std::mutex> lock(engines_mu_);
   EngineWire& w = wires_[engine_index];
@@ -473,13 +473,13 @@ std::string RequestService::SetEngineWire(int64_t engine_index, uint32_t candida
   if (layout.ok()) {
     w.layout = std::make_shared<const EngineRequestLayout>(std::move(*layout));
     w.refusal.clear();
-    return w.layout->name;
+    return {.refused = false, .description = w.layout->name};
   }
   w.layout.reset();
   w.refusal = "engine " + std::to_string(engine_index) +
               " is refused requests: " + layout.status().message() +
               ". Start vmetrics with --engine-wire <generation or vLLM release> to name it";
-  return "refused (" + layout.status().message() + ")";
+  return {.refused = true, .description = "refused (" + layout.status().message() + ")"};
 }
 
 void RequestService::OnEngineReady(int engine_index) {

@@ -85,8 +85,8 @@ inline constexpr std::string_view kPriorityHeader = "X-Vllm-Priority";
 class RequestService final : public IngestBookkeeping {
  public:
   // How requests leave: EngineCoreClient::Send in the frontend, a recorder in tests.
-  using SendFn = std::function<TransportStatus(int engine_index, EngineCoreRequestType type,
-                                               std::string body)>;
+  using SendFn =
+      std::function<Status(int engine_index, EngineCoreRequestType type, std::string body)>;
   struct Options {
     ServingConfig config;
     std::vector<int64_t> engine_indexes;
@@ -176,9 +176,13 @@ class RequestService final : public IngestBookkeeping {
   // then on; where there is none, every request for it is refused with a 503 naming the
   // candidates and --engine-wire, and nothing is sent. An engine never set uses the newest
   // generation's layout. Requests for sample logprobs are refused (400) while a candidate sends
-  // them as lists (g20250927, g20251105), which the token APIs cannot read. Returns the
-  // layout's name, or "refused" and why, for the log.
-  std::string SetEngineWire(int64_t engine_index, uint32_t candidates);
+  // them as lists (g20250927, g20251105), which the token APIs cannot read. Returns whether the
+  // engine's requests are refused, and the layout's name or "refused" and why, for the log.
+  struct EngineWireChoice {
+    bool refused = false;
+    std::string description;  // "g20260814-6adad087", "common to ...", "refused (...)"
+  };
+  EngineWireChoice SetEngineWire(int64_t engine_index, uint32_t candidates);
 
   // Answers every request in flight 503, sends each engine an ABORT for its requests in flight,
   // and refuses new ones. Idempotent.

@@ -820,7 +820,8 @@ Result<std::vector<sockaddr_storage>> ResolveHost(const std::string& host, uint1
   const int rc =
       getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
   if (rc != 0) {
-    return Status::InvalidArgument("cannot resolve host '" + host + "': " + gai_strerror(rc));
+    return Status::InvalidArgument("cannot resolve host '" + host + "': " + gai_strerror(rc),
+                                   StatusDetail::kHttpHost);
   }
   std::vector<sockaddr_storage> addresses;
   for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
@@ -834,7 +835,8 @@ Result<std::vector<sockaddr_storage>> ResolveHost(const std::string& host, uint1
   }
   freeaddrinfo(found);
   if (addresses.empty()) {
-    return Status::InvalidArgument("host '" + host + "' has no IPv4 or IPv6 address");
+    return Status::InvalidArgument("host '" + host + "' has no IPv4 or IPv6 address",
+                                   StatusDetail::kHttpHost);
   }
   return addresses;
 }
@@ -1039,7 +1041,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
                 (log.empty() ? "libmicrohttpd could not start" : log);
   }
   return Status::InvalidArgument("cannot serve HTTP on '" + state->options.host + "' port " +
-                                 std::to_string(state->options.port) + ": " + failures);
+                                     std::to_string(state->options.port) + ": " + failures,
+                                 StatusDetail::kHttpPort);
 }
 
 }  // namespace vmetrics

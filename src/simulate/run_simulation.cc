@@ -21,7 +21,7 @@ extern "C" void StopOnSignal(int /*signo*/) {
 
 Result<SimulatorTotals> RunSimulation(const SimulationRunOptions& options) {
   Simulator sim(options.simulator);
-  if (TransportStatus s = sim.Start(); !s.ok()) return Status::Unavailable(s.ToString());
+  if (Status s = sim.Start(); !s.ok()) return s.Wrapped(StatusCode::kUnavailable, "");
   g_running.store(&sim);
   struct sigaction action {};
   action.sa_handler = StopOnSignal;
@@ -31,7 +31,7 @@ Result<SimulatorTotals> RunSimulation(const SimulationRunOptions& options) {
   sigaction(SIGINT, &action, &old_int);
   sigaction(SIGTERM, &action, &old_term);
 
-  const TransportStatus result = sim.Wait();
+  const Status result = sim.Wait();
 
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
@@ -43,7 +43,7 @@ Result<SimulatorTotals> RunSimulation(const SimulationRunOptions& options) {
     out << totals.ToJson();
     if (!out) return Status::Unavailable("cannot write '" + options.report_totals_path + "'");
   }
-  if (!result.ok()) return Status::Unavailable(result.ToString());
+  if (!result.ok()) return result.Wrapped(StatusCode::kUnavailable, "");
   return totals;
 }
 

@@ -333,10 +333,10 @@ std::optional<SimConnector> ParseSimConnector(std::string_view name) {
 struct Simulator::Impl {
   explicit Impl(SimulatorOptions o) : options(std::move(o)) {}
 
-  TransportStatus Validate() const;
+  Status Validate() const;
   void RunEngine(size_t slot);
   void RunCapture();
-  void Fail(TransportStatus status);
+  void Fail(Status status);
   bool IsFaulty(int index) const {
     return options.fault_engine < 0 || options.fault_engine == index;
   }
@@ -371,49 +371,48 @@ struct Simulator::Impl {
   std::vector<char> input_dead;
   std::vector<std::thread> threads;
   std::mutex mu;
-  TransportStatus first_error;
+  Status first_error;
   bool started = false;
 };
 
-TransportStatus Simulator::Impl::Validate() const {
+Status Simulator::Impl::Validate() const {
   const SimulatorOptions& o = options;
   const int destinations = (o.handshake_address.empty() ? 0 : 1) +
                            (o.input_address.empty() && o.output_address.empty() ? 0 : 1) +
                            (o.capture_path.empty() ? 0 : 1);
   if (destinations != 1) {
-    return TransportStatus::InvalidArgument(
+    return Status::InvalidArgument(
         "give exactly one of: a handshake address, an input and output address, a capture file");
   }
   if (!o.input_address.empty() != !o.output_address.empty()) {
-    return TransportStatus::InvalidArgument(
-        "bootstrapped mode needs both an input and an output address");
+    return Status::InvalidArgument("bootstrapped mode needs both an input and an output address");
   }
   if (o.engines < 1 || o.engine_start_index < 0 || o.engine_start_index + o.engines > 65536) {
-    return TransportStatus::InvalidArgument("engines must be >= 1 and fit the 2-byte identity");
+    return Status::InvalidArgument("engines must be >= 1 and fit the 2-byte identity");
   }
   if (!o.capture_path.empty() && o.steps == 0) {
-    return TransportStatus::InvalidArgument("a capture needs a number of steps");
+    return Status::InvalidArgument("a capture needs a number of steps");
   }
   if (!(o.malformed_probability >= 0 && o.malformed_probability <= 1) ||
       !(o.truncated_multipart_probability >= 0 && o.truncated_multipart_probability <= 1)) {
-    return TransportStatus::InvalidArgument("fault probabilities must be in [0, 1]");
+    return Status::InvalidArgument("fault probabilities must be in [0, 1]");
   }
   if (o.rate_hz < 0 || o.block_size < 1 || o.num_gpu_blocks < 1 || o.max_num_seqs < 1 ||
       o.max_model_len < 16 || o.num_speculative_tokens < 0 || o.num_speculative_tokens > 64) {
-    return TransportStatus::InvalidArgument(
+    return Status::InvalidArgument(
         "need rate >= 0, block size, GPU blocks and max sequences >= 1, max model length >= 16, "
         "0..64 speculative tokens");
   }
   if (o.per_request_spec_decode_metrics != SimulatorOptions::SpecDecodeMetrics::kNone &&
       (o.num_speculative_tokens == 0 || o.wire == nullptr ||
        o.wire->PositionOf(OutputField::kSpecDecodeMetrics) < 0)) {
-    return TransportStatus::InvalidArgument(
+    return Status::InvalidArgument(
         "per-request spec decode metrics need speculative tokens and a wire generation whose "
         "outputs carry spec_decode_metrics");
   }
   if (o.kv_role != SimKvRole::kNone &&
       (!o.serve_requests || o.connector != SimConnector::kNixl || o.echo_kv_transfer_params)) {
-    return TransportStatus::InvalidArgument(
+    return Status::InvalidArgument(
         "a kv role needs served requests and the nixl connector, without echoing "
         "kv_transfer_params");
   }
@@ -424,13 +423,13 @@ TransportStatus Simulator::Impl::Validate() const {
     for (int i = 0; events && i < o.engines && error.empty(); ++i) {
       (void)internal::KvEventsConfigForRank(*events, o.engine_start_index + i, &error);
     }
-    if (!error.empty()) return TransportStatus::InvalidArgument(error);
+    if (!error.empty()) return Status::InvalidArgument(error);
   }
-  if (!wake.valid()) return TransportStatus::Socket("", "cannot create the wake-up pipe");
-  return TransportStatus::Ok();
+  if (!wake.valid()) return Status::Socket(StatusStage::kNone, "cannot create the wake-up pipe");
+  return Status::Ok();
 }
 
-void Simulator::Impl::Fail(TransportStatus status) {
+void Simulator::Impl::Fail(Status status) {
   std::lock_guard<std::mutex> lock(mu);
   if (first_error.ok()) first_error = std::move(status);
 }
@@ -551,9 +550,9 @@ void Simulator::Impl::RunEngine(size_t slot) {
         const Clock::time_point now = Clock::now();
         if (now >= deadline) {
           hs->set(zmq::sockopt::linger, 0);  // nobody will take the HELLO: do not wait for it
-          Fail(TransportStatus::Timeout(
-              "INIT", who + " got no INIT within " +
-                          std::to_string(options.handshake_timeout.count()) + " ms"));
+          Fail(Status::Timeout(StatusStage::kInit,
+                               who + " got no INIT within " +
+                                   std::to_string(options.handshake_timeout.count()) + " ms"));
           return;
         }
         zmq_pollitem_t items[] = {{hs->handle(), 0, ZMQ_POLLIN, 0},
@@ -574,8 +573,8 @@ void Simulator::Impl::RunEngine(size_t slot) {
       Result<HandshakeInit> init = DecodeHandshakeInit(
           std::string_view(static_cast<const char*>(init_frame.data()), init_frame.size()));
       if (!init.ok()) {
-        Fail(TransportStatus::Protocol("INIT",
-                                       who + " got a bad INIT: " + init.status().ToString()));
+        Fail(Status::Protocol(StatusStage::kInit,
+                              who + " got a bad INIT: " + init.status().ToString()));
         return;
       }
       input_address = init->addresses.inputs[0];
@@ -658,7 +657,7 @@ void Simulator::Impl::RunEngine(size_t slot) {
     if (options.hold_after_steps) ServeUntil(in, out, slot, std::nullopt);
   } catch (const zmq::error_t& e) {
     // ETERM: the simulator is being destroyed; not an engine failure.
-    if (e.num() != ETERM) Fail(TransportStatus::Socket("", who + ": " + e.what()));
+    if (e.num() != ETERM) Fail(Status::Socket(StatusStage::kNone, who + ": " + e.what()));
   }
 }
 
@@ -674,8 +673,8 @@ void Simulator::Impl::RunCapture() {
       WithModel(slot, [&](internal::EngineModel& m) { m.Step(&message); });
       const std::string frame = Encode(message);
       if (std::fwrite(frame.data(), 1, frame.size(), capture) != frame.size()) {
-        Fail(TransportStatus::Socket(
-            "", "cannot write the capture file '" + options.capture_path + "'"));
+        Fail(Status::Socket(StatusStage::kNone,
+                            "cannot write the capture file '" + options.capture_path + "'"));
         return;
       }
       const int index = options.engine_start_index + static_cast<int>(slot);
@@ -695,10 +694,10 @@ Simulator::~Simulator() {
   (void)Wait();
 }
 
-TransportStatus Simulator::Start() {
+Status Simulator::Start() {
   Impl& s = *impl_;
-  if (s.started) return TransportStatus::InvalidArgument("Start() called twice");
-  if (TransportStatus st = s.Validate(); !st.ok()) return st;
+  if (s.started) return Status::InvalidArgument("Start() called twice");
+  if (Status st = s.Validate(); !st.ok()) return st;
   if (s.options.seed) {
     s.seed = *s.options.seed;
   } else {
@@ -715,31 +714,32 @@ TransportStatus Simulator::Start() {
   if (!s.options.capture_path.empty()) {
     s.capture = std::fopen(s.options.capture_path.c_str(), "wb");
     if (!s.capture) {
-      return TransportStatus::Socket("", "cannot open the capture file '" + s.options.capture_path +
-                                             "': " + std::strerror(errno));
+      return Status::Socket(
+          StatusStage::kNone,
+          "cannot open the capture file '" + s.options.capture_path + "': " + std::strerror(errno));
     }
     s.started = true;
     s.threads.emplace_back([&s] { s.RunCapture(); });
-    return TransportStatus::Ok();
+    return Status::Ok();
   }
   s.started = true;
   for (size_t slot = 0; slot < s.models.size(); ++slot) {
     s.threads.emplace_back([&s, slot] { s.RunEngine(slot); });
   }
-  return TransportStatus::Ok();
+  return Status::Ok();
 }
 
 void Simulator::RequestStop() noexcept { impl_->wake.Notify(); }
 
-TransportStatus Simulator::Wait() {
+Status Simulator::Wait() {
   Impl& s = *impl_;
   for (std::thread& t : s.threads) {
     if (t.joinable()) t.join();
   }
   if (s.capture) {
     if (std::fclose(s.capture) != 0) {
-      s.Fail(TransportStatus::Socket(
-          "", "cannot write the capture file '" + s.options.capture_path + "'"));
+      s.Fail(Status::Socket(StatusStage::kNone,
+                            "cannot write the capture file '" + s.options.capture_path + "'"));
     }
     s.capture = nullptr;
   }

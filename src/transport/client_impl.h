@@ -54,17 +54,16 @@ struct EngineCoreClient::Impl {
   enum class Strictness : uint8_t { kStartup, kRunning };
 
   // ---- startup.cc ----
-  TransportStatus Bind();
-  TransportStatus WaitForEngines(const std::function<void(const EngineEvent&)>& on_progress);
+  Status Bind();
+  Status WaitForEngines(const std::function<void(const EngineEvent&)>& on_progress);
   // Waits until the handshake or the input socket is readable (*which: 0 handshake, 1 input),
   // the deadline passes or a stop is requested, keeping the monitors drained meanwhile (so no
   // event is lost and each registration sees the events that preceded it).
   WaitResult WaitReadable(Clock::time_point deadline, int* which);
   // One message from the handshake ROUTER / the input ROUTER (already received into
   // `frames`). Not ok: the message broke the rules (see Strictness); the error names it.
-  TransportStatus HandleHandshakeMessage(size_t nframes, std::string_view stage,
-                                         Strictness strictness);
-  TransportStatus HandleInputMessage(size_t nframes, Strictness strictness);
+  Status HandleHandshakeMessage(size_t nframes, StatusStage stage, Strictness strictness);
+  Status HandleInputMessage(size_t nframes, Strictness strictness);
   // An engine whose life completed what joining needs: during startup it is reported to the
   // progress callback; once running it is alive again (EngineEventKind::kConnected).
   void MaybeJoined(size_t slot, Strictness strictness);
@@ -77,8 +76,7 @@ struct EngineCoreClient::Impl {
            index < options.engine_start_index + options.engine_count;
   }
   // Engine index of `identity`, or a Protocol error for `stage`.
-  TransportStatus CheckIdentity(std::string_view identity, std::string_view stage,
-                                int* index) const;
+  Status CheckIdentity(std::string_view identity, StatusStage stage, int* index) const;
 
   // ---- output_loop.cc ----
   void RunLoop();
@@ -91,7 +89,7 @@ struct EngineCoreClient::Impl {
   // that is not part of an engine joining again is dropped and reported (on_input_dropped).
   void DrainHandshake();
   void DrainInput();
-  void Dropped(std::string_view socket, const TransportStatus& why);
+  void Dropped(std::string_view socket, const Status& why);
   // Records a death; reports it now when the loop runs, at loop start otherwise.
   void MarkDead(const internal::EngineLiveness::Death& death);
   void Emit(const EngineEvent& event) const;

@@ -21,39 +21,39 @@ EngineCoreClient::EngineCoreClient(EngineCoreClientOptions options)
 
 EngineCoreClient::~EngineCoreClient() { Stop(); }
 
-TransportStatus EngineCoreClient::Bind() { return impl_->Bind(); }
+Status EngineCoreClient::Bind() { return impl_->Bind(); }
 
 const BoundEndpoints& EngineCoreClient::endpoints() const { return impl_->endpoints; }
 
-TransportStatus EngineCoreClient::WaitForEngines(
+Status EngineCoreClient::WaitForEngines(
     const std::function<void(const EngineEvent&)>& on_progress) {
   return impl_->WaitForEngines(on_progress);
 }
 
-TransportStatus EngineCoreClient::Connect() {
-  if (TransportStatus s = Bind(); !s.ok()) return s;
+Status EngineCoreClient::Connect() {
+  if (Status s = Bind(); !s.ok()) return s;
   return WaitForEngines();
 }
 
-TransportStatus EngineCoreClient::Start(EngineCoreClientCallbacks callbacks) {
+Status EngineCoreClient::Start(EngineCoreClientCallbacks callbacks) {
   if (impl_->phase != Impl::Phase::kReady) {
-    return TransportStatus::InvalidArgument(
+    return Status::InvalidArgument(
         "Start() needs WaitForEngines() to have succeeded, and runs once");
   }
-  if (impl_->wake.Notified()) return TransportStatus::Stopped("output");
+  if (impl_->wake.Notified()) return Status::Stopped(StatusStage::kOutput);
   try {
     impl_->input_signal_fd = impl_->input.get(zmq::sockopt::fd);
   } catch (const zmq::error_t& e) {
-    return TransportStatus::Socket("output",
-                                   std::string("cannot watch the input socket: ") + e.what());
+    return Status::Socket(StatusStage::kOutput,
+                          std::string("cannot watch the input socket: ") + e.what());
   }
   if (impl_->input_bell.fd() < 0) {
-    return TransportStatus::Socket("output", "cannot create the input socket's eventfd");
+    return Status::Socket(StatusStage::kOutput, "cannot create the input socket's eventfd");
   }
   impl_->phase = Impl::Phase::kRunning;
   impl_->callbacks = std::move(callbacks);
   impl_->thread = std::thread([impl = impl_.get()] { impl->RunLoop(); });
-  return TransportStatus::Ok();
+  return Status::Ok();
 }
 
 void EngineCoreClient::RequestStop() noexcept { impl_->wake.Notify(); }
@@ -67,14 +67,14 @@ void EngineCoreClient::Stop() {
   }
 }
 
-TransportStatus EngineCoreClient::Send(int engine_index, EngineCoreRequestType type,
-                                       std::span<const std::string_view> frames) {
+Status EngineCoreClient::Send(int engine_index, EngineCoreRequestType type,
+                              std::span<const std::string_view> frames) {
   const Impl::Phase phase = impl_->phase;
   if (phase != Impl::Phase::kReady && phase != Impl::Phase::kRunning) {
-    return TransportStatus::InvalidArgument("Send() before the engines are ready");
+    return Status::InvalidArgument("Send() before the engines are ready");
   }
   if (!impl_->InRange(engine_index)) {
-    return TransportStatus::InvalidArgument("no engine " + std::to_string(engine_index));
+    return Status::InvalidArgument("no engine " + std::to_string(engine_index));
   }
   const std::string who = "engine " + std::to_string(engine_index);
   std::string identity;
@@ -82,7 +82,8 @@ TransportStatus EngineCoreClient::Send(int engine_index, EngineCoreRequestType t
     std::lock_guard<std::mutex> lock(impl_->mu);
     const EngineInfo& info =
         impl_->engines[static_cast<size_t>(engine_index - impl_->options.engine_start_index)];
-    if (!info.alive) return TransportStatus::Unavailable(who + " is dead: " + info.death_reason);
+    if (!info.alive)
+      return Status::Unavailable(who + " is dead: " + info.death_reason, StatusStage::kSend);
     identity = info.identity;
   }
   const char type_byte = static_cast<char>(type);
@@ -106,23 +107,23 @@ TransportStatus EngineCoreClient::Send(int engine_index, EngineCoreRequestType t
   if (zmq_send(socket, identity.data(), identity.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
     const int err = zmq_errno();
     if (err == EHOSTUNREACH) {
-      return TransportStatus::Unavailable(who + " is not connected to the input socket");
+      return Status::Unavailable(who + " is not connected to the input socket", StatusStage::kSend);
     }
-    return TransportStatus::Socket("send", "cannot send to " + who + ": " + zmq_strerror(err));
+    return Status::Socket(StatusStage::kSend, "cannot send to " + who + ": " + zmq_strerror(err));
   }
   const int type_flags = frames.empty() ? ZMQ_DONTWAIT : ZMQ_SNDMORE | ZMQ_DONTWAIT;
   if (zmq_send(socket, &type_byte, 1, type_flags) < 0) {
-    return TransportStatus::Socket("send",
-                                   "cannot send to " + who + ": " + zmq_strerror(zmq_errno()));
+    return Status::Socket(StatusStage::kSend,
+                          "cannot send to " + who + ": " + zmq_strerror(zmq_errno()));
   }
   for (size_t i = 0; i < frames.size(); ++i) {
     const int flags = i + 1 < frames.size() ? ZMQ_SNDMORE | ZMQ_DONTWAIT : ZMQ_DONTWAIT;
     if (zmq_send(socket, frames[i].data(), frames[i].size(), flags) < 0) {
-      return TransportStatus::Socket("send",
-                                     "cannot send to " + who + ": " + zmq_strerror(zmq_errno()));
+      return Status::Socket(StatusStage::kSend,
+                            "cannot send to " + who + ": " + zmq_strerror(zmq_errno()));
     }
   }
-  return TransportStatus::Ok();
+  return Status::Ok();
 }
 
 std::vector<EngineInfo> EngineCoreClient::engines() const {

@@ -45,20 +45,25 @@ void EngineCoreClient::Impl::MarkDead(const internal::EngineLiveness::Death& dea
   }
 }
 
-void EngineCoreClient::Impl::Dropped(std::string_view socket, const TransportStatus& why) {
+void EngineCoreClient::Impl::Dropped(std::string_view socket, const Status& why) {
   dropped.fetch_add(1, std::memory_order_relaxed);
   if (!callbacks.on_input_dropped) return;
-  // The kind is the start of the message, before the particulars.
+  // The kind is named by the failure's detail, the particulars by its message.
   std::string_view kind = "unexpected";
-  const std::string& m = why.message();
-  if (m.starts_with("unknown engine identity")) {
-    kind = "unknown engine identity";
-  } else if (m.starts_with("expected [identity")) {
-    kind = "not [identity, message]";
-  } else if (m.find("undecodable") != std::string::npos) {
-    kind = "undecodable";
+  switch (why.detail()) {
+    case StatusDetail::kUnknownEngineIdentity:
+      kind = "unknown engine identity";
+      break;
+    case StatusDetail::kNotIdentityAndMessage:
+      kind = "not [identity, message]";
+      break;
+    case StatusDetail::kUndecodableMessage:
+      kind = "undecodable";
+      break;
+    default:
+      break;
   }
-  callbacks.on_input_dropped(DroppedMessage{socket, kind, m});
+  callbacks.on_input_dropped(DroppedMessage{socket, kind, why.message()});
 }
 
 void EngineCoreClient::Impl::DrainHandshake() {
@@ -66,7 +71,7 @@ void EngineCoreClient::Impl::DrainHandshake() {
   for (int n = 0; n < kBatch; ++n) {
     size_t count = 0;
     if (internal::RecvMultipart(handshake.handle(), &frames, &count, ZMQ_DONTWAIT) <= 0) return;
-    TransportStatus s = HandleHandshakeMessage(count, "handshake", Strictness::kRunning);
+    Status s = HandleHandshakeMessage(count, StatusStage::kHandshake, Strictness::kRunning);
     if (!s.ok()) Dropped("handshake", s);
   }
 }
@@ -83,7 +88,7 @@ void EngineCoreClient::Impl::DrainInput() {
       rc = internal::RecvMultipart(input.handle(), &frames, &count, ZMQ_DONTWAIT);
     }
     if (rc <= 0) return;
-    TransportStatus s = HandleInputMessage(count, Strictness::kRunning);
+    Status s = HandleInputMessage(count, Strictness::kRunning);
     if (!s.ok()) Dropped("input", s);
   }
   input_bell.Ring();  // more may wait: come back after the other sockets had their turn
@@ -172,7 +177,7 @@ void EngineCoreClient::Impl::RunLoop() {
   // What arrived on the input socket since startup, before its fd is watched.
   DrainInput();
 
-  TransportStatus exit_status;
+  Status exit_status;
   const bool frontend = options.mode == StartupMode::kFrontend;
   for (;;) {
     // The input and handshake ROUTERs are read too: engines join again through them, and
@@ -198,8 +203,8 @@ void EngineCoreClient::Impl::RunLoop() {
     }
     if (zmq_poll(items, frontend ? 7 : 6, timeout_ms) < 0) {
       if (zmq_errno() == EINTR) continue;
-      exit_status = TransportStatus::Socket(
-          "output", std::string("poll failed: ") + zmq_strerror(zmq_errno()));
+      exit_status = Status::Socket(StatusStage::kOutput,
+                                   std::string("poll failed: ") + zmq_strerror(zmq_errno()));
       break;
     }
     if (items[3].revents & ZMQ_POLLIN) break;  // RequestStop()
@@ -226,8 +231,8 @@ void EngineCoreClient::Impl::RunLoop() {
           // Unlike a bad message, a failed receive is the socket or the context failing
           // (ETERM, ENOTSOCK, EFAULT): nothing more can arrive on it, so the loop ends and
           // says why.
-          exit_status = TransportStatus::Socket(
-              "output", std::string("receive failed: ") + zmq_strerror(zmq_errno()));
+          exit_status = Status::Socket(StatusStage::kOutput,
+                                       std::string("receive failed: ") + zmq_strerror(zmq_errno()));
           break;
         }
         HandleOutput(count);

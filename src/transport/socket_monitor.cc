@@ -8,13 +8,13 @@
 
 namespace vmetrics::internal {
 
-TransportStatus SocketMonitor::Attach(zmq::context_t& context, zmq::socket_t& watched, int events) {
+Status SocketMonitor::Attach(zmq::context_t& context, zmq::socket_t& watched, int events) {
   // inproc names are per context, but one context may hold several clients in tests.
   static std::atomic<uint64_t> next_id{0};
   const std::string endpoint = "inproc://vmetrics-monitor-" + std::to_string(next_id.fetch_add(1));
   if (zmq_socket_monitor(watched.handle(), endpoint.c_str(), events) != 0) {
-    return TransportStatus::Socket(
-        "bind", std::string("cannot monitor socket: ") + zmq_strerror(zmq_errno()));
+    return Status::Socket(StatusStage::kBind,
+                          std::string("cannot monitor socket: ") + zmq_strerror(zmq_errno()));
   }
   try {
     reader_ = zmq::socket_t(context, zmq::socket_type::pair);
@@ -22,10 +22,11 @@ TransportStatus SocketMonitor::Attach(zmq::context_t& context, zmq::socket_t& wa
     reader_.connect(endpoint);
   } catch (const zmq::error_t& e) {
     zmq_socket_monitor(watched.handle(), nullptr, 0);
-    return TransportStatus::Socket("bind", std::string("cannot read socket monitor: ") + e.what());
+    return Status::Socket(StatusStage::kBind,
+                          std::string("cannot read socket monitor: ") + e.what());
   }
   attached_ = true;
-  return TransportStatus::Ok();
+  return Status::Ok();
 }
 
 void SocketMonitor::Detach(zmq::socket_t& watched) {

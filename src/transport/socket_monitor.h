@@ -32,7 +32,7 @@ class SocketMonitor {
 
   // Starts monitoring `watched` for `events` (a ZMQ_EVENT_* mask) through a fresh inproc
   // endpoint. Returns Socket on failure.
-  TransportStatus Attach(zmq::context_t& context, zmq::socket_t& watched, int events);
+  Status Attach(zmq::context_t& context, zmq::socket_t& watched, int events);
   // Stops monitoring and closes the reading socket. Must run before `watched` is closed.
   void Detach(zmq::socket_t& watched);
 

@@ -15,9 +15,6 @@
 namespace vmetrics {
 namespace {
 
-constexpr std::string_view kStageHello = "HELLO";
-constexpr std::string_view kStageReady = "READY";
-constexpr std::string_view kStageRegistration = "input registration";
 constexpr std::string_view kDefaultDataAddress = "tcp://127.0.0.1:0";
 
 std::string Ms(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
@@ -34,28 +31,26 @@ void LimitJoinSocket(zmq::socket_t& socket) {
 
 }  // namespace
 
-TransportStatus EngineCoreClient::Impl::Bind() {
-  if (phase != Phase::kNew) return TransportStatus::InvalidArgument("Bind() called twice");
+Status EngineCoreClient::Impl::Bind() {
+  if (phase != Phase::kNew) return Status::InvalidArgument("Bind() called twice");
   const EngineCoreClientOptions& o = options;
-  if (o.engine_count < 1) return TransportStatus::InvalidArgument("engine_count must be >= 1");
+  if (o.engine_count < 1) return Status::InvalidArgument("engine_count must be >= 1");
   if (o.engine_start_index < 0 || o.engine_start_index + o.engine_count > 65536) {
-    return TransportStatus::InvalidArgument(
-        "engines " + std::to_string(o.engine_start_index) + ".." +
-        std::to_string(o.engine_start_index + o.engine_count - 1) +
-        " do not fit the 2-byte engine identity");
+    return Status::InvalidArgument("engines " + std::to_string(o.engine_start_index) + ".." +
+                                   std::to_string(o.engine_start_index + o.engine_count - 1) +
+                                   " do not fit the 2-byte engine identity");
   }
   const bool frontend = o.mode == StartupMode::kFrontend;
   if (o.max_output_message_bytes < 1) {
-    return TransportStatus::InvalidArgument("max_output_message_bytes must be >= 1");
+    return Status::InvalidArgument("max_output_message_bytes must be >= 1");
   }
   if (frontend && o.handshake_address.empty()) {
-    return TransportStatus::InvalidArgument("frontend mode needs a handshake address");
+    return Status::InvalidArgument("frontend mode needs a handshake address");
   }
   if (!frontend && (o.input_address.empty() || o.output_address.empty())) {
-    return TransportStatus::InvalidArgument(
-        "bootstrapped mode needs an input and an output address");
+    return Status::InvalidArgument("bootstrapped mode needs an input and an output address");
   }
-  if (!wake.valid()) return TransportStatus::Socket("bind", "cannot create the wake-up pipe");
+  if (!wake.valid()) return Status::Socket(StatusStage::kBind, "cannot create the wake-up pipe");
   phase = Phase::kFailed;  // until everything below succeeded
 
   const std::string input_address =
@@ -87,28 +82,27 @@ TransportStatus EngineCoreClient::Impl::Bind() {
     // connection's messages, so the restart would never be seen.
     input.set(zmq::sockopt::router_handover, 1);
   } catch (const zmq::error_t& e) {
-    return TransportStatus::Socket("bind", std::string("cannot create sockets: ") + e.what());
+    return Status::Socket(StatusStage::kBind, std::string("cannot create sockets: ") + e.what());
   }
   // Monitors first, so no connection can be accepted unseen.
-  if (TransportStatus s =
-          input_monitor.Attach(context, input, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED);
+  if (Status s = input_monitor.Attach(context, input, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED);
       !s.ok()) {
     return s;
   }
-  if (TransportStatus s =
+  if (Status s =
           output_monitor.Attach(context, output, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED);
       !s.ok()) {
     return s;
   }
   // Data-plane sockets first, then the handshake socket (vLLM's order), so INIT can carry
   // the real endpoints and no engine says HELLO before they exist.
-  if (TransportStatus s =
-          internal::BindSocket(input, input_address, "input ROUTER", &endpoints.input);
+  if (Status s = internal::BindSocket(input, input_address, "input ROUTER",
+                                      StatusDetail::kInputSocket, &endpoints.input);
       !s.ok()) {
     return s;
   }
-  if (TransportStatus s =
-          internal::BindSocket(output, output_address, "output PULL", &endpoints.output);
+  if (Status s = internal::BindSocket(output, output_address, "output PULL",
+                                      StatusDetail::kOutputSocket, &endpoints.output);
       !s.ok()) {
     return s;
   }
@@ -122,10 +116,10 @@ TransportStatus EngineCoreClient::Impl::Bind() {
       // As on the input socket: a restarted engine's HELLO must reach us (see above).
       handshake.set(zmq::sockopt::router_handover, 1);
     } catch (const zmq::error_t& e) {
-      return TransportStatus::Socket("bind", std::string("cannot create sockets: ") + e.what());
+      return Status::Socket(StatusStage::kBind, std::string("cannot create sockets: ") + e.what());
     }
-    if (TransportStatus s = internal::BindSocket(handshake, o.handshake_address, "handshake ROUTER",
-                                                 &endpoints.handshake);
+    if (Status s = internal::BindSocket(handshake, o.handshake_address, "handshake ROUTER",
+                                        StatusDetail::kHandshakeSocket, &endpoints.handshake);
         !s.ok()) {
       return s;
     }
@@ -147,7 +141,7 @@ TransportStatus EngineCoreClient::Impl::Bind() {
     }
   }
   phase = Phase::kBound;
-  return TransportStatus::Ok();
+  return Status::Ok();
 }
 
 EngineCoreClient::Impl::WaitResult EngineCoreClient::Impl::WaitReadable(Clock::time_point deadline,
@@ -187,18 +181,18 @@ EngineCoreClient::Impl::WaitResult EngineCoreClient::Impl::WaitReadable(Clock::t
   }
 }
 
-TransportStatus EngineCoreClient::Impl::CheckIdentity(std::string_view identity,
-                                                      std::string_view stage, int* index) const {
+Status EngineCoreClient::Impl::CheckIdentity(std::string_view identity, StatusStage stage,
+                                             int* index) const {
   const std::optional<uint16_t> idx = EngineIndexFromIdentity(identity);
   if (!idx || !InRange(*idx)) {
     std::string msg = "unknown engine identity " + internal::FormatIdentity(identity);
     if (idx) msg += " (engine " + std::to_string(*idx) + ")";
     msg += "; expected engines " + std::to_string(options.engine_start_index) + ".." +
            std::to_string(options.engine_start_index + options.engine_count - 1);
-    return TransportStatus::Protocol(std::string(stage), msg);
+    return Status::Protocol(stage, msg, StatusDetail::kUnknownEngineIdentity);
   }
   *index = *idx;
-  return TransportStatus::Ok();
+  return Status::Ok();
 }
 
 void EngineCoreClient::Impl::MaybeJoined(size_t slot, Strictness strictness) {
@@ -218,34 +212,35 @@ void EngineCoreClient::Impl::MaybeJoined(size_t slot, Strictness strictness) {
     info.alive = true;
     info.death_reason.clear();
   }
-  Emit({index, EngineEventKind::kConnected, "registered again"});
+  Emit({index, EngineEventKind::kConnected, "registered again", /*rejoined=*/true});
   if (auto death = liveness->OnRegistered(index, j.input_fd, Clock::now())) MarkDead(*death);
 }
 
-TransportStatus EngineCoreClient::Impl::HandleHandshakeMessage(size_t nframes,
-                                                               std::string_view stage,
-                                                               Strictness strictness) {
-  const std::string st(stage);
+Status EngineCoreClient::Impl::HandleHandshakeMessage(size_t nframes, StatusStage stage,
+                                                      Strictness strictness) {
+  const StatusStage st = stage;
   const bool startup = strictness == Strictness::kStartup;
   if (nframes != 2) {
-    return TransportStatus::Protocol(
-        st, "expected [identity, message] on the handshake socket, got " + std::to_string(nframes) +
-                " frames");
+    return Status::Protocol(st,
+                            "expected [identity, message] on the handshake socket, got " +
+                                std::to_string(nframes) + " frames",
+                            StatusDetail::kNotIdentityAndMessage);
   }
   const std::string_view identity(static_cast<const char*>(frames[0].data()), frames[0].size());
   const std::string_view body(static_cast<const char*>(frames[1].data()), frames[1].size());
   int index = 0;
-  if (TransportStatus s = CheckIdentity(identity, stage, &index); !s.ok()) return s;
+  if (Status s = CheckIdentity(identity, stage, &index); !s.ok()) return s;
   const size_t slot = static_cast<size_t>(index - options.engine_start_index);
   const std::string who = "engine " + std::to_string(index);
   Result<HandshakeMessage> msg = DecodeHandshakeMessage(body);
   if (!msg.ok()) {
-    return TransportStatus::Protocol(
-        st, who + " sent an undecodable handshake message: " + msg.status().ToString());
+    return Status::Protocol(
+        st, who + " sent an undecodable handshake message: " + msg.status().ToString(),
+        StatusDetail::kUndecodableMessage);
   }
   Joining& j = joining[slot];
   if (msg->status == kHandshakeHello) {
-    if (startup && j.hello) return TransportStatus::Protocol(st, "duplicate HELLO from " + who);
+    if (startup && j.hello) return Status::Protocol(st, "duplicate HELLO from " + who);
     if (!startup) {
       // A HELLO once running starts a new life of the engine. One that was alive has
       // restarted: its previous life ends here (its requests with it).
@@ -263,42 +258,43 @@ TransportStatus EngineCoreClient::Impl::HandleHandshakeMessage(size_t nframes,
       handshake.send(zmq::buffer(identity), zmq::send_flags::sndmore);
       handshake.send(zmq::buffer(init_bytes), zmq::send_flags::none);
     } catch (const zmq::error_t& e) {
-      return TransportStatus::Socket(st, "cannot send INIT to " + who + ": " + e.what());
+      return Status::Socket(st, "cannot send INIT to " + who + ": " + e.what());
     }
     j.hello = true;
     std::lock_guard<std::mutex> lock(mu);
     engines[slot].hello = std::move(*msg);
-    return TransportStatus::Ok();
+    return Status::Ok();
   }
   if (msg->status == kHandshakeReady) {
     // A READY during the HELLO stage is the "overlapping READY" (docs/design.md §5.2): this
     // engine finished while others have not said HELLO yet. Fine, as long as it said HELLO.
-    if (!j.hello) return TransportStatus::Protocol(st, "READY from " + who + " before its HELLO");
-    if (j.ready) return TransportStatus::Protocol(st, "duplicate READY from " + who);
+    if (!j.hello) return Status::Protocol(st, "READY from " + who + " before its HELLO");
+    if (j.ready) return Status::Protocol(st, "duplicate READY from " + who);
     j.ready = true;
     {
       std::lock_guard<std::mutex> lock(mu);
       engines[slot].ready = std::move(*msg);
     }
     MaybeJoined(slot, strictness);
-    return TransportStatus::Ok();
+    return Status::Ok();
   }
-  return TransportStatus::Protocol(
+  return Status::Protocol(
       st, "unexpected status '" + msg->status + "' from " + who + " (expected HELLO or READY)");
 }
 
-TransportStatus EngineCoreClient::Impl::HandleInputMessage(size_t nframes, Strictness strictness) {
-  const std::string stage(kStageRegistration);
+Status EngineCoreClient::Impl::HandleInputMessage(size_t nframes, Strictness strictness) {
+  const StatusStage stage = StatusStage::kInputRegistration;
   const bool startup = strictness == Strictness::kStartup;
   if (nframes != 2) {
-    return TransportStatus::Protocol(
-        stage, "expected [identity, ready response] on the input socket, got " +
-                   std::to_string(nframes) + " frames");
+    return Status::Protocol(stage,
+                            "expected [identity, ready response] on the input socket, got " +
+                                std::to_string(nframes) + " frames",
+                            StatusDetail::kNotIdentityAndMessage);
   }
   const std::string_view identity(static_cast<const char*>(frames[0].data()), frames[0].size());
   const std::string_view body(static_cast<const char*>(frames[1].data()), frames[1].size());
   int index = 0;
-  if (TransportStatus s = CheckIdentity(identity, stage, &index); !s.ok()) return s;
+  if (Status s = CheckIdentity(identity, stage, &index); !s.ok()) return s;
   const size_t slot = static_cast<size_t>(index - options.engine_start_index);
   const std::string who = "engine " + std::to_string(index);
   Joining& j = joining[slot];
@@ -314,7 +310,7 @@ TransportStatus EngineCoreClient::Impl::HandleInputMessage(size_t nframes, Stric
     // Frontend mode: a new life starts with HELLO, so this is a second registration of the
     // same life. Bootstrapped mode: the same again over the connection of a live engine.
     if (startup || options.mode == StartupMode::kFrontend || (alive && fd == j.input_fd)) {
-      return TransportStatus::Protocol(stage, "duplicate registration from " + who);
+      return Status::Protocol(stage, "duplicate registration from " + who);
     }
     // Bootstrapped mode, over another connection (a ROUTER keeps an identity for one
     // connection at a time, so the previous one is gone) or after its death: the engine has
@@ -324,8 +320,9 @@ TransportStatus EngineCoreClient::Impl::HandleInputMessage(size_t nframes, Stric
   }
   Result<EngineCoreReadyResponse> rr = DecodeEngineCoreReadyResponse(body);
   if (!rr.ok()) {
-    return TransportStatus::Protocol(
-        stage, who + " sent an undecodable ready response: " + rr.status().ToString());
+    return Status::Protocol(stage,
+                            who + " sent an undecodable ready response: " + rr.status().ToString(),
+                            StatusDetail::kUndecodableMessage);
   }
   j.registered = true;
   {
@@ -341,13 +338,13 @@ TransportStatus EngineCoreClient::Impl::HandleInputMessage(size_t nframes, Stric
     if (auto death = liveness->OnRegistered(index, fd, Clock::now())) MarkDead(*death);
   }
   MaybeJoined(slot, strictness);
-  return TransportStatus::Ok();
+  return Status::Ok();
 }
 
-TransportStatus EngineCoreClient::Impl::WaitForEngines(
+Status EngineCoreClient::Impl::WaitForEngines(
     const std::function<void(const EngineEvent&)>& on_progress) {
   if (phase != Phase::kBound) {
-    return TransportStatus::InvalidArgument("WaitForEngines() needs a successful Bind() first");
+    return Status::InvalidArgument("WaitForEngines() needs a successful Bind() first");
   }
   phase = Phase::kFailed;
   startup_progress = on_progress;
@@ -365,22 +362,23 @@ TransportStatus EngineCoreClient::Impl::WaitForEngines(
     return internal::FormatIndexList(out);
   };
   struct StageSpec {
-    std::string_view name;
+    StatusStage stage;
     std::chrono::milliseconds timeout;
     bool Joining::*step;
   };
   std::vector<StageSpec> stages;
   if (options.mode == StartupMode::kFrontend) {
-    stages.push_back({kStageHello, options.hello_timeout, &Joining::hello});
-    stages.push_back({kStageReady, options.ready_timeout, &Joining::ready});
+    stages.push_back({StatusStage::kHello, options.hello_timeout, &Joining::hello});
+    stages.push_back({StatusStage::kReady, options.ready_timeout, &Joining::ready});
   }
-  stages.push_back({kStageRegistration, options.registration_timeout, &Joining::registered});
+  stages.push_back(
+      {StatusStage::kInputRegistration, options.registration_timeout, &Joining::registered});
 
   // Both sockets are read in every stage: an engine sends its registration before its READY,
   // so an engine is ready (and reported) as soon as its own READY is in, not when the last
   // engine's is.
   for (const StageSpec& stage : stages) {
-    const std::string name(stage.name);
+    const std::string name = StatusStageName(stage.stage);
     const Clock::time_point deadline = Clock::now() + stage.timeout;
     while (done(stage.step) < count) {
       int which = 0;
@@ -390,36 +388,37 @@ TransportStatus EngineCoreClient::Impl::WaitForEngines(
         case WaitResult::kTimeout: {
           const int n = done(stage.step);
           if (stage.step == &Joining::registered) {
-            return TransportStatus::Timeout(
-                name, "timed out after " + Ms(stage.timeout) +
-                          " waiting for the input registration (ready response) of engine(s) " +
-                          missing(stage.step) + " (" + std::to_string(n) + " of " +
-                          std::to_string(count) + " registered)");
+            return Status::Timeout(
+                stage.stage,
+                "timed out after " + Ms(stage.timeout) +
+                    " waiting for the input registration (ready response) of engine(s) " +
+                    missing(stage.step) + " (" + std::to_string(n) + " of " +
+                    std::to_string(count) + " registered)");
           }
           const char* verb = stage.step == &Joining::hello ? "said HELLO" : "ready";
-          return TransportStatus::Timeout(
-              name, "timed out after " + Ms(stage.timeout) + " waiting for " + name +
-                        " from engine(s) " + missing(stage.step) + " (" + std::to_string(n) +
-                        " of " + std::to_string(count) + " " + verb + ")");
+          return Status::Timeout(
+              stage.stage, "timed out after " + Ms(stage.timeout) + " waiting for " + name +
+                               " from engine(s) " + missing(stage.step) + " (" + std::to_string(n) +
+                               " of " + std::to_string(count) + " " + verb + ")");
         }
         case WaitResult::kStopped:
-          return TransportStatus::Stopped(name);
+          return Status::Stopped(stage.stage);
         case WaitResult::kError:
-          return TransportStatus::Socket(name, "poll failed: " + ZmqError());
+          return Status::Socket(stage.stage, "poll failed: " + ZmqError());
       }
       void* socket = which == 0 ? handshake.handle() : input.handle();
       size_t nframes = 0;
       const int rc = internal::RecvMultipart(socket, &frames, &nframes, ZMQ_DONTWAIT);
       if (rc == 0) continue;
-      if (rc < 0) return TransportStatus::Socket(name, "receive failed: " + ZmqError());
-      TransportStatus s = which == 0 ? HandleHandshakeMessage(nframes, name, Strictness::kStartup)
-                                     : HandleInputMessage(nframes, Strictness::kStartup);
+      if (rc < 0) return Status::Socket(stage.stage, "receive failed: " + ZmqError());
+      Status s = which == 0 ? HandleHandshakeMessage(nframes, stage.stage, Strictness::kStartup)
+                            : HandleInputMessage(nframes, Strictness::kStartup);
       if (!s.ok()) return s;
     }
   }
   startup_progress = nullptr;
   phase = Phase::kReady;
-  return TransportStatus::Ok();
+  return Status::Ok();
 }
 
 }  // namespace vmetrics

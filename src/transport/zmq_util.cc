@@ -18,16 +18,17 @@ void ConfigureSocket(zmq::socket_t& socket, std::string_view address, int linger
   if (address.starts_with("tcp://[")) socket.set(zmq::sockopt::ipv6, 1);
 }
 
-TransportStatus BindSocket(zmq::socket_t& socket, const std::string& address, std::string_view what,
-                           std::string* endpoint) {
+Status BindSocket(zmq::socket_t& socket, const std::string& address, std::string_view what,
+                  StatusDetail detail, std::string* endpoint) {
   try {
     socket.bind(address);
     *endpoint = socket.get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
-    return TransportStatus::Socket(
-        "bind", "cannot bind the " + std::string(what) + " at '" + address + "': " + e.what());
+    return Status::Socket(
+        StatusStage::kBind,
+        "cannot bind the " + std::string(what) + " at '" + address + "': " + e.what(), detail);
   }
-  return TransportStatus::Ok();
+  return Status::Ok();
 }
 
 std::string ReplaceTcpHost(std::string_view endpoint, std::string_view host) {

@@ -341,6 +341,31 @@ TEST(Flags, ServeWithItsHttpPortInUseEndsAtOnce) {
   EXPECT_NE(r.err.find("--host/--port: "), std::string::npos) << r.err;
 }
 
+// The demo's HTTP port in use: it ends at once and suggests an ephemeral port, in both modes
+// (the P/D demo's prefill side takes --port).
+TEST(Flags, DemoWithItsHttpPortInUseSuggestsPortZero) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  const RunResult single = RunVmetrics({"demo", "--port", port, "--duration", "1"});
+  const RunResult pd = RunVmetrics({"demo", "--pd", "--port", port, "--duration", "1"});
+  close(fd);
+  for (const RunResult* r : {&single, &pd}) {
+    ASSERT_EQ(r->error, "");
+    EXPECT_EQ(ExitStatus(*r), 1) << DescribeWaitStatus(r->wait_status) << "\n" << r->err;
+    EXPECT_NE(r->err.find("cannot bind: --host/--port: cannot serve HTTP"), std::string::npos)
+        << r->err;
+    EXPECT_NE(r->err.find("(try --port 0)"), std::string::npos) << r->err;
+  }
+}
+
 // "2026-12-01T18:40:30.123Z vmetrics: ...": digits where the pattern has 'd'. (No std::regex:
 // GCC 12 warns inside <regex> at -O1, which the sanitizer builds use with -Werror.)
 bool IsTimestampedLine(std::string_view line) {

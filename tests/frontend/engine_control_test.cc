@@ -370,7 +370,7 @@ class EngineControlUnitTest : public ::testing::Test {
       EXPECT_TRUE(call.ok());
       std::lock_guard<std::mutex> lock(mu_);
       sent_.push_back({engine, *call});
-      return TransportStatus::Ok();
+      return Status::Ok();
     };
     control_ = std::make_unique<frontend::EngineControl>(std::move(o));
   }

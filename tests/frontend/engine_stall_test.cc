@@ -34,7 +34,7 @@ class StallWatchTest : public ::testing::Test {
     o.engine_indexes = {0, 1};
     o.send = [this](int engine, EngineCoreRequestType type, std::string body) {
       sent_.push_back({engine, type, std::move(body)});
-      return TransportStatus::Ok();
+      return Status::Ok();
     };
     o.monotonic_clock = [this] { return now_; };
     service_ = std::make_unique<RequestService>(o);

@@ -143,6 +143,7 @@ TEST(FrontendFromOptions, ExtraRouteOnTheFrontendsOwnPathFailsBind) {
   Status s = frontend.Bind();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message().rfind("HTTP: ", 0), 0u) << s.ToString();
+  EXPECT_EQ(s.detail(), StatusDetail::kNone) << "neither the host nor the port";
   EXPECT_NE(s.message().find("POST /v1/completions: given twice"), std::string::npos)
       << s.ToString();
 }
@@ -271,6 +272,20 @@ TEST(FrontendOptionsCheck, HttpPortInUseFailsBindBeforeTheEngineSockets) {
   Status s = second.Bind();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
   EXPECT_EQ(s.message().rfind("--host/--port: ", 0), 0u) << s.ToString();
+  EXPECT_EQ(s.detail(), StatusDetail::kHttpPort) << s.ToString();
+}
+
+// A host that does not resolve is named by its detail, as a port in use is by its own.
+TEST(FrontendFromOptions, AnUnresolvableHostIsTheHttpHosts) {
+  FrontendOptions options;
+  options.handshake_address = "tcp://127.0.0.1:0";
+  options.http.port = 0;
+  options.http.host = "no-such-host.invalid";
+  Frontend frontend(options);
+  Status s = frontend.Bind();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_EQ(s.message().rfind("--host/--port: ", 0), 0u) << s.ToString();
+  EXPECT_EQ(s.detail(), StatusDetail::kHttpHost) << s.ToString();
 }
 
 // The errors of the OpenAI routes, also those the server answers for them, are vLLM's

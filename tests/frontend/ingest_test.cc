@@ -86,7 +86,7 @@ class RequestLocksTest : public ::testing::Test {
         Result<EngineCoreRequestSpec> spec = DecodeEngineCoreRequest(body);
         if (spec.ok()) added_.push_back(spec->request_id);
       }
-      return TransportStatus::Ok();
+      return Status::Ok();
     };
     o.engine_request_id = [this](const std::string& external) {
       if (hold_ids_) {

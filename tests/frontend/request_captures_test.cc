@@ -236,7 +236,7 @@ RequestService::Options CaptureOptions(std::vector<Sent>* sent) {
   o.engine_indexes = {0};
   o.send = [sent](int, EngineCoreRequestType type, std::string body) {
     sent->push_back({type, std::move(body)});
-    return TransportStatus::Ok();
+    return Status::Ok();
   };
   o.wall_clock = [] { return 1767225600.25; };
   return o;
@@ -274,7 +274,7 @@ TEST(RequestCaptures, VmetricsSendsEachGenerationWhatItsOwnFrontendSent) {
       if (adds.size() > 1) id = id.substr(id.find('_') + 1);
       o.engine_request_id = [id](const std::string&) { return id; };
       RequestService service(o);
-      EXPECT_EQ(service.SetEngineWire(0, Only(name)), gen.name);
+      EXPECT_EQ(service.SetEngineWire(0, Only(name)).description, gen.name);
       const json body = adds[0]["user_request"]["body"];
       auto exchange = Complete(service, body.dump());
       const std::string where = std::string(name) + " " + c;
@@ -318,7 +318,7 @@ TEST(RequestCaptures, AnAmbiguousHandshakeGetsAddsEveryCandidateReadsAlike) {
     }
     std::vector<Sent> sent;
     RequestService service(CaptureOptions(&sent));
-    EXPECT_TRUE(service.SetEngineWire(0, candidates).starts_with("common to "));
+    EXPECT_TRUE(service.SetEngineWire(0, candidates).description.starts_with("common to "));
     auto exchange = Complete(service, m["user_request"]["body"].dump());
     if (m["user_request"]["body"].contains("logprobs")) {
       // g20250927 and g20251105 send sample logprobs as lists: refused while they are possible.
@@ -354,8 +354,7 @@ TEST(RequestCaptures, AnAmbiguousHandshakeGetsAddsEveryCandidateReadsAlike) {
 TEST(RequestCaptures, CandidatesWithoutACommonLayoutAreRefusedAndSentNothing) {
   std::vector<Sent> sent;
   RequestService service(CaptureOptions(&sent));
-  EXPECT_TRUE(service.SetEngineWire(0, Only(kGenerations[3]) | Only(kGenerations[4]))
-                  .starts_with("refused"));
+  EXPECT_TRUE(service.SetEngineWire(0, Only(kGenerations[3]) | Only(kGenerations[4])).refused);
   const std::string request = R"({"prompt": [1, 2, 3], "max_tokens": 4})";
   auto exchange = Complete(service, request);
   ExpectRefused(*exchange, 503, "--engine-wire", "");
@@ -364,7 +363,7 @@ TEST(RequestCaptures, CandidatesWithoutACommonLayoutAreRefusedAndSentNothing) {
   EXPECT_TRUE(sent.empty());
   EXPECT_EQ(service.num_live_requests(), 0U);
   // Once the engine is known, requests go out.
-  EXPECT_EQ(service.SetEngineWire(0, Only(kGenerations[4])), kGenerations[4]);
+  EXPECT_EQ(service.SetEngineWire(0, Only(kGenerations[4])).description, kGenerations[4]);
   auto again = Complete(service, request);
   EXPECT_EQ(sent.size(), 1U);
   service.Shutdown();

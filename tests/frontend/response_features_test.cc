@@ -51,7 +51,7 @@ class ResponseFeaturesTest : public ::testing::Test {
     o.config.served_model_name = "m";
     if (tweak) tweak(&o.config);
     o.engine_indexes = {0};
-    o.send = [](int, EngineCoreRequestType, const std::string&) { return TransportStatus::Ok(); };
+    o.send = [](int, EngineCoreRequestType, const std::string&) { return Status::Ok(); };
     o.wall_clock = [] { return 1000.0; };
     // Child i of a parallel-sampling parent is "<i>_<engine id>": the engine id pinned here.
     o.engine_request_id = [](const std::string& external) { return external + "-e"; };

@@ -515,5 +515,30 @@ TEST(ErrorType, AsVllmsServerGivesThem) {
   EXPECT_EQ(ErrorType(503), "Service Unavailable");
 }
 
+// A failure that comes as a Status: the request's own fault is a 400, the way to the engines
+// a 503; the words are the context's and the status's message.
+TEST(ErrorFromStatus, TheCodeChoosesTheHttpStatus) {
+  const ApiError refused =
+      ErrorFromStatus(Status::InvalidArgument("no place for the EOS token"), "engine 0: ");
+  EXPECT_EQ(refused.status, 400u);
+  EXPECT_EQ(refused.type, "BadRequestError");
+  EXPECT_EQ(refused.message, "engine 0: no place for the EOS token");
+  EXPECT_EQ(refused.param, "");
+  EXPECT_EQ(ErrorFromStatus(Status::LimitExceeded("too deep"), "", "prompt").param, "prompt");
+  for (const Status& s :
+       {Status::Malformed("m"), Status::Unsupported("u"), Status::LimitExceeded("l")}) {
+    EXPECT_EQ(ErrorFromStatus(s, "").status, 400u) << s.ToString();
+  }
+  for (const Status& s :
+       {Status::Unavailable("engine 1 is dead", StatusStage::kSend),
+        Status::Socket(StatusStage::kSend, "x"), Status::Timeout(StatusStage::kReady, "x"),
+        Status::Protocol(StatusStage::kHello, "x"), Status::Stopped(StatusStage::kOutput)}) {
+    const ApiError e = ErrorFromStatus(s, "");
+    EXPECT_EQ(e.status, 503u) << s.ToString();
+    EXPECT_EQ(e.type, "Service Unavailable");
+    EXPECT_EQ(e.message, s.message());
+  }
+}
+
 }  // namespace
 }  // namespace vmetrics::frontend

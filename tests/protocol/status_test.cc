@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Status (include/vmetrics/status.h): an ok Status is one null pointer; a failure keeps its
-// code, message and offset through copies and moves, and a copy owns its own.
+// code, message and offset through copies and moves, and a copy owns its own. The transport's
+// failures (codes, stages) print as they did when the transport had an error type of its own.
 #include "vmetrics/status.h"
 
 #include <gtest/gtest.h>
@@ -58,6 +59,44 @@ TEST(Status, ADetailTellsFailuresOfOneCodeApartAndSurvivesCopies) {
   EXPECT_EQ(copy.detail(), StatusDetail::kAuxFrame);
   EXPECT_EQ(copy.ToString(), "malformed at byte 9: tensor refers to aux frame 2")
       << "the detail is for callers, not part of the text";
+}
+
+TEST(Status, TransportFailuresNameTheirStageAfterTheCode) {
+  const Status timeout =
+      Status::Timeout(StatusStage::kReady, "no READY from engine 1 within 200 ms");
+  EXPECT_EQ(timeout.code(), StatusCode::kTimeout);
+  EXPECT_EQ(timeout.stage(), StatusStage::kReady);
+  EXPECT_EQ(timeout.ToString(), "timeout during READY: no READY from engine 1 within 200 ms");
+  EXPECT_EQ(
+      Status::Socket(StatusStage::kBind, "cannot bind", StatusDetail::kInputSocket).ToString(),
+      "socket error during bind: cannot bind");
+  EXPECT_EQ(Status::Protocol(StatusStage::kInputRegistration, "duplicate registration").ToString(),
+            "protocol error during input registration: duplicate registration");
+  EXPECT_EQ(Status::Stopped(StatusStage::kOutput).ToString(),
+            "stopped during output: stop requested");
+  EXPECT_EQ(Status::Unavailable("engine 0 is dead", StatusStage::kSend).ToString(),
+            "unavailable during send: engine 0 is dead");
+  EXPECT_EQ(Status::Socket(StatusStage::kNone, "cannot write").ToString(),
+            "socket error: cannot write");
+  EXPECT_EQ(Status::Unavailable("gone").stage(), StatusStage::kNone);
+  EXPECT_EQ(Status::Ok().stage(), StatusStage::kNone);
+  EXPECT_STREQ(StatusStageName(StatusStage::kHello), "HELLO");
+  EXPECT_STREQ(StatusStageName(StatusStage::kInit), "INIT");
+  EXPECT_STREQ(StatusStageName(StatusStage::kHandshake), "handshake");
+}
+
+TEST(Status, AWrappedFailureKeepsItsDetailAndItsWordsUnderANewCode) {
+  const Status bind = Status::Socket(StatusStage::kBind, "cannot bind the handshake ROUTER",
+                                     StatusDetail::kHandshakeSocket);
+  const Status wrapped = bind.Wrapped(StatusCode::kUnavailable, "engine sockets: ");
+  EXPECT_EQ(wrapped.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(wrapped.detail(), StatusDetail::kHandshakeSocket);
+  EXPECT_EQ(wrapped.stage(), StatusStage::kNone) << "the stage is in the message already";
+  EXPECT_EQ(wrapped.ToString(),
+            "unavailable: engine sockets: socket error during bind: cannot bind the handshake "
+            "ROUTER");
+  EXPECT_EQ(Status::InvalidArgument("bad").Wrapped(StatusCode::kInvalidArgument, "").ToString(),
+            "invalid argument: invalid argument: bad");
 }
 
 TEST(Status, AResultCarriesTheFailureOrTheValue) {

@@ -49,7 +49,7 @@ std::vector<std::string> SplitCapture(const std::string& data) {
 std::string Capture(const TempDir& dir, const std::string& name, SimulatorOptions o) {
   o.capture_path = dir.path() + "/" + name;
   Simulator sim(o);
-  TransportStatus s = sim.Start();
+  Status s = sim.Start();
   EXPECT_TRUE(s.ok()) << s.ToString();
   s = sim.Wait();
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -381,42 +381,42 @@ TEST(SimulatorTotals, StatsOnlySendsNoOutputsAndJsonHasTheEngines) {
 
 TEST(SimulatorOptions, BadOptionsAreRefused) {
   SimulatorOptions none;  // no destination
-  EXPECT_EQ(Simulator(none).Start().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(Simulator(none).Start().code(), StatusCode::kInvalidArgument);
   SimulatorOptions two;
   two.handshake_address = "tcp://127.0.0.1:1";
   two.capture_path = "/tmp/x";
-  EXPECT_EQ(Simulator(two).Start().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(Simulator(two).Start().code(), StatusCode::kInvalidArgument);
   SimulatorOptions endless;
   endless.capture_path = "/tmp/x";
   endless.steps = 0;
-  EXPECT_EQ(Simulator(endless).Start().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(Simulator(endless).Start().code(), StatusCode::kInvalidArgument);
   SimulatorOptions half;
   half.input_address = "tcp://127.0.0.1:1";
-  EXPECT_EQ(Simulator(half).Start().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(Simulator(half).Start().code(), StatusCode::kInvalidArgument);
   SimulatorOptions wide;
   wide.capture_path = "/tmp/x";
   wide.engine_start_index = 65535;
   wide.engines = 2;
-  EXPECT_EQ(Simulator(wide).Start().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(Simulator(wide).Start().code(), StatusCode::kInvalidArgument);
   // A kv role needs served requests and NIXL, and replaces the echo.
   SimulatorOptions role;
   role.handshake_address = "tcp://127.0.0.1:1";
   role.kv_role = SimKvRole::kProducer;
   role.connector = SimConnector::kNixl;
-  EXPECT_EQ(Simulator(role).Start().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(Simulator(role).Start().code(), StatusCode::kInvalidArgument);
   role.serve_requests = true;
   role.connector = SimConnector::kMooncakeP2p;
-  EXPECT_EQ(Simulator(role).Start().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(Simulator(role).Start().code(), StatusCode::kInvalidArgument);
   role.connector = SimConnector::kNixl;
   role.echo_kv_transfer_params = true;
-  EXPECT_EQ(Simulator(role).Start().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(Simulator(role).Start().code(), StatusCode::kInvalidArgument);
   SimulatorOptions odds;
   odds.capture_path = "/tmp/x";
   odds.malformed_probability = 1.5;
-  EXPECT_EQ(Simulator(odds).Start().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(Simulator(odds).Start().code(), StatusCode::kInvalidArgument);
   odds.malformed_probability = 0;
   odds.truncated_multipart_probability = -0.1;
-  EXPECT_EQ(Simulator(odds).Start().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(Simulator(odds).Start().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseSimConnector("mooncake-p2p"), SimConnector::kMooncakeP2p);
   EXPECT_FALSE(ParseSimConnector("lmcache").has_value());
   EXPECT_EQ(ParseSimKvRole("kv_consumer"), SimKvRole::kConsumer);
@@ -508,7 +508,7 @@ TEST(SimulatorKvEventsConfig, WhatVllmRefusesIsRefused) {
     so.capture_path = "/tmp/x";
     so.engines = 2;
     so.kv_events_config = json;
-    EXPECT_EQ(Simulator(so).Start().code(), TransportCode::kInvalidArgument) << json;
+    EXPECT_EQ(Simulator(so).Start().code(), StatusCode::kInvalidArgument) << json;
   }
 }
 
@@ -555,9 +555,9 @@ TEST(SimulatorSockets, HandshakeTimesOutWithoutAFrontend) {
   o.handshake_timeout = std::chrono::milliseconds(200);
   Simulator sim(o);
   ASSERT_TRUE(sim.Start().ok());
-  const TransportStatus s = sim.Wait();
-  EXPECT_EQ(s.code(), TransportCode::kTimeout);
-  EXPECT_EQ(s.stage(), "INIT");
+  const Status s = sim.Wait();
+  EXPECT_EQ(s.code(), StatusCode::kTimeout);
+  EXPECT_EQ(s.stage(), StatusStage::kInit);
 }
 
 }  // namespace

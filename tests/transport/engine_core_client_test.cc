@@ -102,7 +102,7 @@ void RunFrontendWithSimulator(const EngineCoreClientOptions& options, int engine
   Simulator sim(so);
   ASSERT_TRUE(sim.Start().ok());
 
-  TransportStatus s = client.WaitForEngines();
+  Status s = client.WaitForEngines();
   ASSERT_TRUE(s.ok()) << s.ToString();
   const std::vector<EngineInfo> infos = client.engines();
   ASSERT_EQ(infos.size(), static_cast<size_t>(engines));
@@ -171,7 +171,7 @@ TEST(FrontendMode, InitCarriesTheBoundEndpointsAndAdvertisedHost) {
   EXPECT_EQ(init->addresses.inputs.at(0), "tcp://10.9.8.7" + port);
   EXPECT_FALSE(init->addresses.coordinator_input.has_value());
   client.RequestStop();
-  EXPECT_EQ(waiter.get().code(), TransportCode::kStopped);
+  EXPECT_EQ(waiter.get().code(), StatusCode::kStopped);
 }
 
 // ---- Bootstrapped mode ----------------------------------------------------------------------
@@ -191,7 +191,7 @@ void RunBootstrapped(const std::string& input, const std::string& output, int st
   so.hold_after_steps = true;
   Simulator sim(so);
   ASSERT_TRUE(sim.Start().ok());
-  TransportStatus s = client.WaitForEngines();
+  Status s = client.WaitForEngines();
   ASSERT_TRUE(s.ok()) << s.ToString();
   const std::vector<EngineInfo> infos = client.engines();
   ASSERT_EQ(infos.size(), static_cast<size_t>(count));
@@ -222,12 +222,12 @@ TEST(BootstrappedMode, NeedsBothAddresses) {
   o.mode = StartupMode::kBootstrapped;
   o.input_address = "tcp://127.0.0.1:0";
   EngineCoreClient client(o);
-  EXPECT_EQ(client.Bind().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(client.Bind().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(BootstrappedMode, RejectsAnEngineRangeBeyondSixteenBits) {
   EngineCoreClient client(BootstrappedOptions("tcp://127.0.0.1:0", "tcp://127.0.0.1:0", 65535, 2));
-  EXPECT_EQ(client.Bind().code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(client.Bind().code(), StatusCode::kInvalidArgument);
 }
 
 // ---- Protocol corners with raw engines ------------------------------------------------------
@@ -268,7 +268,7 @@ TEST(FrontendMode, AcceptsOverlappingReadyAndOlderEmptyRegistration) {
   e1.ConnectOutput(init->addresses.outputs[0]);
   e1.SendHandshake(internal::EncodeHandshakeStatus("READY", false, true, std::string("h")));
 
-  TransportStatus s = waiter.get();
+  Status s = waiter.get();
   ASSERT_TRUE(s.ok()) << s.ToString();
   const std::vector<EngineInfo> infos = client.engines();
   EXPECT_TRUE(infos[0].ready_response.empty_registration);
@@ -292,9 +292,10 @@ TEST(FrontendMode, RejectsAnUnknownIdentity) {
   RawEngine stranger(ctx, 5);
   stranger.ConnectHandshake(client.endpoints().handshake);
   stranger.SendHandshake(internal::EncodeHandshakeStatus("HELLO", false, true, std::nullopt));
-  TransportStatus s = waiter.get();
-  EXPECT_EQ(s.code(), TransportCode::kProtocol);
-  EXPECT_EQ(s.stage(), "HELLO");
+  Status s = waiter.get();
+  EXPECT_EQ(s.code(), StatusCode::kProtocol);
+  EXPECT_EQ(s.stage(), StatusStage::kHello);
+  EXPECT_EQ(s.detail(), StatusDetail::kUnknownEngineIdentity);
   EXPECT_NE(s.message().find("unknown engine identity 05 00"), std::string::npos) << s.ToString();
 }
 
@@ -308,8 +309,8 @@ TEST(FrontendMode, RejectsADuplicateHello) {
   e.ConnectHandshake(client.endpoints().handshake);
   e.SendHandshake(internal::EncodeHandshakeStatus("HELLO", false, true, std::nullopt));
   e.SendHandshake(internal::EncodeHandshakeStatus("HELLO", false, true, std::nullopt));
-  TransportStatus s = waiter.get();
-  EXPECT_EQ(s.code(), TransportCode::kProtocol);
+  Status s = waiter.get();
+  EXPECT_EQ(s.code(), StatusCode::kProtocol);
   EXPECT_NE(s.message().find("duplicate HELLO from engine 1"), std::string::npos) << s.ToString();
 }
 
@@ -322,8 +323,8 @@ TEST(FrontendMode, RejectsReadyBeforeHello) {
   RawEngine e(ctx, 0);
   e.ConnectHandshake(client.endpoints().handshake);
   e.SendHandshake(internal::EncodeHandshakeStatus("READY", false, true, std::nullopt));
-  TransportStatus s = waiter.get();
-  EXPECT_EQ(s.code(), TransportCode::kProtocol);
+  Status s = waiter.get();
+  EXPECT_EQ(s.code(), StatusCode::kProtocol);
   EXPECT_NE(s.message().find("READY from engine 0 before its HELLO"), std::string::npos);
 }
 
@@ -336,9 +337,9 @@ TEST(BootstrappedMode, RejectsADuplicateRegistration) {
   RawEngine e(ctx, 0);
   e.Register(client.endpoints().input, "");
   e.input.send(zmq::str_buffer(""), zmq::send_flags::none);
-  TransportStatus s = waiter.get();
-  EXPECT_EQ(s.code(), TransportCode::kProtocol);
-  EXPECT_EQ(s.stage(), "input registration");
+  Status s = waiter.get();
+  EXPECT_EQ(s.code(), StatusCode::kProtocol);
+  EXPECT_EQ(s.stage(), StatusStage::kInputRegistration);
   EXPECT_NE(s.message().find("duplicate registration from engine 0"), std::string::npos);
 }
 
@@ -349,9 +350,9 @@ TEST(StartupTimeout, NoHelloNamesTheHelloStage) {
   EngineCoreClientOptions o = FrontendOptions(dir.Ipc("hs"), 2);
   o.hello_timeout = kShort;
   EngineCoreClient client(o);
-  TransportStatus s = client.Connect();
-  EXPECT_EQ(s.code(), TransportCode::kTimeout);
-  EXPECT_EQ(s.stage(), "HELLO");
+  Status s = client.Connect();
+  EXPECT_EQ(s.code(), StatusCode::kTimeout);
+  EXPECT_EQ(s.stage(), StatusStage::kHello);
   EXPECT_EQ(s.ToString(),
             "timeout during HELLO: timed out after 200 ms waiting for HELLO from engine(s) 0, 1 "
             "(0 of 2 said HELLO)");
@@ -367,9 +368,9 @@ TEST(StartupTimeout, NoReadyNamesTheReadyStage) {
   RawEngine e(ctx, 0);
   e.ConnectHandshake(client.endpoints().handshake);
   e.SendHandshake(internal::EncodeHandshakeStatus("HELLO", false, true, std::nullopt));
-  TransportStatus s = client.WaitForEngines();  // INIT goes out, READY never comes
-  EXPECT_EQ(s.code(), TransportCode::kTimeout);
-  EXPECT_EQ(s.stage(), "READY");
+  Status s = client.WaitForEngines();  // INIT goes out, READY never comes
+  EXPECT_EQ(s.code(), StatusCode::kTimeout);
+  EXPECT_EQ(s.stage(), StatusStage::kReady);
   EXPECT_NE(s.message().find("waiting for READY from engine(s) 0 (0 of 1 ready)"),
             std::string::npos)
       << s.ToString();
@@ -388,9 +389,9 @@ TEST(StartupTimeout, NoRegistrationNamesTheInputRegistrationStage) {
   e.SendHandshake(internal::EncodeHandshakeStatus("HELLO", false, true, std::nullopt));
   ASSERT_FALSE(e.ReceiveInit().empty());
   e.SendHandshake(internal::EncodeHandshakeStatus("READY", false, true, std::nullopt));
-  TransportStatus s = waiter.get();
-  EXPECT_EQ(s.code(), TransportCode::kTimeout);
-  EXPECT_EQ(s.stage(), "input registration");
+  Status s = waiter.get();
+  EXPECT_EQ(s.code(), StatusCode::kTimeout);
+  EXPECT_EQ(s.stage(), StatusStage::kInputRegistration);
   EXPECT_NE(s.message().find("input registration (ready response) of engine(s) 0"),
             std::string::npos)
       << s.ToString();
@@ -405,8 +406,8 @@ TEST(StartupTimeout, BootstrappedRegistrationNamesTheMissingEngines) {
   ASSERT_TRUE(client.Bind().ok());
   RawEngine e(ctx, 5);
   e.Register(client.endpoints().input, "");
-  TransportStatus s = client.WaitForEngines();
-  EXPECT_EQ(s.code(), TransportCode::kTimeout);
+  Status s = client.WaitForEngines();
+  EXPECT_EQ(s.code(), StatusCode::kTimeout);
   EXPECT_NE(s.message().find("engine(s) 4, 6 (1 of 3 registered)"), std::string::npos)
       << s.ToString();
 }
@@ -419,8 +420,8 @@ TEST(Stop, InterruptsWaitForEngines) {
   ASSERT_TRUE(client.Bind().ok());
   auto waiter = std::async(std::launch::async, [&] { return client.WaitForEngines(); });
   client.RequestStop();
-  const TransportStatus s = waiter.get();
-  EXPECT_EQ(s.code(), TransportCode::kStopped);
+  const Status s = waiter.get();
+  EXPECT_EQ(s.code(), StatusCode::kStopped);
 }
 
 TEST(Stop, EndsTheLoopCleanlyFromAnotherThread) {
@@ -433,7 +434,7 @@ TEST(Stop, EndsTheLoopCleanlyFromAnotherThread) {
   e.Register(client.endpoints().input, "");
   ASSERT_TRUE(client.WaitForEngines().ok());
   ASSERT_TRUE(client.Start(rec.Callbacks()).ok());
-  EXPECT_EQ(client.Start(rec.Callbacks()).code(), TransportCode::kInvalidArgument);
+  EXPECT_EQ(client.Start(rec.Callbacks()).code(), StatusCode::kInvalidArgument);
   std::thread stopper([&] { client.Stop(); });
   stopper.join();
   ASSERT_TRUE(rec.WaitForLoopExit());
@@ -546,13 +547,42 @@ TEST(OutputSocket, BacklogIsHowLongOutputsHaveWaitedUnread) {
   })) << "read to the end: no backlog";
 }
 
+// A socket that cannot be bound is named by the failure's detail, as well as in its words.
+TEST(Bind, AnAddressInUseNamesTheSocketThatFailed) {
+  // tcp://, not ipc://: binding an ipc:// path that is bound already takes it over.
+  EngineCoreClient first(FrontendOptions("tcp://127.0.0.1:0", 1));
+  ASSERT_TRUE(first.Bind().ok());
+  struct Case {
+    std::string input, output, handshake;
+    StatusDetail detail;
+  };
+  const Case cases[] = {
+      {first.endpoints().input, "tcp://127.0.0.1:0", "tcp://127.0.0.1:0",
+       StatusDetail::kInputSocket},
+      {"tcp://127.0.0.1:0", first.endpoints().output, "tcp://127.0.0.1:0",
+       StatusDetail::kOutputSocket},
+      {"tcp://127.0.0.1:0", "tcp://127.0.0.1:0", first.endpoints().handshake,
+       StatusDetail::kHandshakeSocket},
+  };
+  for (const Case& c : cases) {
+    EngineCoreClientOptions options = FrontendOptions(c.handshake, 1);
+    options.input_address = c.input;
+    options.output_address = c.output;
+    EngineCoreClient second(options);
+    const Status s = second.Bind();
+    EXPECT_EQ(s.code(), StatusCode::kSocket) << s.ToString();
+    EXPECT_EQ(s.stage(), StatusStage::kBind) << s.ToString();
+    EXPECT_EQ(s.detail(), c.detail) << s.ToString();
+  }
+}
+
 TEST(OutputSocket, AMessageSizeLimitBelowOneIsRefused) {
   TempDir dir;
   EngineCoreClientOptions options = BootstrappedOptions(dir.Ipc("in"), dir.Ipc("out"), 0, 1);
   options.max_output_message_bytes = 0;
   EngineCoreClient client(options);
-  const TransportStatus s = client.Bind();
-  EXPECT_EQ(s.code(), TransportCode::kInvalidArgument);
+  const Status s = client.Bind();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.ToString().find("max_output_message_bytes"), std::string::npos) << s.ToString();
 }
 
@@ -593,8 +623,7 @@ TEST(EngineDeath, EngineCoreDeadFromOneOfTwoEnginesNamesThatEngine) {
   EXPECT_EQ(counts.count(-1), 0u);
   // Requests to it are refused.
   std::string_view body[] = {"\x90"};
-  EXPECT_EQ(client.Send(1, EngineCoreRequestType::kAbort, body).code(),
-            TransportCode::kUnavailable);
+  EXPECT_EQ(client.Send(1, EngineCoreRequestType::kAbort, body).code(), StatusCode::kUnavailable);
   EXPECT_TRUE(sim.Totals().engines[1].sent_engine_core_dead);
 }
 
@@ -686,6 +715,8 @@ TEST(EngineRestart, BootstrappedEngineThatRegistersAgainIsAliveAgain) {
   EXPECT_EQ(events[3].engine_index, 1);
   EXPECT_EQ(events[3].kind, EngineEventKind::kConnected);
   EXPECT_EQ(events[3].reason, "registered again");
+  EXPECT_TRUE(events[3].rejoined);
+  EXPECT_FALSE(events[1].rejoined) << "its first life";
   EXPECT_TRUE(client.AllEnginesAlive());
   EXPECT_TRUE(client.engines()[1].alive);
   again.SendOutput({TinyOutputs(1, 1.0)});
@@ -732,7 +763,41 @@ TEST(EngineRestart, FrontendEngineThatSaysHelloAgainIsDeadThenAliveAgain) {
   EXPECT_EQ(events[1].kind, EngineEventKind::kDead);
   EXPECT_EQ(events[2].kind, EngineEventKind::kConnected);
   EXPECT_EQ(events[2].reason, "registered again");
+  EXPECT_TRUE(events[2].rejoined);
+  EXPECT_FALSE(events[0].rejoined) << "its first life";
   EXPECT_TRUE(client.AllEnginesAlive());
+}
+
+// A running frontend drops what a known engine sends on the handshake socket that is neither
+// [identity, message] nor decodable, each named by its kind (the failure's detail).
+TEST(HandshakeSocket, WhatArrivesAfterStartupIsDroppedByKind) {
+  TempDir dir;
+  zmq::context_t ctx;
+  Recorder rec;  // outlives the client, whose thread calls into it
+  EngineCoreClient client(FrontendOptions(dir.Ipc("hs"), 1));
+  ASSERT_TRUE(client.Bind().ok());
+  auto waiter = std::async(std::launch::async, [&] { return client.WaitForEngines(); });
+  RawEngine e0(ctx, 0);
+  e0.ConnectHandshake(client.endpoints().handshake);
+  e0.SendHandshake(internal::EncodeHandshakeStatus("HELLO", false, true, std::nullopt));
+  Result<HandshakeInit> init = DecodeHandshakeInit(e0.ReceiveInit());
+  ASSERT_TRUE(init.ok());
+  e0.Register(init->addresses.inputs[0], "");
+  e0.SendHandshake(internal::EncodeHandshakeStatus("READY", false, true, std::nullopt));
+  ASSERT_TRUE(waiter.get().ok());
+  ASSERT_TRUE(client.Start(rec.Callbacks()).ok());
+
+  e0.handshake.send(zmq::str_buffer("a"), zmq::send_flags::sndmore);
+  e0.handshake.send(zmq::str_buffer("b"), zmq::send_flags::none);
+  e0.SendHandshake("\xc1");  // never used in msgpack
+  RawEngine stranger(ctx, 6);
+  stranger.ConnectHandshake(client.endpoints().handshake);
+  stranger.SendHandshake(internal::EncodeHandshakeStatus("HELLO", false, true, std::nullopt));
+  ASSERT_TRUE(rec.WaitForDropped(3));
+  const std::vector<std::string> dropped = rec.dropped();
+  EXPECT_EQ(std::count(dropped.begin(), dropped.end(), "handshake: not [identity, message]"), 1);
+  EXPECT_EQ(std::count(dropped.begin(), dropped.end(), "handshake: undecodable"), 1);
+  EXPECT_EQ(std::count(dropped.begin(), dropped.end(), "handshake: unknown engine identity"), 1);
 }
 
 TEST(InputSocket, WhatArrivesAfterStartupIsDroppedAndCounted) {
@@ -821,7 +886,7 @@ TEST(Send, DeliversTypeAndFramesToTheEnginesDealer) {
   ASSERT_TRUE(client.Bind().ok());
   std::string_view body[] = {"\x91\xa2r1", "aux"};
   EXPECT_EQ(client.Send(0, EngineCoreRequestType::kAbort, body).code(),
-            TransportCode::kInvalidArgument);  // not started
+            StatusCode::kInvalidArgument);  // not started
   RawEngine e0(ctx, 0), e1(ctx, 1);
   e0.Register(client.endpoints().input, "");
   e1.Register(client.endpoints().input, "");
@@ -834,7 +899,7 @@ TEST(Send, DeliversTypeAndFramesToTheEnginesDealer) {
   EXPECT_EQ(got[1], "\x91\xa2r1");
   EXPECT_EQ(got[2], "aux");
   EXPECT_EQ(client.Send(2, EngineCoreRequestType::kAbort, body).code(),
-            TransportCode::kInvalidArgument);
+            StatusCode::kInvalidArgument);
 
   // Sends from several threads at once each arrive whole.
   std::vector<std::thread> senders;

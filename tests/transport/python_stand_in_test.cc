@@ -32,7 +32,7 @@ TEST(PythonStandIn, CompletesTheHandshakeAndItsMessagesArriveIntact) {
   test::Child child =
       SpawnStandInEngine({"--handshake-address", client.endpoints().handshake, "--steps", "12",
                           "--connector", "multi", "--seed", "4", "--print-frames"});
-  TransportStatus s = client.WaitForEngines();
+  Status s = client.WaitForEngines();
   ASSERT_TRUE(s.ok()) << s.ToString();
   const std::vector<EngineInfo> infos = client.engines();
   ASSERT_EQ(infos.size(), 1u);
@@ -89,7 +89,7 @@ TEST(PythonStandIn, BootstrappedOlderRegistrationAndEngineCoreDead) {
   a1.insert(a1.end(), {"--engine-index", "1", "--empty-registration", "--die"});
   test::Child c0 = SpawnStandInEngine(a0);
   test::Child c1 = SpawnStandInEngine(a1);
-  TransportStatus s = client.WaitForEngines();
+  Status s = client.WaitForEngines();
   ASSERT_TRUE(s.ok()) << s.ToString();
   const std::vector<EngineInfo> infos = client.engines();
   EXPECT_FALSE(infos[0].ready_response.empty_registration);

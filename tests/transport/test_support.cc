@@ -50,7 +50,7 @@ EngineCoreClientCallbacks Recorder::Callbacks() {
     }
     cv_.notify_all();
   };
-  cb.on_loop_exit = [this](const TransportStatus& s) {
+  cb.on_loop_exit = [this](const Status& s) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       loop_exited_ = true;
@@ -97,7 +97,7 @@ std::vector<std::string> Recorder::Frame0s() const {
   return out;
 }
 
-TransportStatus Recorder::exit_status() const {
+Status Recorder::exit_status() const {
   std::lock_guard<std::mutex> lock(mu_);
   return exit_status_;
 }

@@ -65,7 +65,7 @@ class Recorder {
   std::vector<std::string> Frame0s() const;
   // "<socket>: <kind>" of each message dropped from the handshake or input ROUTER.
   std::vector<std::string> dropped() const;
-  TransportStatus exit_status() const;
+  Status exit_status() const;
 
   // Called by the loop, first, for every message; may throw to test exception handling.
   std::function<void(const std::vector<std::string>&)> on_message_hook;
@@ -77,7 +77,7 @@ class Recorder {
   std::vector<EngineEvent> events_;
   std::vector<std::string> dropped_;
   bool loop_exited_ = false;
-  TransportStatus exit_status_;
+  Status exit_status_;
 };
 
 // An engine driven by hand with raw ZeroMQ sockets, to send exactly what a test needs.

@@ -20,7 +20,7 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "vmetrics/engine_core_client.h"
+#include "vmetrics/status.h"
 
 namespace vmetrics::internal {
 
@@ -42,9 +42,10 @@ void ConfigureSocket(zmq::socket_t& socket, std::string_view address, int linger
 // BindSocket
 //
 // Binds `socket` at `address` and stores the endpoint actually bound (ZMQ_LAST_ENDPOINT: the
-// real port of "tcp://host:0"). Returns Socket(stage "bind") naming `what` on failure.
-TransportStatus BindSocket(zmq::socket_t& socket, const std::string& address, std::string_view what,
-                           std::string* endpoint);
+// real port of "tcp://host:0"). Returns Socket(stage kBind, `detail`) naming `what` on
+// failure.
+Status BindSocket(zmq::socket_t& socket, const std::string& address, std::string_view what,
+                  StatusDetail detail, std::string* endpoint);
 
 // "tcp://0.0.0.0:5555" with host "10.0.0.2" -> "tcp://10.0.0.2:5555"; IPv6 hosts get
 // brackets. Non-tcp endpoints are returned unchanged.
