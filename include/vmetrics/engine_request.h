@@ -23,7 +23,7 @@
 //   ASSERT_TRUE(CheckRequestFits(spec, layout).ok());
 //   std::string body = EncodeEngineCoreRequest(spec, layout);
 //   std::string_view frames[] = {body};
-//   TransportStatus sent = client.Send(engine_index, EngineCoreRequestType::kAdd, frames);
+//   Status sent = client.Send(engine_index, EngineCoreRequestType::kAdd, frames);
 #ifndef VMETRICS_ENGINE_REQUEST_H_
 #define VMETRICS_ENGINE_REQUEST_H_
 
