@@ -10,7 +10,6 @@
 #include <string_view>
 #include <utility>
 
-#include "environment.h"
 #include "json_fields.h"
 #include "msgpack_from_json.h"
 #include "openai_routes.h"
@@ -53,10 +52,6 @@ std::string Seconds(std::chrono::milliseconds d) {
 }
 
 }  // namespace
-
-Result<bool> ServerDevModeFromEnvironment() {
-  return PythonIntSwitchFromEnvironment("VLLM_SERVER_DEV_MODE");
-}
 
 EngineControl::EngineControl(Options options) : options_(std::move(options)) {
   // Call ids as vLLM makes them (uuid1().int >> 64): unpredictable, so a reply to another

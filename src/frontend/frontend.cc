@@ -773,6 +773,7 @@ Status Frontend::Start() {
   frontend::OpenAiRouteContext routes;
   routes.service = m.requests.get();
   routes.server_load_tracking = m.options.enable_server_load_tracking;
+  routes.version = frontend::BuildVersion();
   routes.health = [&m] { return m.states->Health(); };
   routes.engines = [&m] {
     std::vector<frontend::EngineVersion> versions;

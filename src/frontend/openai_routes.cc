@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "api_error.h"
-#include "build_info.h"
 #include "json_fields.h"
 #include "vmetrics/internal/json_from_msgpack.h"
 
@@ -40,8 +39,6 @@ std::string RandomHex(size_t digits) {
 }
 
 }  // namespace
-
-std::string_view VmetricsVersion() { return BuildVersion(); }
 
 HttpReply OpenAiErrorReply(unsigned status, std::string_view message) {
   return HttpReply{status, "application/json", ErrorJson(MakeError(status, std::string(message)))};
@@ -80,13 +77,13 @@ std::string ModelsJson(const ServingConfig& config, int64_t created) {
   return DumpJson(Json{{"object", "list"}, {"data", std::move(data)}});
 }
 
-std::string VersionJson(const std::vector<EngineVersion>& engines) {
+std::string VersionJson(std::string_view version, const std::vector<EngineVersion>& engines) {
   Json list = Json::array();
   for (const EngineVersion& e : engines) {
     list.push_back(Json{{"engine_index", e.engine_index},
                         {"vllm_version", e.vllm_version ? Json(*e.vllm_version) : Json(nullptr)}});
   }
-  return DumpJson(Json{{"version", std::string(VmetricsVersion())}, {"engines", std::move(list)}});
+  return DumpJson(Json{{"version", std::string(version)}, {"engines", std::move(list)}});
 }
 
 std::string KvEventSourcesJson(const std::vector<KvEventSource>& sources) {
@@ -147,10 +144,13 @@ std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
         ex->Reply(200, kJson, ModelsJson(service->config(), static_cast<int64_t>(now)));
       }));
   auto engines = context.engines;
-  routes.push_back(Route(
-      "GET", "/version", [engines](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
-        ex->Reply(200, kJson, VersionJson(engines ? engines() : std::vector<EngineVersion>{}));
-      }));
+  routes.push_back(
+      Route("GET", "/version",
+            [engines, version = context.version](const HttpRequest&,
+                                                 const std::shared_ptr<HttpExchange>& ex) {
+              ex->Reply(200, kJson,
+                        VersionJson(version, engines ? engines() : std::vector<EngineVersion>{}));
+            }));
   // vLLM's route of "[Core][Frontend] Bind KV-event publishers at port 0 and expose the bound
   // endpoints" (#55844): a table the ready responses filled, no engine round-trip.
   auto kv_event_sources = context.kv_event_sources;

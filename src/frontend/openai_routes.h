@@ -35,9 +35,6 @@
 
 namespace vmetrics::frontend {
 
-// vmetrics' version (the CMake project version).
-std::string_view VmetricsVersion();
-
 // What one engine says it is: its index and the vLLM version its ready response carried
 // (nullopt for engines that send none).
 struct EngineVersion {
@@ -60,6 +57,7 @@ struct OpenAiRouteContext {
   std::function<std::vector<EngineVersion>()> engines;           // /version; unset = none
   std::function<std::vector<KvEventSource>()> kv_event_sources;  // /kv_event_sources; unset = none
   std::function<double()> wall_clock;  // `created` of /v1/models; unset = system
+  std::string version;                 // /version's own: vmetrics' (the CMake project version)
   // --enable-server-load-tracking: /load counts the token API requests in flight (else 0).
   bool server_load_tracking = false;
 };
@@ -79,10 +77,10 @@ HttpReply OpenAiErrorReply(unsigned status, std::string_view message);
 // LoRA module with its path as root, the served name as parent and max_model_len null).
 std::string ModelsJson(const ServingConfig& config, int64_t created);
 
-// The body of GET /version: {"version": "<vmetrics>", "engines": [{"engine_index",
+// The body of GET /version: {"version": "<version>", "engines": [{"engine_index",
 // "vllm_version"}...]}. vLLM answers {"version": "<vllm>"}: here `version` is the server's own
-// and each engine's vLLM version is listed (null where an engine sends none).
-std::string VersionJson(const std::vector<EngineVersion>& engines);
+// (vmetrics') and each engine's vLLM version is listed (null where an engine sends none).
+std::string VersionJson(std::string_view version, const std::vector<EngineVersion>& engines);
 
 // KvEventSourcesJson
 //
