@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "vmetrics/frontend.h"
-#include "vmetrics/frontend/replay.h"
+#include "vmetrics/offline/replay.h"
 
 namespace vmetrics::frontend {
 namespace {
