@@ -23,7 +23,7 @@
 #include "logprobs.h"
 #include "numpy_arrays.h"
 #include "vmetrics/engine_request.h"
-#include "vmetrics/frontend.h"  // LoraModule
+#include "vmetrics/lora_module.h"
 
 namespace vmetrics::frontend {
 
