@@ -52,7 +52,7 @@
 
 namespace vmetrics::frontend {
 
-// The paths of EngineControl::Routes (guarded by --api-key).
+// The paths of EngineControl::Routes (guarded by --api-key), each once, in the routes' order.
 std::vector<std::string> EngineControlPaths();
 
 class EngineControl {

@@ -18,18 +18,6 @@ namespace {
 
 constexpr std::string_view kJson = "application/json";
 
-HttpRoute Route(std::string method, std::string path,
-                std::function<void(HttpRequest, std::shared_ptr<HttpExchange>)> handler,
-                std::vector<std::string> headers = {}) {
-  HttpRoute route;
-  route.method = std::move(method);
-  route.path = std::move(path);
-  route.handler = std::move(handler);
-  route.request_headers = std::move(headers);
-  route.error_reply = OpenAiErrorReply;
-  return route;
-}
-
 std::string RandomHex(size_t digits) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   static const char* kDigits = "0123456789abcdef";
@@ -101,76 +89,102 @@ std::string KvEventSourcesJson(const std::vector<KvEventSource>& sources) {
   return DumpJson(out);
 }
 
-std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context) {
-  RequestService* service = context.service;
+namespace {
+
+// One route: what it answers with a ready context. The exchange is the handler's own.
+using ServeRoute = void (*)(const OpenAiRouteContext& context, const HttpRequest& request,
+                            std::shared_ptr<HttpExchange> exchange);
+
+// RouteRow: a route declared once (method, path, whether it reads the token APIs' request
+// headers, what it does); OpenAiRoutes makes the HttpRoutes from these rows, each behind the
+// readiness guard.
+struct RouteRow {
+  const char* method;
+  const char* path;
+  bool token_headers;
+  ServeRoute serve;
+};
+
+double SystemWallClock() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// /ping is /health: 200 or 503, with an empty body as vLLM sends (vmetrics' /health adds its
+// reason as text, and so does /ping).
+void ServePing(const OpenAiRouteContext& c, const HttpRequest&, std::shared_ptr<HttpExchange> ex) {
+  const HealthReport report = c.health ? c.health() : HealthReport{};
+  ex->Reply(report.healthy ? 200 : 503, report.body.empty() ? "" : "text/plain; charset=utf-8",
+            report.body);
+}
+
+// In the order OpenAiRoutes lists them (openai_routes.h).
+constexpr RouteRow kRoutes[] = {
+    {"POST", "/v1/completions", true,
+     [](const OpenAiRouteContext& c, const HttpRequest& r, std::shared_ptr<HttpExchange> ex) {
+       c.service->HandleCompletion(r, std::move(ex));
+     }},
+    {"POST", "/inference/v1/generate", true,
+     [](const OpenAiRouteContext& c, const HttpRequest& r, std::shared_ptr<HttpExchange> ex) {
+       c.service->HandleGenerate(r, std::move(ex));
+     }},
+    {"POST", "/abort_requests", false,
+     [](const OpenAiRouteContext& c, const HttpRequest& r, std::shared_ptr<HttpExchange> ex) {
+       c.service->HandleAbortRequests(r, ex);
+     }},
+    // vLLM's /load (serve/instrumentator/basic.py at 6adad087): the requests in flight on its
+    // load-aware routes (completions and generate among them) when
+    // --enable-server-load-tracking, else 0; those requests are counted from their handler's
+    // start to the end of their answer.
+    {"GET", "/load", false,
+     [](const OpenAiRouteContext& c, const HttpRequest&, std::shared_ptr<HttpExchange> ex) {
+       const size_t load = c.server_load_tracking ? c.service->num_live_completions() : 0;
+       ex->Reply(200, kJson, "{\"server_load\":" + std::to_string(load) + "}");
+     }},
+    {"GET", "/v1/models", false,
+     [](const OpenAiRouteContext& c, const HttpRequest&, std::shared_ptr<HttpExchange> ex) {
+       const double now = c.wall_clock ? c.wall_clock() : SystemWallClock();
+       ex->Reply(200, kJson, ModelsJson(c.service->config(), static_cast<int64_t>(now)));
+     }},
+    {"GET", "/version", false,
+     [](const OpenAiRouteContext& c, const HttpRequest&, std::shared_ptr<HttpExchange> ex) {
+       ex->Reply(200, kJson,
+                 VersionJson(c.version, c.engines ? c.engines() : std::vector<EngineVersion>{}));
+     }},
+    // vLLM's route of "[Core][Frontend] Bind KV-event publishers at port 0 and expose the bound
+    // endpoints" (#55844): a table the ready responses filled, no engine round-trip.
+    {"GET", "/kv_event_sources", false,
+     [](const OpenAiRouteContext& c, const HttpRequest&, std::shared_ptr<HttpExchange> ex) {
+       ex->Reply(200, kJson,
+                 KvEventSourcesJson(c.kv_event_sources ? c.kv_event_sources()
+                                                       : std::vector<KvEventSource>{}));
+     }},
+    {"GET", "/ping", false, ServePing},
+    {"POST", "/ping", false, ServePing},
+};
+
+}  // namespace
+
+std::vector<HttpRoute> OpenAiRoutes(std::function<const OpenAiRouteContext*()> context) {
   const std::vector<std::string> token_headers = {
       std::string(kRequestIdHeader), std::string(kDataParallelRankHeader),
       std::string(kSessionIdHeader), std::string(kPriorityHeader)};
   std::vector<HttpRoute> routes;
-  routes.push_back(Route(
-      "POST", "/v1/completions",
-      [service](const HttpRequest& r, std::shared_ptr<HttpExchange> ex) {
-        service->HandleCompletion(r, std::move(ex));
-      },
-      token_headers));
-  routes.push_back(Route(
-      "POST", "/inference/v1/generate",
-      [service](const HttpRequest& r, std::shared_ptr<HttpExchange> ex) {
-        service->HandleGenerate(r, std::move(ex));
-      },
-      token_headers));
-  routes.push_back(Route("POST", "/abort_requests",
-                         [service](const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
-                           service->HandleAbortRequests(r, ex);
-                         }));
-  // vLLM's /load (serve/instrumentator/basic.py at 6adad087): the requests in flight on its
-  // load-aware routes (completions and generate among them) when --enable-server-load-tracking,
-  // else 0; those requests are counted from their handler's start to the end of their answer.
-  routes.push_back(Route("GET", "/load",
-                         [service, tracking = context.server_load_tracking](
-                             const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
-                           const size_t load = tracking ? service->num_live_completions() : 0;
-                           ex->Reply(200, kJson, "{\"server_load\":" + std::to_string(load) + "}");
-                         }));
-  auto clock = context.wall_clock;
-  routes.push_back(Route(
-      "GET", "/v1/models",
-      [service, clock](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
-        const double now =
-            clock
-                ? clock()
-                : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-        ex->Reply(200, kJson, ModelsJson(service->config(), static_cast<int64_t>(now)));
-      }));
-  auto engines = context.engines;
-  routes.push_back(
-      Route("GET", "/version",
-            [engines, version = context.version](const HttpRequest&,
-                                                 const std::shared_ptr<HttpExchange>& ex) {
-              ex->Reply(200, kJson,
-                        VersionJson(version, engines ? engines() : std::vector<EngineVersion>{}));
-            }));
-  // vLLM's route of "[Core][Frontend] Bind KV-event publishers at port 0 and expose the bound
-  // endpoints" (#55844): a table the ready responses filled, no engine round-trip.
-  auto kv_event_sources = context.kv_event_sources;
-  routes.push_back(
-      Route("GET", "/kv_event_sources",
-            [kv_event_sources](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
-              ex->Reply(200, kJson,
-                        KvEventSourcesJson(kv_event_sources ? kv_event_sources()
-                                                            : std::vector<KvEventSource>{}));
-            }));
-  // /ping is /health: 200 or 503, with an empty body as vLLM sends (vmetrics' /health adds its
-  // reason as text, and so does /ping).
-  auto health = context.health;
-  for (const char* method : {"GET", "POST"}) {
-    routes.push_back(Route(
-        method, "/ping", [health](const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
-          const HealthReport report = health ? health() : HealthReport{};
-          ex->Reply(report.healthy ? 200 : 503,
-                    report.body.empty() ? "" : "text/plain; charset=utf-8", report.body);
-        }));
+  for (const RouteRow& row : kRoutes) {
+    HttpRoute route;
+    route.method = row.method;
+    route.path = row.path;
+    if (row.token_headers) route.request_headers = token_headers;
+    route.error_reply = OpenAiErrorReply;
+    route.handler = [context, serve = row.serve](HttpRequest request,
+                                                 std::shared_ptr<HttpExchange> exchange) {
+      const OpenAiRouteContext* ready = context ? context() : nullptr;
+      if (ready == nullptr) {
+        exchange->Reply(OpenAiErrorReply(503, "the engines are not ready yet"));
+        return;
+      }
+      serve(*ready, request, std::move(exchange));
+    };
+    routes.push_back(std::move(route));
   }
   return routes;
 }

@@ -19,8 +19,9 @@
 // RequestService and the context's callbacks must be safe for that.
 //
 // Example:
+//   OpenAiRouteContext context{.service = &request_service, .health = health};
 //   HttpHandlers handlers;
-//   handlers.routes = OpenAiRoutes({.service = &request_service, .health = health});
+//   handlers.routes = OpenAiRoutes([&context] { return &context; });
 #ifndef VMETRICS_FRONTEND_OPENAI_ROUTES_H_
 #define VMETRICS_FRONTEND_OPENAI_ROUTES_H_
 
@@ -95,8 +96,15 @@ std::string VersionJson(std::string_view version, const std::vector<EngineVersio
 //   EXPECT_EQ(KvEventSourcesJson({{.data_parallel_rank = 1, .kv_events_config = ""}}), "{}");
 std::string KvEventSourcesJson(const std::vector<KvEventSource>& sources);
 
-// Every route above, in the order they are listed.
-std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context);
+// OpenAiRoutes
+//
+// Every route above, in the order they are listed, each declared once (openai_routes.cc:
+// method, path, the request headers it reads, what it answers). A route reads what it answers
+// from through `context` when a request comes: nullptr (or an unset `context`) until the
+// engines are ready, and the route answers 503 "the engines are not ready yet"; so the routes
+// are registered before the request service exists. `context` is called from the server's
+// worker threads; the context it returns must stay as it is while the server runs.
+std::vector<HttpRoute> OpenAiRoutes(std::function<const OpenAiRouteContext*()> context);
 
 // The paths --api-key guards (HttpServerOptions::api_key_path_prefixes): vLLM's
 // ("/v1", "/v2", "/inference", "/cohere": GUARDED_PREFIX in vllm/entrypoints/serve/utils/
