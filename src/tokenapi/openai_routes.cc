@@ -91,9 +91,9 @@ std::string KvEventSourcesJson(const std::vector<KvEventSource>& sources) {
 
 namespace {
 
-// One route: what it answers with a ready context. The exchange is the handler's own.
+// One route: what it answers with a ready context.
 using ServeRoute = void (*)(const OpenAiRouteContext& context, const HttpRequest& request,
-                            std::shared_ptr<HttpExchange> exchange);
+                            const std::shared_ptr<HttpExchange>& exchange);
 
 // RouteRow: a route declared once (method, path, whether it reads the token APIs' request
 // headers, what it does); OpenAiRoutes makes the HttpRoutes from these rows, each behind the
@@ -111,7 +111,8 @@ double SystemWallClock() {
 
 // /ping is /health: 200 or 503, with an empty body as vLLM sends (vmetrics' /health adds its
 // reason as text, and so does /ping).
-void ServePing(const OpenAiRouteContext& c, const HttpRequest&, std::shared_ptr<HttpExchange> ex) {
+void ServePing(const OpenAiRouteContext& c, const HttpRequest&,
+               const std::shared_ptr<HttpExchange>& ex) {
   const HealthReport report = c.health ? c.health() : HealthReport{};
   ex->Reply(report.healthy ? 200 : 503, report.body.empty() ? "" : "text/plain; charset=utf-8",
             report.body);
@@ -120,40 +121,37 @@ void ServePing(const OpenAiRouteContext& c, const HttpRequest&, std::shared_ptr<
 // In the order OpenAiRoutes lists them (openai_routes.h).
 constexpr RouteRow kRoutes[] = {
     {"POST", "/v1/completions", true,
-     [](const OpenAiRouteContext& c, const HttpRequest& r, std::shared_ptr<HttpExchange> ex) {
-       c.service->HandleCompletion(r, std::move(ex));
-     }},
+     [](const OpenAiRouteContext& c, const HttpRequest& r,
+        const std::shared_ptr<HttpExchange>& ex) { c.service->HandleCompletion(r, ex); }},
     {"POST", "/inference/v1/generate", true,
-     [](const OpenAiRouteContext& c, const HttpRequest& r, std::shared_ptr<HttpExchange> ex) {
-       c.service->HandleGenerate(r, std::move(ex));
-     }},
+     [](const OpenAiRouteContext& c, const HttpRequest& r,
+        const std::shared_ptr<HttpExchange>& ex) { c.service->HandleGenerate(r, ex); }},
     {"POST", "/abort_requests", false,
-     [](const OpenAiRouteContext& c, const HttpRequest& r, std::shared_ptr<HttpExchange> ex) {
-       c.service->HandleAbortRequests(r, ex);
-     }},
+     [](const OpenAiRouteContext& c, const HttpRequest& r,
+        const std::shared_ptr<HttpExchange>& ex) { c.service->HandleAbortRequests(r, ex); }},
     // vLLM's /load (serve/instrumentator/basic.py at 6adad087): the requests in flight on its
     // load-aware routes (completions and generate among them) when
     // --enable-server-load-tracking, else 0; those requests are counted from their handler's
     // start to the end of their answer.
     {"GET", "/load", false,
-     [](const OpenAiRouteContext& c, const HttpRequest&, std::shared_ptr<HttpExchange> ex) {
+     [](const OpenAiRouteContext& c, const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
        const size_t load = c.server_load_tracking ? c.service->num_live_completions() : 0;
        ex->Reply(200, kJson, "{\"server_load\":" + std::to_string(load) + "}");
      }},
     {"GET", "/v1/models", false,
-     [](const OpenAiRouteContext& c, const HttpRequest&, std::shared_ptr<HttpExchange> ex) {
+     [](const OpenAiRouteContext& c, const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
        const double now = c.wall_clock ? c.wall_clock() : SystemWallClock();
        ex->Reply(200, kJson, ModelsJson(c.service->config(), static_cast<int64_t>(now)));
      }},
     {"GET", "/version", false,
-     [](const OpenAiRouteContext& c, const HttpRequest&, std::shared_ptr<HttpExchange> ex) {
+     [](const OpenAiRouteContext& c, const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
        ex->Reply(200, kJson,
                  VersionJson(c.version, c.engines ? c.engines() : std::vector<EngineVersion>{}));
      }},
     // vLLM's route of "[Core][Frontend] Bind KV-event publishers at port 0 and expose the bound
     // endpoints" (#55844): a table the ready responses filled, no engine round-trip.
     {"GET", "/kv_event_sources", false,
-     [](const OpenAiRouteContext& c, const HttpRequest&, std::shared_ptr<HttpExchange> ex) {
+     [](const OpenAiRouteContext& c, const HttpRequest&, const std::shared_ptr<HttpExchange>& ex) {
        ex->Reply(200, kJson,
                  KvEventSourcesJson(c.kv_event_sources ? c.kv_event_sources()
                                                        : std::vector<KvEventSource>{}));
@@ -164,7 +162,7 @@ constexpr RouteRow kRoutes[] = {
 
 }  // namespace
 
-std::vector<HttpRoute> OpenAiRoutes(std::function<const OpenAiRouteContext*()> context) {
+std::vector<HttpRoute> OpenAiRoutes(const std::function<const OpenAiRouteContext*()>& context) {
   const std::vector<std::string> token_headers = {
       std::string(kRequestIdHeader), std::string(kDataParallelRankHeader),
       std::string(kSessionIdHeader), std::string(kPriorityHeader)};
@@ -175,14 +173,14 @@ std::vector<HttpRoute> OpenAiRoutes(std::function<const OpenAiRouteContext*()> c
     route.path = row.path;
     if (row.token_headers) route.request_headers = token_headers;
     route.error_reply = OpenAiErrorReply;
-    route.handler = [context, serve = row.serve](HttpRequest request,
-                                                 std::shared_ptr<HttpExchange> exchange) {
+    route.handler = [context, serve = row.serve](const HttpRequest& request,
+                                                 const std::shared_ptr<HttpExchange>& exchange) {
       const OpenAiRouteContext* ready = context ? context() : nullptr;
       if (ready == nullptr) {
         exchange->Reply(OpenAiErrorReply(503, "the engines are not ready yet"));
         return;
       }
-      serve(*ready, request, std::move(exchange));
+      serve(*ready, request, exchange);
     };
     routes.push_back(std::move(route));
   }

@@ -104,7 +104,7 @@ std::string KvEventSourcesJson(const std::vector<KvEventSource>& sources);
 // engines are ready, and the route answers 503 "the engines are not ready yet"; so the routes
 // are registered before the request service exists. `context` is called from the server's
 // worker threads; the context it returns must stay as it is while the server runs.
-std::vector<HttpRoute> OpenAiRoutes(std::function<const OpenAiRouteContext*()> context);
+std::vector<HttpRoute> OpenAiRoutes(const std::function<const OpenAiRouteContext*()>& context);
 
 // The paths --api-key guards (HttpServerOptions::api_key_path_prefixes): vLLM's
 // ("/v1", "/v2", "/inference", "/cohere": GUARDED_PREFIX in vllm/entrypoints/serve/utils/
