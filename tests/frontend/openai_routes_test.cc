@@ -94,6 +94,7 @@ TEST(OpenAiRoutes, AnswerServiceUnavailableUntilTheirContextIsReady) {
   context.version = "9.9.9";
   std::atomic<const OpenAiRouteContext*> ready{nullptr};
   HttpHandlers handlers;
+  handlers.render_metrics = [](ExpositionFormat) { return std::string(); };
   handlers.routes = OpenAiRoutes([&ready] { return ready.load(); });
   HttpServerOptions options;
   options.port = 0;
