@@ -5,7 +5,7 @@
 For every scenario in SCENARIOS this script writes
 
   tests/golden/inputs/requests_<name>.msgpack   the EngineCoreOutputs an engine would send
-  tests/golden/inputs/requests_<name>.jsonl     the frontend side (src/frontend/requests_sidecar.h):
+  tests/golden/inputs/requests_<name>.jsonl     the frontend side (src/offline/requests_sidecar.h):
                                                 requests sent, client aborts, and per message the
                                                 frontend's time.time() (and time.monotonic())
   tests/golden/requests_<name>.txt              the exposition prometheus_client renders

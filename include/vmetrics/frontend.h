@@ -68,19 +68,10 @@
 #include <vector>
 
 #include "vmetrics/http_server.h"
+#include "vmetrics/lora_module.h"
 #include "vmetrics/status.h"
 
 namespace vmetrics {
-
-// LoraModule: a LoRA adapter the frontend offers (vLLM's --lora-modules name=path). A
-// completion whose `model` is `name` runs with it; the engines load it from `path`.
-struct LoraModule {
-  std::string name;
-  std::string path;
-  // vLLM's lora_int_id. Bind numbers FrontendOptions::lora_modules 1, 2, ... in order, as
-  // vLLM does; a value set here is replaced.
-  int64_t lora_int_id = 0;
-};
 
 // How the frontend's log lines look on stderr.
 enum class LogFormat : uint8_t {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// vmetrics decode FILE: the flags of frontend::DecodeCapture (frontend/decode.h); one JSON line
+// vmetrics decode FILE: the flags of frontend::DecodeCapture (offline/decode.h); one JSON line
 // per message on stdout. Exit 0, or 1 when a message did not decode, or 2 for options that
 // cannot be used.
-#include "vmetrics/frontend/decode.h"
+#include "vmetrics/offline/decode.h"
 
 #include <cstdio>
 #include <memory>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // vmetrics describe-connectors: the flags of frontend::DescribeConnectors
-// (frontend/describe_connectors.h); the built-in connector rows as `_metrics_descriptor` JSON
+// (offline/describe_connectors.h); the built-in connector rows as `_metrics_descriptor` JSON
 // on stdout.
-#include "vmetrics/frontend/describe_connectors.h"
+#include "vmetrics/offline/describe_connectors.h"
 
 #include <cstdio>
 #include <memory>

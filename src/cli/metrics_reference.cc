@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// vmetrics metrics-reference: frontend::MetricsReference (frontend/metrics_reference.h), the
+// vmetrics metrics-reference: frontend::MetricsReference (offline/metrics_reference.h), the
 // Markdown reference of every family, on stdout. docs/metrics.md is this output.
-#include "vmetrics/frontend/metrics_reference.h"
+#include "vmetrics/offline/metrics_reference.h"
 
 #include <cstdio>
 #include <string>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// vmetrics replay FILE: the flags of frontend::Replay (frontend/replay.h); the exposition goes
+// vmetrics replay FILE: the flags of frontend::Replay (offline/replay.h); the exposition goes
 // to stdout. Exit 0, or 1 when a message did not decode, or 2 for options that cannot be used.
-#include "vmetrics/frontend/replay.h"
+#include "vmetrics/offline/replay.h"
 
 #include <cstdio>
 #include <memory>

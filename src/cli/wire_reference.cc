@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // vmetrics wire-reference: frontend::WireReferenceBlocks, SpliceWireReference and
-// WireLayoutsJson (frontend/wire_reference.h) on stdout. docs/wire_format.md's generated tables
+// WireLayoutsJson (offline/wire_reference.h) on stdout. docs/wire_format.md's generated tables
 // and tests/fixtures/wire_layouts.json are this output (tools/regen_docs.sh writes them).
-#include "vmetrics/frontend/wire_reference.h"
+#include "vmetrics/offline/wire_reference.h"
 
 #include <cstdio>
 #include <fstream>

@@ -33,6 +33,10 @@ Result<bool> PythonIntSwitchFromEnvironment(const char* name) {
   return overflow || *value != 0;  // an integer past int64 is not 0 either
 }
 
+Result<bool> ServerDevModeFromEnvironment() {
+  return PythonIntSwitchFromEnvironment("VLLM_SERVER_DEV_MODE");
+}
+
 Result<bool> ComputeNansInLogitsFromEnvironment() {
   return PythonIntSwitchFromEnvironment("VLLM_COMPUTE_NANS_IN_LOGITS");
 }

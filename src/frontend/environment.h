@@ -18,6 +18,10 @@ bool CreatedDisabledByEnvironment();
 // value is an error naming the variable (Python raises on it too).
 Result<bool> PythonIntSwitchFromEnvironment(const char* name);
 
+// The environment switch of vLLM's development routes (EngineControl), VLLM_SERVER_DEV_MODE
+// (PythonIntSwitchFromEnvironment, as vllm/envs.py reads it).
+Result<bool> ServerDevModeFromEnvironment();
+
 // VLLM_COMPUTE_NANS_IN_LOGITS (PythonIntSwitchFromEnvironment). It registers
 // vllm:corrupted_requests and makes the request tracker mark requests whose outputs had NaNs in
 // their logits.

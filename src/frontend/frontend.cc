@@ -330,7 +330,7 @@ struct Frontend::Impl {
   std::unique_ptr<frontend::Ingest> ingest;
   // Set once Start built `requests`: the routes answer 503 before.
   std::atomic<frontend::RequestService*> requests_ready{nullptr};
-  std::vector<HttpRoute> api_routes;  // the routes on `requests`, as the HTTP routes' targets
+  frontend::OpenAiRouteContext api_context;  // what the routes answer from; set before the above
   // VLLM_SERVER_DEV_MODE=1: the engine control routes, answering 503 until `control_ready`.
   std::unique_ptr<frontend::EngineControl> control;
   std::atomic<frontend::EngineControl*> control_ready{nullptr};
@@ -612,18 +612,11 @@ Status Frontend::Bind() {
   };
   // The request service needs the engines' max_model_len: until Start built it, the routes
   // answer 503.
-  const std::vector<HttpRoute> api = frontend::OpenAiRoutes(frontend::OpenAiRouteContext{});
-  for (size_t i = 0; i < api.size(); ++i) {
-    HttpRoute route = api[i];
-    route.handler = [&m, i, error = route.error_reply](HttpRequest request,
-                                                       std::shared_ptr<HttpExchange> exchange) {
-      // Acquire: api_routes was filled before the store.
-      if (m.requests_ready.load(std::memory_order_acquire) == nullptr) {
-        exchange->Reply(error(503, "the engines are not ready yet"));
-        return;
-      }
-      m.api_routes[i].handler(std::move(request), std::move(exchange));
-    };
+  for (HttpRoute& route : frontend::OpenAiRoutes([&m]() -> const frontend::OpenAiRouteContext* {
+         // Acquire: api_context was filled before the store.
+         return m.requests_ready.load(std::memory_order_acquire) != nullptr ? &m.api_context
+                                                                            : nullptr;
+       })) {
     handlers.routes.push_back(std::move(route));
   }
   if (m.checked.server_dev_mode) {
@@ -781,9 +774,10 @@ Status Frontend::Start() {
     }
   };
   if (Status ts = m.client->Start(std::move(cb)); !ts.ok()) return FromTransport(ts);
-  frontend::OpenAiRouteContext routes;
+  frontend::OpenAiRouteContext& routes = m.api_context;
   routes.service = m.requests.get();
   routes.server_load_tracking = m.options.enable_server_load_tracking;
+  routes.version = frontend::BuildVersion();
   routes.health = [&m] { return m.states->Health(); };
   routes.engines = [&m] {
     std::vector<frontend::EngineVersion> versions;
@@ -803,7 +797,6 @@ Status Frontend::Start() {
     }
     return sources;
   };
-  m.api_routes = frontend::OpenAiRoutes(routes);
   m.requests_ready.store(m.requests.get(), std::memory_order_release);
   m.control_ready.store(m.control.get(), std::memory_order_release);
   if (m.options.engine_stall_timeout_s > 0) {

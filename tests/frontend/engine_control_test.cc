@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "environment.h"
 #include "http_test_client.h"
 #include "json_fields.h"
 #include "msgpack_from_json.h"

@@ -11,7 +11,7 @@
 
 #include "token_request.h"
 #include "vmetrics/frontend.h"
-#include "vmetrics/frontend/replay.h"
+#include "vmetrics/offline/replay.h"
 #include "vmetrics/wire_generation.h"
 
 namespace vmetrics::frontend {

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // The bodies of the informational routes (openai_routes.h) built from what the engines
-// reported: GET /kv_event_sources.
+// reported: GET /kv_event_sources; and the routes' readiness guard, on a real HttpServer.
 #include "openai_routes.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "http_test_client.h"
 #include "msgpack_from_json.h"
+#include "vmetrics/http_server.h"
 
 namespace vmetrics::frontend {
 namespace {
@@ -81,6 +85,35 @@ TEST(KvEventSourcesJson, TheFirstSourceOfARankIsKept) {
 TEST(ApiKeyPathPrefixes, GuardKvEventSources) {
   const std::vector<std::string> prefixes = ApiKeyPathPrefixes();
   EXPECT_NE(std::find(prefixes.begin(), prefixes.end(), "/kv_event_sources"), prefixes.end());
+}
+
+// Each route is declared once and reads its context when a request comes: before the context
+// is ready it answers 503 in vLLM's error format, after it answers from the context.
+TEST(OpenAiRoutes, AnswerServiceUnavailableUntilTheirContextIsReady) {
+  OpenAiRouteContext context;
+  context.version = "9.9.9";
+  std::atomic<const OpenAiRouteContext*> ready{nullptr};
+  HttpHandlers handlers;
+  handlers.render_metrics = [](ExpositionFormat) { return std::string(); };
+  handlers.routes = OpenAiRoutes([&ready] { return ready.load(); });
+  HttpServerOptions options;
+  options.port = 0;
+  Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(options, std::move(handlers));
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const uint16_t port = (*server)->port();
+
+  for (const char* path : {"/version", "/ping", "/kv_event_sources"}) {
+    const http_test::HttpResponse r = http_test::Get(port, path);
+    EXPECT_EQ(r.status, 503) << path;
+    EXPECT_EQ(Json::parse(r.body)["error"]["message"], "the engines are not ready yet") << path;
+  }
+  ready.store(&context);
+  const http_test::HttpResponse version = http_test::Get(port, "/version");
+  EXPECT_EQ(version.status, 200);
+  EXPECT_EQ(Json::parse(version.body), Json::parse(VersionJson("9.9.9", {})));
+  EXPECT_EQ(Json::parse(version.body)["version"], "9.9.9");
+  EXPECT_EQ(http_test::Get(port, "/ping").status, 200);
+  EXPECT_EQ(http_test::Get(port, "/kv_event_sources").body, "{}");
 }
 
 }  // namespace

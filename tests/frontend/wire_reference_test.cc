@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of src/frontend/wire_reference.cc: the generated wire-layout tables say what the
+// Tests of src/offline/wire_reference.cc: the generated wire-layout tables say what the
 // wire-generation tables say, and SpliceWireReference refuses a document whose markers are
 // broken instead of writing a half-generated one.
-#include "vmetrics/frontend/wire_reference.h"
+#include "vmetrics/offline/wire_reference.h"
 
 #include <gtest/gtest.h>
 

@@ -86,7 +86,7 @@ cmp -s "$source_dir/deploy/systemd/vmetrics.service" "$datadir/systemd/vmetrics.
 for f in "$prefix/etc" "$prefix/lib/systemd"; do
   [[ ! -e $f ]] || fail "an install into a prefix other than /usr wrote ${f#"$prefix"/}"
 done
-for lib in protocol metrics requests exposition transport server frontend; do
+for lib in protocol metrics requests exposition transport server tokenapi frontend offline; do
   [[ -f $libdir/libvmetrics_$lib.a ]] || fail "missing after install: libvmetrics_$lib.a in $libdir"
 done
 # The installed headers must not need anything from the source tree: every quoted include

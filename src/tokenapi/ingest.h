@@ -30,7 +30,10 @@
 
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/iteration_stats.h"
-#include "vmetrics/recorder.h"
+
+namespace vmetrics {
+class StatsRecorder;  // recorder.h: the request service's header needs no registry
+}  // namespace vmetrics
 
 namespace vmetrics::frontend {
 

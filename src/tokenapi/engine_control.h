@@ -52,11 +52,7 @@
 
 namespace vmetrics::frontend {
 
-// The environment switch of vLLM's development routes, `bool(int(os.getenv(name, "0")))`
-// (vllm/envs.py, VLLM_SERVER_DEV_MODE): an error naming the variable for a value int() refuses.
-Result<bool> ServerDevModeFromEnvironment();
-
-// The paths of EngineControl::Routes (guarded by --api-key).
+// The paths of EngineControl::Routes (guarded by --api-key), each once, in the routes' order.
 std::vector<std::string> EngineControlPaths();
 
 class EngineControl {

@@ -10,7 +10,6 @@
 #include <string_view>
 #include <utility>
 
-#include "environment.h"
 #include "json_fields.h"
 #include "msgpack_from_json.h"
 #include "openai_routes.h"
@@ -53,10 +52,6 @@ std::string Seconds(std::chrono::milliseconds d) {
 }
 
 }  // namespace
-
-Result<bool> ServerDevModeFromEnvironment() {
-  return PythonIntSwitchFromEnvironment("VLLM_SERVER_DEV_MODE");
-}
 
 EngineControl::EngineControl(Options options) : options_(std::move(options)) {
   // Call ids as vLLM makes them (uuid1().int >> 64): unpredictable, so a reply to another
@@ -856,20 +851,14 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
 }
 
 std::vector<std::string> EngineControlPaths() {
-  return {"/sleep",
-          "/wake_up",
-          "/is_sleeping",
-          "/pause",
-          "/resume",
-          "/is_paused",
-          "/reset_prefix_cache",
-          "/init_weight_transfer_engine",
-          "/start_weight_update",
-          "/start_draft_weight_update",
-          "/update_weights",
-          "/finish_weight_update",
-          "/update_weight_version",
-          "/weight_info"};
+  // Read from the routes, where each path is declared once.
+  std::vector<std::string> paths;
+  for (const HttpRoute& route : EngineControl::Routes({})) {
+    if (std::find(paths.begin(), paths.end(), route.path) == paths.end()) {
+      paths.push_back(route.path);
+    }
+  }
+  return paths;
 }
 
 }  // namespace vmetrics::frontend

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // DecodeCapture: each message of a capture as one JSON line; see decode.h.
-#include "vmetrics/frontend/decode.h"
+#include "vmetrics/offline/decode.h"
 
 #include <bit>
 #include <memory>

@@ -2,6 +2,8 @@
 // Ingest: track, record, settle; see ingest.h.
 #include "ingest.h"
 
+#include "vmetrics/recorder.h"
+
 namespace vmetrics::frontend {
 
 void Ingest::Message(EngineCoreOutputs* message, uint64_t message_number) {

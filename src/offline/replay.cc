@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Replay: a capture recorded as a frontend would record it; see replay.h.
-#include "vmetrics/frontend/replay.h"
+#include "vmetrics/offline/replay.h"
 
 #include <filesystem>
 #include <memory>

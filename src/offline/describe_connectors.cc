@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // DescribeConnectors: the built-in connector rows as descriptors; see describe_connectors.h.
-#include "vmetrics/frontend/describe_connectors.h"
+#include "vmetrics/offline/describe_connectors.h"
 
 #include "vmetrics/connector_catalog.h"
 #include "vmetrics/metrics_descriptor.h"

@@ -14,6 +14,7 @@
 #include "generate_api.h"
 #include "json_fields.h"
 #include "msgpack_from_json.h"
+#include "vmetrics/http_server.h"
 
 namespace vmetrics::frontend {
 

@@ -24,7 +24,7 @@
 #include "numpy_arrays.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/engine_request.h"
-#include "vmetrics/frontend.h"  // LoraModule
+#include "vmetrics/lora_module.h"
 
 namespace vmetrics::frontend {
 

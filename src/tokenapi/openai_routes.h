@@ -19,8 +19,9 @@
 // RequestService and the context's callbacks must be safe for that.
 //
 // Example:
+//   OpenAiRouteContext context{.service = &request_service, .health = health};
 //   HttpHandlers handlers;
-//   handlers.routes = OpenAiRoutes({.service = &request_service, .health = health});
+//   handlers.routes = OpenAiRoutes([&context] { return &context; });
 #ifndef VMETRICS_FRONTEND_OPENAI_ROUTES_H_
 #define VMETRICS_FRONTEND_OPENAI_ROUTES_H_
 
@@ -34,9 +35,6 @@
 #include "vmetrics/http_server.h"
 
 namespace vmetrics::frontend {
-
-// vmetrics' version (the CMake project version).
-std::string_view VmetricsVersion();
 
 // What one engine says it is: its index and the vLLM version its ready response carried
 // (nullopt for engines that send none).
@@ -60,6 +58,7 @@ struct OpenAiRouteContext {
   std::function<std::vector<EngineVersion>()> engines;           // /version; unset = none
   std::function<std::vector<KvEventSource>()> kv_event_sources;  // /kv_event_sources; unset = none
   std::function<double()> wall_clock;  // `created` of /v1/models; unset = system
+  std::string version;                 // /version's own: vmetrics' (the CMake project version)
   // --enable-server-load-tracking: /load counts the token API requests in flight (else 0).
   bool server_load_tracking = false;
 };
@@ -79,10 +78,10 @@ HttpReply OpenAiErrorReply(unsigned status, std::string_view message);
 // LoRA module with its path as root, the served name as parent and max_model_len null).
 std::string ModelsJson(const ServingConfig& config, int64_t created);
 
-// The body of GET /version: {"version": "<vmetrics>", "engines": [{"engine_index",
+// The body of GET /version: {"version": "<version>", "engines": [{"engine_index",
 // "vllm_version"}...]}. vLLM answers {"version": "<vllm>"}: here `version` is the server's own
-// and each engine's vLLM version is listed (null where an engine sends none).
-std::string VersionJson(const std::vector<EngineVersion>& engines);
+// (vmetrics') and each engine's vLLM version is listed (null where an engine sends none).
+std::string VersionJson(std::string_view version, const std::vector<EngineVersion>& engines);
 
 // KvEventSourcesJson
 //
@@ -97,8 +96,15 @@ std::string VersionJson(const std::vector<EngineVersion>& engines);
 //   EXPECT_EQ(KvEventSourcesJson({{.data_parallel_rank = 1, .kv_events_config = ""}}), "{}");
 std::string KvEventSourcesJson(const std::vector<KvEventSource>& sources);
 
-// Every route above, in the order they are listed.
-std::vector<HttpRoute> OpenAiRoutes(const OpenAiRouteContext& context);
+// OpenAiRoutes
+//
+// Every route above, in the order they are listed, each declared once (openai_routes.cc:
+// method, path, the request headers it reads, what it answers). A route reads what it answers
+// from through `context` when a request comes: nullptr (or an unset `context`) until the
+// engines are ready, and the route answers 503 "the engines are not ready yet"; so the routes
+// are registered before the request service exists. `context` is called from the server's
+// worker threads; the context it returns must stay as it is while the server runs.
+std::vector<HttpRoute> OpenAiRoutes(const std::function<const OpenAiRouteContext*()>& context);
 
 // The paths --api-key guards (HttpServerOptions::api_key_path_prefixes): vLLM's
 // ("/v1", "/v2", "/inference", "/cohere": GUARDED_PREFIX in vllm/entrypoints/serve/utils/

@@ -6,7 +6,7 @@
 // the Registry in render order; the family tables (metrics/frontend_families.h) and the
 // connector catalog add what the registry does not know: when a family is registered and
 // which payload field feeds it.
-#include "vmetrics/frontend/metrics_reference.h"
+#include "vmetrics/offline/metrics_reference.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -5,7 +5,7 @@
 // Nothing here states a layout fact: every name, position, count and type is read from
 // kStatsKeyRows and WireGenerations(). Generations whose part of a table is the same share a
 // column ("g20260204, g20260413"), so a table grows a column only where the wire changed.
-#include "vmetrics/frontend/wire_reference.h"
+#include "vmetrics/offline/wire_reference.h"
 
 #include <algorithm>
 #include <cstddef>
