@@ -8,7 +8,7 @@ histogram, num_draft_tokens, per_step_accepted, per_step_drafted} (vllm-project/
 #48915; the histogram has num_spec_tokens + 1 entries, index j counting the verification
 steps that accepted exactly j drafts; the per-step lists are kept by `detailed` engines only).
 The response object `metrics.speculative_decoding` is, as that PR and the documentation page
-it adds (docs/features/spec_decode, "Per-Request Acceptance Metrics") define it:
+it adds to vllm-project/vllm ("Per-Request Acceptance Metrics") define it:
   mean_acceptance_length    1 + num_accepted_draft_tokens / num_spec_steps (1.0 without steps)
   draft_acceptance_rate     num_accepted_draft_tokens / num_draft_tokens (0.0 without drafts)
   acceptance_histogram      the histogram

@@ -87,7 +87,7 @@ def extract(path, text):
 
 
 def section_macro(rel):
-    """include/vmetrics/frontend/replay.h -> VMETRICS_EXAMPLES_FRONTEND_REPLAY_H."""
+    """include/vmetrics/offline/replay.h -> VMETRICS_EXAMPLES_OFFLINE_REPLAY_H."""
     stem = str(rel.relative_to("include/vmetrics"))
     return "VMETRICS_EXAMPLES_" + re.sub(r"[^A-Za-z0-9]", "_", stem).upper()
 

@@ -323,7 +323,7 @@ class EngineCoreClient {
   //   Status s = client.Send(0, EngineCoreRequestType::kAbort, body);
   //   if (!s.ok()) std::fprintf(stderr, "%s\n", s.ToString().c_str());
   Status Send(int engine_index, EngineCoreRequestType type,
-               std::span<const std::string_view> frames);
+              std::span<const std::string_view> frames);
 
   // A snapshot of the engines, by index. Empty until WaitForEngines() succeeded.
   std::vector<EngineInfo> engines() const;
