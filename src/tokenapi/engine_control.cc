@@ -429,7 +429,8 @@ void ReplyFlags(const std::shared_ptr<HttpExchange>& ex, const Answers& answers,
 
 HttpRoute ControlRoute(
     std::string method, std::string path, std::function<EngineControl*()> control,
-    std::function<void(EngineControl&, const HttpRequest&, const std::shared_ptr<HttpExchange>&)>
+    std::function<void(EngineControl&, const HttpRequest&, std::optional<int64_t>,
+                       const std::shared_ptr<HttpExchange>&)>
         handle) {
   HttpRoute route;
   route.method = std::move(method);
@@ -443,7 +444,13 @@ HttpRoute ControlRoute(
       ex->Reply(OpenAiErrorReply(503, "the engines are not ready yet"));
       return;
     }
-    handle(*c, request, ex);
+    // X-data-parallel-rank: the one engine asked for, or every engine.
+    const Checked checked = CheckRank(request);
+    if (checked.error) {
+      ex->Reply(OpenAiErrorReply(400, *checked.error));
+      return;
+    }
+    handle(*c, request, checked.rank, ex);
   };
   return route;
 }
@@ -517,9 +524,8 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
         Keyed{"/update_weights", "update_info", "update_weights", "Weights updated"}}) {
     routes->push_back(ControlRoute(
         "POST", k.path, control,
-        [k](EngineControl& c, const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
-          Checked checked = CheckRank(r);
-          if (RefuseInvalid(checked, ex)) return;
+        [k](EngineControl& c, const HttpRequest& r, std::optional<int64_t> rank,
+            const std::shared_ptr<HttpExchange>& ex) {
           std::optional<Json> body = BodyObject(r, false, ex);
           if (!body) return;
           const auto value = body->find(k.key);
@@ -529,7 +535,7 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
             return;
           }
           c.Run(
-              checked.rank,
+              rank,
               [k, arg = *value](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
                 if (calls.weight_transfer < 1) return NoSuchMethod(k.method);
                 return std::vector<Call>{
@@ -547,27 +553,25 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
   for (const Bare b : {Bare{"/start_weight_update", "start_weight_update", "Weight update started"},
                        Bare{"/start_draft_weight_update", "start_draft_weight_update",
                             "Draft weight update started"}}) {
-    routes->push_back(ControlRoute(
-        "POST", b.path, control,
-        [b](EngineControl& c, const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
-          Checked checked = CheckRank(r);
-          if (RefuseInvalid(checked, ex)) return;
-          c.Run(
-              checked.rank,
-              [b](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
-                if (calls.weight_transfer < 2) return NoSuchMethod(b.method);
-                return std::vector<Call>{CollectiveRpc(b.method, std::nullopt)};
-              },
-              MessageReply(ex, b.message));
-        }));
+    routes->push_back(
+        ControlRoute("POST", b.path, control,
+                     [b](EngineControl& c, const HttpRequest& /*request*/,
+                         std::optional<int64_t> rank, const std::shared_ptr<HttpExchange>& ex) {
+                       c.Run(
+                           rank,
+                           [b](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
+                             if (calls.weight_transfer < 2) return NoSuchMethod(b.method);
+                             return std::vector<Call>{CollectiveRpc(b.method, std::nullopt)};
+                           },
+                           MessageReply(ex, b.message));
+                     }));
   }
   // POST /finish_weight_update {"weight_version": str | null}: then the version is set, as
   // AsyncLLM.finish_weight_update does.
   routes->push_back(ControlRoute(
       "POST", "/finish_weight_update", control,
-      [](EngineControl& c, const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
-        Checked checked = CheckRank(r);
-        if (RefuseInvalid(checked, ex)) return;
+      [](EngineControl& c, const HttpRequest& r, std::optional<int64_t> rank,
+         const std::shared_ptr<HttpExchange>& ex) {
         std::optional<Json> body = BodyObject(r, true, ex);
         if (!body) return;
         std::optional<std::string> version;
@@ -579,7 +583,7 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
           version = v->get<std::string>();
         }
         c.Run(
-            checked.rank,
+            rank,
             [version](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
               if (calls.weight_transfer < 2) return NoSuchMethod("finish_weight_update");
               std::vector<Call> plan{CollectiveRpc("finish_weight_update", std::nullopt)};
@@ -594,9 +598,8 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
   // POST /update_weight_version {"new_version": str}.
   routes->push_back(ControlRoute(
       "POST", "/update_weight_version", control,
-      [](EngineControl& c, const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
-        Checked checked = CheckRank(r);
-        if (RefuseInvalid(checked, ex)) return;
+      [](EngineControl& c, const HttpRequest& r, std::optional<int64_t> rank,
+         const std::shared_ptr<HttpExchange>& ex) {
         std::optional<Json> body = BodyObject(r, false, ex);
         if (!body) return;
         const auto v = body->find("new_version");
@@ -606,7 +609,7 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
         }
         const std::string version = v->get<std::string>();
         c.Run(
-            checked.rank,
+            rank,
             [version](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
               if (!calls.weight_version) return NoSuchMethod("set_weight_version");
               return std::vector<Call>{{"set_weight_version", {version}}};
@@ -617,24 +620,24 @@ void AddWeightTransferRoutes(const std::function<EngineControl*()>& control,
             });
       }));
   // GET /weight_info: the first engine's version, as vLLM's data-parallel client answers.
-  routes->push_back(ControlRoute(
-      "GET", "/weight_info", control,
-      [](EngineControl& c, const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
-        Checked checked = CheckRank(r);
-        if (RefuseInvalid(checked, ex)) return;
-        c.Run(
-            checked.rank,
-            [](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
-              if (!calls.weight_version) return NoSuchMethod("get_weight_version");
-              return std::vector<Call>{{"get_weight_version", {}}};
-            },
-            [ex](const Answers& answers) {
-              if (ReplyFailures(ex, answers)) return;
-              json version = nullptr;
-              if (const auto* s = std::get_if<std::string>(&answers.front().value)) version = *s;
-              ex->Reply(200, kJsonType, json({{"weight_version", version}}).dump());
-            });
-      }));
+  routes->push_back(
+      ControlRoute("GET", "/weight_info", control,
+                   [](EngineControl& c, const HttpRequest& /*request*/, std::optional<int64_t> rank,
+                      const std::shared_ptr<HttpExchange>& ex) {
+                     c.Run(
+                         rank,
+                         [](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
+                           if (!calls.weight_version) return NoSuchMethod("get_weight_version");
+                           return std::vector<Call>{{"get_weight_version", {}}};
+                         },
+                         [ex](const Answers& answers) {
+                           if (ReplyFailures(ex, answers)) return;
+                           json version = nullptr;
+                           if (const auto* s = std::get_if<std::string>(&answers.front().value))
+                             version = *s;
+                           ex->Reply(200, kJsonType, json({{"weight_version", version}}).dump());
+                         });
+                   }));
 }
 
 }  // namespace
@@ -646,8 +649,9 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
   // reset_prefix_cache() then sleep(level); an explicit mode is refused for it.
   routes.push_back(ControlRoute(
       "POST", "/sleep", control,
-      [](EngineControl& c, const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
-        Checked checked = CheckRank(r);
+      [](EngineControl& c, const HttpRequest& r, std::optional<int64_t> rank,
+         const std::shared_ptr<HttpExchange>& ex) {
+        Checked checked;
         int64_t level = 1;
         if (const std::string* v = r.query_value("level")) {
           bool overflow = false;
@@ -664,7 +668,7 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
         if (RefuseInvalid(checked, ex)) return;
         const bool explicit_mode = mode_given != nullptr;
         c.Run(
-            checked.rank,
+            rank,
             [level, mode,
              explicit_mode](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
               if (calls.sleep_takes_mode) {
@@ -690,45 +694,43 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
             });
       }));
   // POST /wake_up?tags=weights&tags=kv_cache: the tags given, or None for all.
-  routes.push_back(ControlRoute(
-      "POST", "/wake_up", control,
-      [](EngineControl& c, const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
-        Checked checked = CheckRank(r);
-        if (RefuseInvalid(checked, ex)) return;
-        std::vector<std::string> tags;
-        for (const auto& [name, value] : r.query) {
-          if (name == "tags") tags.push_back(value);
-        }
-        UtilityArg arg = tags.empty() ? UtilityArg(nullptr) : UtilityArg(tags);
-        c.Run(
-            checked.rank,
-            [arg](const EngineControlCalls&) -> Result<std::vector<Call>> {
-              return std::vector<Call>{{"wake_up", {arg}}};
-            },
-            [ex, on = c.options_.on_sleep_state](const Answers& answers) {
-              for (const auto& a : answers) {
-                if (a.ok && on) on(a.engine_index, /*asleep=*/false, 0);
-              }
-              if (ReplyFailures(ex, answers)) return;
-              json body = {{"status", "awake"}, {"engines", EngineList(answers)}};
-              ex->Reply(200, kJsonType, body.dump());
-            });
-      }));
-  routes.push_back(ControlRoute(
-      "GET", "/is_sleeping", control,
-      [](EngineControl& c, const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
-        Checked checked = CheckRank(r);
-        if (RefuseInvalid(checked, ex)) return;
-        c.Run(
-            checked.rank,
-            [](const EngineControlCalls&) -> Result<std::vector<Call>> {
-              return std::vector<Call>{{"is_sleeping", {}}};
-            },
-            [ex](const Answers& answers) {
-              if (ReplyFailures(ex, answers)) return;
-              ReplyFlags(ex, answers, "is_sleeping", false);
-            });
-      }));
+  routes.push_back(
+      ControlRoute("POST", "/wake_up", control,
+                   [](EngineControl& c, const HttpRequest& r, std::optional<int64_t> rank,
+                      const std::shared_ptr<HttpExchange>& ex) {
+                     std::vector<std::string> tags;
+                     for (const auto& [name, value] : r.query) {
+                       if (name == "tags") tags.push_back(value);
+                     }
+                     UtilityArg arg = tags.empty() ? UtilityArg(nullptr) : UtilityArg(tags);
+                     c.Run(
+                         rank,
+                         [arg](const EngineControlCalls&) -> Result<std::vector<Call>> {
+                           return std::vector<Call>{{"wake_up", {arg}}};
+                         },
+                         [ex, on = c.options_.on_sleep_state](const Answers& answers) {
+                           for (const auto& a : answers) {
+                             if (a.ok && on) on(a.engine_index, /*asleep=*/false, 0);
+                           }
+                           if (ReplyFailures(ex, answers)) return;
+                           json body = {{"status", "awake"}, {"engines", EngineList(answers)}};
+                           ex->Reply(200, kJsonType, body.dump());
+                         });
+                   }));
+  routes.push_back(
+      ControlRoute("GET", "/is_sleeping", control,
+                   [](EngineControl& c, const HttpRequest& /*request*/, std::optional<int64_t> rank,
+                      const std::shared_ptr<HttpExchange>& ex) {
+                     c.Run(
+                         rank,
+                         [](const EngineControlCalls&) -> Result<std::vector<Call>> {
+                           return std::vector<Call>{{"is_sleeping", {}}};
+                         },
+                         [ex](const Answers& answers) {
+                           if (ReplyFailures(ex, answers)) return;
+                           ReplyFlags(ex, answers, "is_sleeping", false);
+                         });
+                   }));
   // The RLHF routes answer errors as {"error": "..."} (dev/rlhf/api_router.py).
   auto rlhf_failure = [](const std::shared_ptr<HttpExchange>& ex, const Answers& answers,
                          const char* what) {
@@ -748,9 +750,9 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
   // POST /pause?mode=abort&wait_for_inflight_requests=false&clear_cache=true.
   routes.push_back(ControlRoute(
       "POST", "/pause", control,
-      [rlhf_failure, no_pause](EngineControl& c, const HttpRequest& r,
+      [rlhf_failure, no_pause](EngineControl& c, const HttpRequest& r, std::optional<int64_t> rank,
                                const std::shared_ptr<HttpExchange>& ex) {
-        Checked checked = CheckRank(r);
+        Checked checked;
         std::string mode = "abort";
         if (const std::string* v = r.query_value("mode")) mode = *v;
         if (!IsPauseMode(mode)) {
@@ -764,7 +766,7 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
         if (RefuseInvalid(checked, ex)) return;
         if (wait) mode = "wait";  // the deprecated spelling of mode=wait
         c.Run(
-            checked.rank,
+            rank,
             [mode, clear_cache,
              no_pause](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
               if (auto refused = no_pause(calls)) return *refused;
@@ -777,12 +779,11 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
       }));
   routes.push_back(
       ControlRoute("POST", "/resume", control,
-                   [rlhf_failure, no_pause](EngineControl& c, const HttpRequest& r,
+                   [rlhf_failure, no_pause](EngineControl& c, const HttpRequest& /*request*/,
+                                            std::optional<int64_t> rank,
                                             const std::shared_ptr<HttpExchange>& ex) {
-                     Checked checked = CheckRank(r);
-                     if (RefuseInvalid(checked, ex)) return;
                      c.Run(
-                         checked.rank,
+                         rank,
                          [no_pause](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
                            if (auto refused = no_pause(calls)) return *refused;
                            return std::vector<Call>{{"resume_scheduler", {}}};
@@ -794,12 +795,11 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
                    }));
   routes.push_back(
       ControlRoute("GET", "/is_paused", control,
-                   [rlhf_failure, no_pause](EngineControl& c, const HttpRequest& r,
+                   [rlhf_failure, no_pause](EngineControl& c, const HttpRequest& /*request*/,
+                                            std::optional<int64_t> rank,
                                             const std::shared_ptr<HttpExchange>& ex) {
-                     Checked checked = CheckRank(r);
-                     if (RefuseInvalid(checked, ex)) return;
                      c.Run(
-                         checked.rank,
+                         rank,
                          [no_pause](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
                            if (auto refused = no_pause(calls)) return *refused;
                            return std::vector<Call>{{"is_scheduler_paused", {}}};
@@ -815,15 +815,16 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
   // the call's; setting either flag is refused for it.
   routes.push_back(ControlRoute(
       "POST", "/reset_prefix_cache", control,
-      [](EngineControl& c, const HttpRequest& r, const std::shared_ptr<HttpExchange>& ex) {
-        Checked checked = CheckRank(r);
+      [](EngineControl& c, const HttpRequest& r, std::optional<int64_t> rank,
+         const std::shared_ptr<HttpExchange>& ex) {
+        Checked checked;
         bool running = false;
         bool external = false;
         ReadQueryBool(r, "reset_running_requests", false, &running, &checked);
         ReadQueryBool(r, "reset_external", false, &external, &checked);
         if (RefuseInvalid(checked, ex)) return;
         c.Run(
-            checked.rank,
+            rank,
             [running, external](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
               if (calls.reset_prefix_cache_flags) {
                 return std::vector<Call>{{"reset_prefix_cache", {running, external}}};
