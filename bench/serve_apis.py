@@ -5,23 +5,26 @@
 Starts `vmetrics serve` (data parallel 2, --http-max-connections-per-address raised past the
 concurrency: every bench-serve connection comes from 127.0.0.1) and two stand-in engines
 (`vmetrics simulate --serve-requests --no-synthetic-requests`, 2 x 256 sequences, --rate steps
-per second), waits for /health 200, then for /v1/completions and /inference/v1/generate at each
-concurrency runs bench-serve and checks that the request families moved by exactly what was
-sent: vllm:request_success_total, vllm:e2e_request_latency_seconds_count, vllm:prompt_tokens_total
-and vllm:generation_tokens_total (deltas of /metrics around the run). Prints one table row per
-run (bench/README.md, "Token APIs under load").
+per second), waits for /health 200, then for /v1/completions and /inference/v1/generate,
+streamed and as whole answers ("stream": false, bench-serve --no-stream), at each concurrency
+runs bench-serve and checks that the request families moved by exactly what was sent:
+vllm:request_success_total, vllm:e2e_request_latency_seconds_count, vllm:prompt_tokens_total and
+vllm:generation_tokens_total (deltas of /metrics around the run). Prints one table row per run
+(bench/README.md, "Token APIs under load").
 
 With --floor FLOOR_BINARY (bench/token_floor.cc) it also measures, in the same run: serve's CPU
-time (/proc/<pid>/stat) per request and per output token; /health and /metrics latency p99.9
-while the load runs (one client each, back to back on a kept-alive connection); and the floor,
-the same HTTP server answering a trivial route after one ZeroMQ round trip per request, at the
-same concurrency and the same requests, its CPU per request beside serve's ("Token APIs against
-their floor"). On a machine with two cores or more, serve and the floor are pinned to core 0
-and everything else (stand-in engines, echo, bench-serve, the probes) to the other cores
-(taskset). --json prints the rows as JSON lines instead of the table (bench/compare).
+time (/proc/<pid>/task/*/schedstat, ns) per request and per output token; /health and /metrics
+latency p99.9 while the load runs (one client each, back to back on a kept-alive connection);
+and the floor, the same HTTP server answering a trivial route after one ZeroMQ round trip per
+request, at the same concurrency and the same requests, its CPU per request beside serve's, and
+the probes' p99.9 against it under the same load ("Token APIs against their floor"). On a
+machine with two cores or more, serve and the floor are pinned to core 0 and everything else
+(stand-in engines, echo, bench-serve, the probes) to the other cores (taskset). --json prints
+the rows as JSON lines instead of the table (bench/compare).
 
 Usage: serve_apis.py VMETRICS_BINARY [--concurrency 64,512] [--requests-per-connection 8]
-       [--prompt-len 128] [--max-tokens 16] [--rate 100] [--floor FLOOR_BINARY] [--json]
+       [--prompt-len 128] [--max-tokens 16] [--rate 100] [--answers both|streamed|whole]
+       [--floor FLOOR_BINARY] [--json]
 """
 import argparse
 import http.client
@@ -65,10 +68,16 @@ def family_sum(text, name):
 
 
 def cpu_seconds(pid):
-    """utime + stime of process `pid` and its threads."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of process `pid`, its threads summed (/proc/<pid>/task/*/schedstat, in ns: clock
+    ticks of /proc/<pid>/stat are 10 ms, too coarse for the floor's few seconds of requests)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that ended meanwhile
+    return total / 1e9
 
 
 def pinning():
@@ -121,12 +130,12 @@ class Probe:
         return v[min(len(v) - 1, max(0, int(q * len(v) + 0.5) - 1))]
 
 
-def bench_serve(vmetrics, prefix, url, requests, c, a):
+def bench_serve(vmetrics, prefix, url, requests, c, a, stream=True):
     """One bench-serve run: (report text, completed, failed, req/s, output tok/s, ttft, e2e)."""
     run = subprocess.run(
         prefix + [vmetrics, "bench-serve", "--url", url, "--requests", str(requests),
                   "--concurrency", str(c), "--prompt-len", str(a.prompt_len), "--max-tokens",
-                  str(a.max_tokens), "--seed", "1"],
+                  str(a.max_tokens), "--seed", "1"] + ([] if stream else ["--no-stream"]),
         capture_output=True, text=True)
     report = run.stdout + run.stderr
 
@@ -143,8 +152,10 @@ def bench_serve(vmetrics, prefix, url, requests, c, a):
     return report, completed, failed, rps, tps, ttft, e2e
 
 
-def floor_runs(floor, vmetrics, others, serve_pin, a, concurrencies, work):
-    """{(path, concurrency): (CPU us per request, req/s)} of the floor, same requests."""
+def floor_runs(floor, vmetrics, others, serve_pin, a, concurrencies, modes, work):
+    """{(path, stream, concurrency): row} of the floor with the same requests: its CPU per
+    request, req/s, failures, and /health and /metrics p99.9 in a second pass (the probes'
+    own latency on their core: what serve's p99.9 is read against)."""
     port = free_port()
     address = f"ipc://{work}/floor-echo"
     echo = subprocess.Popen(others + [floor, "echo", address], stdout=subprocess.DEVNULL,
@@ -161,13 +172,21 @@ def floor_runs(floor, vmetrics, others, serve_pin, a, concurrencies, work):
                 sys.exit("the floor did not start")
             time.sleep(0.05)
         for path in ("/v1/completions", "/inference/v1/generate"):
-            for c in concurrencies:
-                requests = c * a.requests_per_connection
-                cpu0 = cpu_seconds(server.pid)
-                _, completed, failed, rps, _, _, _ = bench_serve(
-                    vmetrics, others, f"http://127.0.0.1:{port}{path}", requests, c, a)
-                cpu = cpu_seconds(server.pid) - cpu0
-                out[(path, c)] = (cpu / completed * 1e6 if completed else None, rps, failed)
+            for stream in modes:
+                for c in concurrencies:
+                    requests = c * a.requests_per_connection
+                    url = f"http://127.0.0.1:{port}{path}"
+                    cpu0 = cpu_seconds(server.pid)
+                    _, completed, failed, rps, _, _, _ = bench_serve(
+                        vmetrics, others, url, requests, c, a, stream)
+                    cpu = cpu_seconds(server.pid) - cpu0
+                    with Probe(port, "/health") as health, Probe(port, "/metrics") as metrics:
+                        probed = bench_serve(vmetrics, others, url, requests, c, a, stream)
+                    out[(path, stream, c)] = {
+                        "floor_cpu_us_per_request": cpu / completed * 1e6 if completed else None,
+                        "floor_req_per_s": rps, "floor_failed": failed + probed[2],
+                        "floor_health_p999_ms": health.quantile(0.999),
+                        "floor_metrics_p999_ms": metrics.quantile(0.999)}
     finally:
         for p in (server, echo):
             p.send_signal(signal.SIGTERM)
@@ -191,6 +210,8 @@ def main():
     ap.add_argument("--prompt-len", type=int, default=128)
     ap.add_argument("--max-tokens", type=int, default=16)
     ap.add_argument("--rate", type=float, default=100)
+    ap.add_argument("--answers", choices=("both", "streamed", "whole"), default="both",
+                    help="streamed requests, whole answers (\"stream\": false), or both")
     ap.add_argument("--floor", help="bench/token_floor.cc's binary: CPU, probes and the floor")
     ap.add_argument("--json", action="store_true", help="JSON lines instead of the table")
     a = ap.parse_args()
@@ -198,6 +219,7 @@ def main():
     if others:  # the probes run in this process
         os.sched_setaffinity(0, range(1, os.cpu_count()))
     concurrencies = [int(c) for c in a.concurrency.split(",")]
+    modes = {"both": (True, False), "streamed": (True,), "whole": (False,)}[a.answers]
     work = tempfile.mkdtemp(prefix="vmetrics-serve-apis-")
     http, hs = free_port(), free_port()
     serve = subprocess.Popen(
@@ -220,13 +242,13 @@ def main():
                 sys.exit("serve did not become ready; log in " + work)
             time.sleep(0.05)
         rows = []
-        for path in ("/v1/completions", "/inference/v1/generate"):
-            for c in concurrencies:
+        for path, stream, c in ((p, m, c) for p in ("/v1/completions", "/inference/v1/generate")
+                                for m in modes for c in concurrencies):
                 requests = c * a.requests_per_connection
                 before = get(base + "/metrics")[1]
                 cpu0 = cpu_seconds(serve.pid)
                 report, completed, failed, rps, tps, ttft, e2e = bench_serve(
-                    a.vmetrics, others, base + path, requests, c, a)
+                    a.vmetrics, others, base + path, requests, c, a, stream)
                 cpu = cpu_seconds(serve.pid) - cpu0
                 after = get(base + "/metrics")[1]
                 want = {"vllm:request_success_total": completed,
@@ -237,7 +259,8 @@ def main():
                 match = failed == 0 and completed == requests and all(
                     got[f] == want[f] for f in FAMILIES)
                 ok = ok and match
-                row = {"api": path, "concurrency": c, "requests": completed, "failed": failed,
+                row = {"api": path, "stream": stream, "concurrency": c, "requests": completed,
+                       "failed": failed,
                        "req_per_s": rps, "output_tok_per_s": tps, "ttft_ms": ttft,
                        "e2e_ms": e2e, "families_match": match,
                        "mismatch": None if match else {"got": got, "want": want}}
@@ -245,7 +268,8 @@ def main():
                     # The probes in a second pass of the same load: their scrapes would be
                     # counted in serve's CPU per request.
                     with Probe(http, "/health") as health, Probe(http, "/metrics") as metrics:
-                        probed = bench_serve(a.vmetrics, others, base + path, requests, c, a)
+                        probed = bench_serve(a.vmetrics, others, base + path, requests, c, a,
+                                             stream)
                     ok = ok and probed[2] == 0
                     tokens = completed * a.max_tokens
                     row.update({
@@ -259,13 +283,11 @@ def main():
                 if failed:
                     print(report, file=sys.stderr)
         if a.floor:
-            floor = floor_runs(a.floor, a.vmetrics, others, serve_pin, a, concurrencies, work)
+            floor = floor_runs(a.floor, a.vmetrics, others, serve_pin, a, concurrencies, modes,
+                               work)
             for row in rows:
-                us, rps, failed = floor[(row["api"], row["concurrency"])]
-                row["floor_cpu_us_per_request"] = us
-                row["floor_req_per_s"] = rps
-                row["floor_failed"] = failed
-                ok = ok and failed == 0
+                row.update(floor[(row["api"], row["stream"], row["concurrency"])])
+                ok = ok and row["floor_failed"] == 0
         if a.json:
             for row in rows:
                 print(json.dumps(row), flush=True)
@@ -275,24 +297,30 @@ def main():
             def ratio(x, y):
                 return f"{x / y:.1f}" if x and y else "-"
 
-            print("| API | concurrency | requests | req/s | serve CPU us/request | us/output token "
-                  "| floor CPU us/request | x floor | /health p99.9 (ms, n) "
-                  "| /metrics p99.9 (ms, n) | families match |")
-            print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
+            def ms(v):
+                return f"{v:.1f}" if v is not None else "-"
+
+            print("| API | answers | concurrency | requests | req/s | serve CPU us/request "
+                  "| us/output token | floor CPU us/request | x floor "
+                  "| /health p99.9 ms (n), floor's | /metrics p99.9 ms (n), floor's "
+                  "| families match |")
+            print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
             for r in rows:
                 us, fus = r["serve_cpu_us_per_request"], r["floor_cpu_us_per_request"]
-                print(f"| `{r['api']}` | {r['concurrency']} | {r['requests']} | "
-                      f"{r['req_per_s']:.0f} | {us:.0f} | "
+                print(f"| `{r['api']}` | {'streamed' if r['stream'] else 'whole'} | "
+                      f"{r['concurrency']} | {r['requests']} | {r['req_per_s']:.0f} | {us:.0f} | "
                       f"{r['serve_cpu_us_per_output_token']:.1f} | {fus:.0f} | "
-                      f"{ratio(us, fus)} | {r['health_p999_ms']:.1f}, {r['health_samples']} | "
-                      f"{r['metrics_p999_ms']:.1f}, {r['metrics_samples']} | "
+                      f"{ratio(us, fus)} | {ms(r['health_p999_ms'])} ({r['health_samples']}), "
+                      f"{ms(r['floor_health_p999_ms'])} | {ms(r['metrics_p999_ms'])} "
+                      f"({r['metrics_samples']}), {ms(r['floor_metrics_p999_ms'])} | "
                       f"{'yes' if r['families_match'] else 'NO: ' + repr(r['mismatch'])} |")
         else:
-            print("| API | concurrency | requests | req/s | output tok/s | TTFT p50 / p99 (ms) "
-                  "| E2E p50 / p99 (ms) | families match |")
-            print("|---|---:|---:|---:|---:|---|---|---|")
+            print("| API | answers | concurrency | requests | req/s | output tok/s "
+                  "| TTFT p50 / p99 (ms) | E2E p50 / p99 (ms) | families match |")
+            print("|---|---|---:|---:|---:|---:|---|---|---|")
             for r in rows:
-                print(f"| `{r['api']}` | {r['concurrency']} | {r['requests']} | "
+                print(f"| `{r['api']}` | {'streamed' if r['stream'] else 'whole'} | "
+                      f"{r['concurrency']} | {r['requests']} | "
                       f"{r['req_per_s']:.0f} | {r['output_tok_per_s']:.0f} | "
                       f"{r['ttft_ms'][0]} / {r['ttft_ms'][1]} | "
                       f"{r['e2e_ms'][0]} / {r['e2e_ms'][1]} | "

@@ -2,11 +2,12 @@
 // vmetrics_bench_token_floor: the floor of the token APIs (bench/README.md, "Token APIs against
 // their floor"). The HTTP server `vmetrics serve` runs (HttpServer, with the options
 // bench/serve_apis.py gives serve) answers POST /v1/completions and POST
-// /inference/v1/generate with one streamed chunk of `--tokens` token ids and [DONE], after one
-// ZeroMQ round trip per request: a DEALER of the worker thread to the `echo` process's ROUTER
-// over ipc://, as serve reaches its engines. A request of `vmetrics serve` costs what this
-// costs plus vmetrics' request path (parsing, the EngineCoreRequest, the outputs, the
-// recording, one SSE chunk per token).
+// /inference/v1/generate with one streamed chunk of `--tokens` token ids and [DONE] (for a body
+// with `"stream":false`, one JSON answer of those ids), after one ZeroMQ round trip per
+// request: a DEALER of the worker thread to the `echo` process's ROUTER over ipc://, as serve
+// reaches its engines. A request of `vmetrics serve` costs what this costs plus vmetrics'
+// request path (parsing, the EngineCoreRequest, the outputs, the recording, one SSE chunk per
+// token when streamed).
 //
 //   vmetrics_bench_token_floor echo ADDRESS            # the other end, its own process
 //   vmetrics_bench_token_floor serve ADDRESS PORT MAX_CONNECTIONS MAX_PER_ADDRESS TOKENS
@@ -73,8 +74,10 @@ int Serve(const char* address, int port, int max_connections, int max_per_addres
   std::string chunk = R"(data: {"choices":[{"index":0,"token_ids":[)";
   for (int i = 0; i < tokens; ++i) chunk += (i == 0 ? "" : ",") + std::to_string(i + 1);
   chunk += "]}]}\n\n";
-  auto answer = [context, address, chunk](const HttpRequest& request,
-                                          const std::shared_ptr<HttpExchange>& exchange) {
+  // The same choice as a whole answer: the chunk's JSON.
+  const std::string whole = chunk.substr(6, chunk.size() - 8);
+  auto answer = [context, address, chunk, whole](const HttpRequest& request,
+                                                 const std::shared_ptr<HttpExchange>& exchange) {
     thread_local WorkerSocket worker;
     if (worker.socket == nullptr) {
       worker.socket = zmq_socket(context, ZMQ_DEALER);
@@ -88,6 +91,10 @@ int Serve(const char* address, int port, int max_connections, int max_per_addres
                     zmq_recv(worker.socket, reply, sizeof reply, 0) >= 0;
     if (!ok) {
       exchange->Reply(503, "application/json", R"({"error":"echo"})");
+      return;
+    }
+    if (request.body.find(R"("stream":false)") != std::string::npos) {
+      exchange->Reply(200, "application/json", whole);
       return;
     }
     exchange->StartStream("text/event-stream");

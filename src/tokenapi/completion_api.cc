@@ -535,36 +535,52 @@ std::string CompletionResponseJson(const ServingConfig& config, const TokenReque
 std::string CompletionChunkEvent(const TokenRequest& r, const ResponseIdentity& identity,
                                  const std::vector<PromptState>& prompts, const ChoiceDelta& d) {
   const PromptState& prompt = prompts[d.prompt];
-  Json logprobs = nullptr;
-  if (r.response_logprobs) {
-    if (r.echo && d.first) {
-      std::vector<int64_t> ids;
-      std::vector<std::optional<PositionLogprobs>> positions;
-      EchoedPositions(r, prompt, d.token_ids, d.logprobs, &ids, &positions);
-      logprobs = CompletionLogprobs(ids, positions, *r.response_logprobs);
-    } else {
-      logprobs = CompletionLogprobs(d.token_ids, d.logprobs, *r.response_logprobs);
-    }
+  // Written as text (AppendJson*): the members and their order are those of the tree
+  // CompletionResponseJson's envelope and choices have, as vLLM's CompletionStreamResponse
+  // serialises them.
+  std::string out = "data: {\"id\":";
+  AppendJsonString(identity.id, &out);
+  out += ",\"object\":\"text_completion\",\"created\":";
+  AppendJsonInt(identity.created, &out);
+  out += ",\"model\":";
+  AppendJsonString(identity.model, &out);
+  out += ",\"choices\":[{\"index\":";
+  AppendJsonInt(static_cast<int64_t>(d.index), &out);
+  out += ",\"text\":\"\",\"logprobs\":";
+  if (!r.response_logprobs) {
+    out += "null";
+  } else if (r.echo && d.first) {
+    std::vector<int64_t> ids;
+    std::vector<std::optional<PositionLogprobs>> positions;
+    EchoedPositions(r, prompt, d.token_ids, d.logprobs, &ids, &positions);
+    AppendJson(CompletionLogprobs(ids, positions, *r.response_logprobs), &out);
+  } else {
+    AppendJson(CompletionLogprobs(d.token_ids, d.logprobs, *r.response_logprobs), &out);
   }
-  Json choice{{"index", d.index},
-              {"text", ""},
-              {"logprobs", std::move(logprobs)},
-              {"finish_reason", nullptr},
-              {"stop_reason", d.stop_reason},
-              {"prompt_token_ids", nullptr},
-              {"token_ids", d.token_ids}};
-  if (!d.finish_reason.empty()) choice["finish_reason"] = d.finish_reason;
-  if (d.first && (r.echo || r.return_token_ids)) choice["prompt_token_ids"] = prompt.token_ids;
-  Json doc = Envelope(identity);
-  doc["choices"] = Json::array({std::move(choice)});
-  doc["usage"] = nullptr;
+  out += ",\"finish_reason\":";
+  if (d.finish_reason.empty()) {
+    out += "null";
+  } else {
+    AppendJsonString(d.finish_reason, &out);
+  }
+  out += ",\"stop_reason\":";
+  AppendJson(d.stop_reason, &out);
+  out += ",\"prompt_token_ids\":";
+  if (d.first && (r.echo || r.return_token_ids)) {
+    AppendJsonInts(prompt.token_ids, &out);
+  } else {
+    out += "null";
+  }
+  out += ",\"token_ids\":";
+  AppendJsonInts(d.token_ids, &out);
+  out += "}],\"usage\":";
   if (d.completion_tokens) {
-    const auto prompt_tokens = static_cast<int64_t>(prompt.token_ids.size());
-    Json usage = Usage(prompt_tokens, *d.completion_tokens);
-    doc["usage"] = std::move(usage);
+    AppendJson(Usage(static_cast<int64_t>(prompt.token_ids.size()), *d.completion_tokens), &out);
+  } else {
+    out += "null";
   }
-  doc["system_fingerprint"] = nullptr;
-  return "data: " + DumpJson(doc) + "\n\n";
+  out += ",\"system_fingerprint\":null}\n\n";
+  return out;
 }
 
 std::string CompletionUsageEvent(const ServingConfig& config, const ResponseIdentity& identity,

@@ -292,25 +292,54 @@ std::string GenerateResponseJson(const ServingConfig& config, const TokenRequest
 
 std::string GenerateChunkEvent(const TokenRequest& r, const ResponseIdentity& identity,
                                const PromptState& prompt, const ChoiceDelta& d) {
-  Json logprobs = nullptr;
-  if (r.response_logprobs) logprobs = TokenLogprobs(d.token_ids, d.logprobs, *r.response_logprobs);
-  Json choice{{"index", d.index},          {"logprobs", std::move(logprobs)},
-              {"finish_reason", nullptr},  {"token_ids", d.token_ids},
-              {"routed_experts", nullptr}, {"stop_reason", d.stop_reason}};
-  if (!d.finish_reason.empty()) choice["finish_reason"] = d.finish_reason;
-  if (!d.routed_experts.empty()) choice["routed_experts"] = d.routed_experts;
-  Json doc{{"request_id", identity.id},
-           {"choices", Json::array({std::move(choice)})},
-           {"usage", nullptr}};
-  if (d.first && r.return_token_ids) doc["prompt_token_ids"] = prompt.token_ids;
+  // Written as text (AppendJson*): the members and their order are those of vLLM's
+  // GenerateResponse chunk, as GenerateResponseJson's tree has them; prompt_token_ids, on the
+  // first chunk only, last.
+  std::string out = "data: {\"request_id\":";
+  AppendJsonString(identity.id, &out);
+  out += ",\"choices\":[{\"index\":";
+  AppendJsonInt(static_cast<int64_t>(d.index), &out);
+  out += ",\"logprobs\":";
+  if (r.response_logprobs) {
+    AppendJson(TokenLogprobs(d.token_ids, d.logprobs, *r.response_logprobs), &out);
+  } else {
+    out += "null";
+  }
+  out += ",\"finish_reason\":";
+  if (d.finish_reason.empty()) {
+    out += "null";
+  } else {
+    AppendJsonString(d.finish_reason, &out);
+  }
+  out += ",\"token_ids\":";
+  AppendJsonInts(d.token_ids, &out);
+  out += ",\"routed_experts\":";
+  if (d.routed_experts.empty()) {
+    out += "null";
+  } else {
+    AppendJsonString(d.routed_experts, &out);
+  }
+  out += ",\"stop_reason\":";
+  AppendJson(d.stop_reason, &out);
+  out += "}],\"usage\":";
   if (d.completion_tokens) {
     const auto prompt_tokens = static_cast<int64_t>(prompt.token_ids.size());
-    doc["usage"] = Json{{"prompt_tokens", prompt_tokens},
-                        {"total_tokens", prompt_tokens + *d.completion_tokens},
-                        {"completion_tokens", *d.completion_tokens},
-                        {"prompt_tokens_details", nullptr}};
+    out += "{\"prompt_tokens\":";
+    AppendJsonInt(prompt_tokens, &out);
+    out += ",\"total_tokens\":";
+    AppendJsonInt(prompt_tokens + *d.completion_tokens, &out);
+    out += ",\"completion_tokens\":";
+    AppendJsonInt(*d.completion_tokens, &out);
+    out += ",\"prompt_tokens_details\":null}";
+  } else {
+    out += "null";
   }
-  return "data: " + DumpJson(doc) + "\n\n";
+  if (d.first && r.return_token_ids) {
+    out += ",\"prompt_token_ids\":";
+    AppendJsonInts(prompt.token_ids, &out);
+  }
+  out += "}\n\n";
+  return out;
 }
 
 std::string GenerateUsageEvent(const ServingConfig& config, const ResponseIdentity& identity,

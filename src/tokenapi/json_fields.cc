@@ -3,6 +3,7 @@
 #include "json_fields.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace vmetrics::frontend {
 
@@ -162,6 +163,42 @@ MaybeError JsonFields::SortUnread(std::span<const std::string_view> declared,
 
 std::string DumpJson(const Json& v) {
   return v.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) {
+    out->append(DumpJson(Json(s)));
+    return;
+  }
+  out->push_back('"');
+  out->append(s);
+  out->push_back('"');
+}
+
+void AppendJsonInt(int64_t v, std::string* out) {
+  char digits[20];
+  const std::to_chars_result end = std::to_chars(std::begin(digits), std::end(digits), v);
+  out->append(digits, end.ptr);
+}
+
+void AppendJsonInts(std::span<const int64_t> values, std::string* out) {
+  out->push_back('[');
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i != 0) out->push_back(',');
+    AppendJsonInt(values[i], out);
+  }
+  out->push_back(']');
+}
+
+void AppendJson(const Json& v, std::string* out) {
+  if (v.is_null()) {
+    out->append("null");
+    return;
+  }
+  out->append(DumpJson(v));
 }
 
 }  // namespace vmetrics::frontend

@@ -122,6 +122,16 @@ std::optional<int64_t> JsonInt(const Json& v);
 // JSON text of a value for a response: invalid UTF-8 in strings is replaced, never thrown.
 std::string DumpJson(const Json& v);
 
+// The text DumpJson gives, appended to `out` without building a tree: a stream writes one
+// chunk per engine step per choice, and building, dumping and freeing a tree for each was a
+// sixth of `serve`'s CPU per streamed request (bench/README.md, "Token APIs against their
+// floor"). A string of printable ASCII without `"` or `\` is copied; any other goes through
+// DumpJson, so escaping and the replacement of invalid UTF-8 stay nlohmann's.
+void AppendJsonString(std::string_view s, std::string* out);
+void AppendJsonInt(int64_t v, std::string* out);
+void AppendJsonInts(std::span<const int64_t> values, std::string* out);
+void AppendJson(const Json& v, std::string* out);  // null as "null" without DumpJson
+
 }  // namespace vmetrics::frontend
 
 #endif  // VMETRICS_FRONTEND_JSON_FIELDS_H_

@@ -540,5 +540,108 @@ TEST(ErrorFromStatus, TheCodeChoosesTheHttpStatus) {
   }
 }
 
+// The chunk events are written as text, not dumped from a tree: their bytes must be the tree's
+// (members in vLLM's order, nlohmann's escaping and replacement of invalid UTF-8), for every
+// kind of member they carry.
+TEST(ChunkEvents, AreTheTextOfTheirTreeByteForByte) {
+  using Json = nlohmann::ordered_json;
+  const std::vector<ResponseIdentity> identities = {
+      {.id = "cmpl-0123abcd", .created = 1733000000, .model = "bench-model"},
+      {.id = Bytes({'a', '"', 'b', '\\', 'c', '/', 0x01, 0x7f}),
+       .created = -1,
+       .model = "模型\n" + Bytes({0xff, 0xc3})}};
+  const std::vector<Json> stop_reasons = {nullptr, "</s> \"\t", 7};
+  const std::vector<std::vector<int64_t>> token_lists = {
+      {}, {5}, {1, -2, INT64_MAX, INT64_MIN}};
+  PromptState prompt;
+  prompt.token_ids = {11, 12, 13};
+  const std::vector<PromptState> prompts = {prompt};
+  int cases = 0;
+  for (const ResponseIdentity& identity : identities) {
+    for (const Json& stop_reason : stop_reasons) {
+      for (const std::vector<int64_t>& tokens : token_lists) {
+        for (int flags = 0; flags < 32; ++flags) {
+          TokenRequest r;
+          r.echo = (flags & 1) != 0;
+          r.return_token_ids = (flags & 2) != 0;
+          ChoiceDelta d;
+          d.index = static_cast<size_t>(flags & 3);
+          d.first = (flags & 4) != 0;
+          d.token_ids = tokens;
+          d.finish_reason = (flags & 8) != 0 ? "length" : "";
+          d.stop_reason = stop_reason;
+          if ((flags & 16) != 0) d.completion_tokens = 9;
+          d.routed_experts = (flags & 8) != 0 ? "k05VTVBZAQB2AHsn+/=" : "";
+          const Json usage =
+              d.completion_tokens ? Json{{"prompt_tokens", 3},
+                                         {"total_tokens", 12},
+                                         {"completion_tokens", 9},
+                                         {"prompt_tokens_details", nullptr}}
+                                  : Json(nullptr);
+          const Json finish = d.finish_reason.empty() ? Json(nullptr) : Json(d.finish_reason);
+          const Json completion{
+              {"id", identity.id},
+              {"object", "text_completion"},
+              {"created", identity.created},
+              {"model", identity.model},
+              {"choices",
+               Json::array({Json{{"index", d.index},
+                                 {"text", ""},
+                                 {"logprobs", nullptr},
+                                 {"finish_reason", finish},
+                                 {"stop_reason", stop_reason},
+                                 {"prompt_token_ids", d.first && (r.echo || r.return_token_ids)
+                                                          ? Json(prompt.token_ids)
+                                                          : Json(nullptr)},
+                                 {"token_ids", tokens}}})},
+              {"usage", usage},
+              {"system_fingerprint", nullptr}};
+          EXPECT_EQ(CompletionChunkEvent(r, identity, prompts, d),
+                    "data: " + DumpJson(completion) + "\n\n")
+              << flags;
+          Json generate{{"request_id", identity.id},
+                        {"choices", Json::array({Json{{"index", d.index},
+                                                      {"logprobs", nullptr},
+                                                      {"finish_reason", finish},
+                                                      {"token_ids", tokens},
+                                                      {"routed_experts",
+                                                       d.routed_experts.empty()
+                                                           ? Json(nullptr)
+                                                           : Json(d.routed_experts)},
+                                                      {"stop_reason", stop_reason}}})},
+                        {"usage", usage}};
+          if (d.first && r.return_token_ids) generate["prompt_token_ids"] = prompt.token_ids;
+          EXPECT_EQ(GenerateChunkEvent(r, identity, prompt, d),
+                    "data: " + DumpJson(generate) + "\n\n")
+              << flags;
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2 * 3 * 3 * 32);
+  // With logprobs (their objects are built as trees, then written into the text): the event
+  // is the canonical text of what it parses to.
+  TokenRequest r;
+  r.response_logprobs = 1;
+  ChoiceDelta d;
+  d.first = true;
+  d.token_ids = {5, 6};
+  d.logprobs = {PositionLogprobs{{.token_id = 5, .logprob = -0.25, .rank = 1},
+                                 {.token_id = 9, .logprob = -1.5e-7, .rank = 2}},
+                std::nullopt};
+  for (bool echo : {false, true}) {
+    r.echo = echo;
+    for (const std::string& event : {CompletionChunkEvent(r, identities[1], prompts, d),
+                                     GenerateChunkEvent(r, identities[1], prompt, d)}) {
+      ASSERT_TRUE(event.starts_with("data: ") && event.ends_with("\n\n")) << event;
+      const std::string text = event.substr(6, event.size() - 8);
+      const Json parsed = Json::parse(text);
+      EXPECT_TRUE(parsed["choices"][0]["logprobs"].is_object()) << text;
+      EXPECT_EQ(DumpJson(parsed), text);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vmetrics::frontend

@@ -156,6 +156,51 @@ TEST(LoadGenerator, GenerateUrlSendsGenerateRequests) {
   EXPECT_EQ(bodies[0]["stream"], true) << bodies[0];
 }
 
+// stream = false: the request says so, and the answer's choices are counted (n of them, each
+// with its token_ids); TTFT is the whole answer's time.
+TEST(LoadGenerator, WholeAnswersAreAskedForAndCounted) {
+  std::mutex mu;
+  std::vector<json> bodies;
+  HttpRoute route;
+  route.method = "POST";
+  route.path = "/v1/completions";
+  route.handler = [&](HttpRequest request, std::shared_ptr<HttpExchange> exchange) {
+    const json body = json::parse(request.body, nullptr, false);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      bodies.push_back(body);
+    }
+    if (!body.is_object() || body.value("stream", true)) {
+      exchange->Reply(400, "application/json", R"({"error":{"message":"whole answers only"}})");
+      return;
+    }
+    json choices = json::array();
+    for (int64_t i = 0; i < body.value("n", int64_t{1}); ++i) {
+      choices.push_back({{"index", i},
+                         {"token_ids", std::vector<int64_t>(
+                                           static_cast<size_t>(body.value("max_tokens", 1)), 7)}});
+    }
+    exchange->Reply(200, "application/json", json{{"choices", choices}}.dump());
+  };
+  std::unique_ptr<HttpServer> server = StartServer({route});
+  ASSERT_NE(server, nullptr);
+  LoadOptions o;
+  o.url = "http://127.0.0.1:" + std::to_string(server->port()) + "/v1/completions";
+  o.stream = false;
+  o.requests = 6;
+  o.concurrency = 2;
+  o.n = 2;
+  o.prompt_len_min = o.prompt_len_max = 4;
+  o.max_tokens_min = o.max_tokens_max = 3;
+  const LoadReport r = LoadGenerator(o).Run();
+  EXPECT_EQ(r.completed, 6u) << r.first_error;
+  EXPECT_EQ(r.output_tokens, 6u * 2 * 3);
+  EXPECT_EQ(r.ttft_ms[3], r.e2e_ms[3]);
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(bodies.size(), 6u);
+  EXPECT_EQ(bodies[0]["stream"], false) << bodies[0];
+}
+
 TEST(LoadGenerator, RefusedRequestsAreFailuresWithTheServersAnswer) {
   HttpRoute refuse;
   refuse.method = "POST";

@@ -24,9 +24,10 @@ Result<LoadReport> BenchServe(BenchServeOptions options,
   if (o.rate > 0) std::snprintf(rate, sizeof rate, "%g req/s", o.rate);
   char line[512];
   std::snprintf(line, sizeof line,
-                "bench-serve: %s, rate %s, concurrency %d, prompt %lld tokens, max_tokens %lld\n",
+                "bench-serve: %s, rate %s, concurrency %d, prompt %lld tokens, max_tokens %lld%s\n",
                 o.url.c_str(), rate, o.concurrency, static_cast<long long>(options.prompt_len),
-                static_cast<long long>(options.max_tokens));
+                static_cast<long long>(options.max_tokens),
+                o.stream ? "" : ", whole answers (TTFT is the answer's time)");
   print(line);
   LoadReport report = LoadGenerator(o).Run();
   print(FormatLoadReport(report));

@@ -43,8 +43,8 @@ struct Sample {
   uint64_t output_tokens = 0;
 };
 
-// Sends one streamed completion and times it: the first event carrying tokens is the first
-// token; [DONE] ends it.
+// Sends one completion and times it. Streamed: the first event carrying tokens is the first
+// token; [DONE] ends it. Whole: the answer is the first token and the last.
 Sample SendOne(HttpClient& client, const LoadOptions& o, const std::vector<int64_t>& prompt,
                int64_t max_tokens, const std::string* model) {
   // /inference/v1/generate takes the same sampling fields inside sampling_params; its stream
@@ -58,13 +58,13 @@ Sample SendOne(HttpClient& client, const LoadOptions& o, const std::vector<int64
     body = {
         {"token_ids", prompt},
         {"sampling_params", {{"max_tokens", max_tokens}, {"n", o.n}, {"ignore_eos", o.ignore_eos}}},
-        {"stream", true}};
+        {"stream", o.stream}};
   } else {
     body = {{"prompt", prompt},
             {"max_tokens", max_tokens},
             {"n", o.n},
             {"ignore_eos", o.ignore_eos},
-            {"stream", true}};
+            {"stream", o.stream}};
   }
   if (model != nullptr) body["model"] = *model;
   Sample s;
@@ -72,6 +72,24 @@ Sample SendOne(HttpClient& client, const LoadOptions& o, const std::vector<int64
   const Clock::time_point start = Clock::now();
   std::string pending;
   bool done = false;
+  if (!o.stream) {
+    const HttpClientResponse r = client.Post(o.url, body.dump());
+    s.e2e_ms = s.ttft_ms = Ms(Clock::now() - start);
+    if (r.status != 200) {
+      s.error = r.status == 0 ? r.error : "HTTP " + std::to_string(r.status) + ": " + r.body;
+    } else {
+      const nlohmann::json answer = nlohmann::json::parse(r.body, nullptr, false);
+      if (!answer.is_object() || !answer.contains("choices")) {
+        s.error = "not an answer: " + r.body.substr(0, 200);
+      } else {
+        for (const auto& choice : answer["choices"]) {
+          s.output_tokens += choice.value("token_ids", nlohmann::json::array()).size();
+        }
+      }
+    }
+    s.ok = s.error.empty();
+    return s;
+  }
   HttpClientResponse r = client.Post(o.url, body.dump(), [&](std::string_view piece) {
     pending.append(piece);
     for (size_t end; (end = pending.find("\n\n")) != std::string::npos;) {

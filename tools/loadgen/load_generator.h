@@ -2,7 +2,7 @@
 // File: load_generator.h
 //
 // LoadGenerator: sends token-id completions (POST /v1/completions, streamed so the first token
-// can be timed) at a given request rate (Poisson arrivals, as vLLM's benchmark_serving sends
+// can be timed, or for whole answers) at a given request rate (Poisson arrivals, as vLLM's benchmark_serving sends
 // them) with at most `concurrency` in flight, and reports throughput and latency percentiles.
 // `vmetrics bench-serve` prints its report; `vmetrics demo` runs it in the background so every
 // request family moves.
@@ -49,6 +49,9 @@ struct LoadOptions {
   int64_t max_tokens_max = 32;
   int64_t n = 1;
   bool ignore_eos = true;  // every request generates max_tokens tokens
+  // Streamed (every token an event; TTFT is the first event with tokens), or `"stream": false`
+  // (one answer; TTFT is then the whole answer's time, as for the client).
+  bool stream = true;
   // The `model` of each request, taken in turn (a base model and LoRA adapters); none = not
   // sent.
   std::vector<std::string> models;
