@@ -1,76 +1,89 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client_watcher.h"
 
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <utility>
 
 namespace vmetrics::internal {
+namespace {
+
+uint64_t EventData(int socket, uint32_t registration) {
+  return (uint64_t{registration} << 32) | static_cast<uint32_t>(socket);
+}
+
+}  // namespace
 
 ClientWatcher::ClientWatcher()
-    : wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), thread_([this] { Run(); }) {}
+    : epoll_fd_(epoll_create1(EPOLL_CLOEXEC)), stop_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  if (epoll_fd_ >= 0 && stop_fd_ >= 0) {
+    epoll_event stop{.events = EPOLLIN, .data = {.u64 = EventData(stop_fd_, 0)}};
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, stop_fd_, &stop) != 0) {
+      close(epoll_fd_);
+      epoll_fd_ = -1;
+    }
+  }
+  thread_ = std::thread([this] { Run(); });
+}
 
 ClientWatcher::~ClientWatcher() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
-  Wake();
+  const uint64_t one = 1;
+  if (stop_fd_ >= 0) (void)!write(stop_fd_, &one, sizeof one);
   thread_.join();
-  if (wake_fd_ >= 0) close(wake_fd_);
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (stop_fd_ >= 0) close(stop_fd_);
 }
 
 void ClientWatcher::Watch(const std::shared_ptr<HttpExchange>& exchange) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stop_) return;
-    std::erase_if(watched_, [](const std::weak_ptr<HttpExchange>& w) {
-      const std::shared_ptr<HttpExchange> e = w.lock();
-      return e == nullptr || e->WaitingSocket() < 0;
-    });
-    watched_.push_back(exchange);
+  const int socket = exchange->WaitingSocket();
+  if (socket < 0) return;  // answered already, or never suspended
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stop_ || epoll_fd_ < 0) return;  // no epoll: nothing is watched (streams still notice at writes)
+  const uint32_t registration = ++registrations_;
+  epoll_event armed{.events = EPOLLRDHUP | EPOLLONESHOT,
+                    .data = {.u64 = EventData(socket, registration)}};
+  // The socket may be in the set already: the connection's earlier request was watched (its
+  // one-shot registration stays, disarmed or not, until the socket closes).
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, socket, &armed) != 0 &&
+      (errno != EEXIST || epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, socket, &armed) != 0)) {
+    return;
   }
-  Wake();
-}
-
-void ClientWatcher::Wake() const {
-  const uint64_t one = 1;
-  // EAGAIN means the counter is already non-zero: the thread wakes anyway.
-  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+  watched_[socket] = Watched{registration, exchange};
 }
 
 void ClientWatcher::Run() {
-  if (wake_fd_ < 0) return;  // no eventfd: nothing is watched (streams still notice at writes)
-  std::vector<pollfd> fds;
-  std::vector<std::shared_ptr<HttpExchange>> owners;  // owners[i] has fds[i + 1]
+  if (epoll_fd_ < 0) return;
+  std::array<epoll_event, 64> events;
   for (;;) {
-    fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
-    owners.clear();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stop_) return;
-      std::erase_if(watched_, [&](const std::weak_ptr<HttpExchange>& w) {
-        std::shared_ptr<HttpExchange> e = w.lock();
-        const int socket = e != nullptr ? e->WaitingSocket() : -1;
-        if (socket < 0) return true;  // answered, gone, or never suspended: done with it
-        fds.push_back(pollfd{socket, POLLRDHUP, 0});
-        owners.push_back(std::move(e));
-        return false;
-      });
+    const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
     }
-    if (poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
-    if (fds[0].revents != 0) {
-      uint64_t count = 0;
-      (void)!read(wake_fd_, &count, sizeof count);
-    }
-    for (size_t i = 1; i < fds.size(); ++i) {
-      if ((fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
-        owners[i - 1]->ClientHungUp(fds[i].fd);
+    for (int i = 0; i < n; ++i) {
+      const int socket = static_cast<int>(static_cast<uint32_t>(events[i].data.u64));
+      const auto registration = static_cast<uint32_t>(events[i].data.u64 >> 32);
+      std::shared_ptr<HttpExchange> exchange;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_) return;
+        auto it = watched_.find(socket);
+        if (socket == stop_fd_ || it == watched_.end() || it->second.registration != registration) {
+          continue;  // the stop (seen above), or a registration a later Watch replaced
+        }
+        exchange = it->second.exchange.lock();
+        watched_.erase(it);
       }
+      if (exchange != nullptr) exchange->ClientHungUp(socket);
     }
   }
 }

@@ -334,6 +334,120 @@ TEST(HttpServerExchange, ClientHangingUpOnAWaitingAnswerIsNoticed) {
   EXPECT_EQ(gone_calls.load(), 1);
 }
 
+// One response read from `fd` (the connection stays open).
+HttpResponse ReadOne(int fd, std::string* buffer) {
+  HttpResponse response;
+  http_test::ReadResponse(
+      [fd](std::string* b) {
+        char chunk[4096];
+        const ssize_t got = recv(fd, chunk, sizeof chunk, 0);
+        if (got <= 0) return false;
+        b->append(chunk, static_cast<size_t>(got));
+        return true;
+      },
+      /*head_request=*/false, buffer, &response);
+  return response;
+}
+
+// A waiting exchange per request, handed out in order, each noting whether its client left.
+class WaitingExchanges {
+ public:
+  HttpRoute Route(std::string path) {
+    return vmetrics::Route("POST", std::move(path),
+                           [this](HttpRequest, std::shared_ptr<HttpExchange> exchange) {
+                             std::lock_guard<std::mutex> lock(mu_);
+                             const size_t index = exchanges_.size();
+                             exchange->SetOnClientGone([this, index] {
+                               std::lock_guard<std::mutex> gone_lock(mu_);
+                               gone_.push_back(index);
+                               cv_.notify_all();
+                             });
+                             exchanges_.push_back(std::move(exchange));
+                             cv_.notify_all();
+                           });
+  }
+  std::shared_ptr<HttpExchange> Wait(size_t index) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return exchanges_.size() > index; });
+    return exchanges_[index];
+  }
+  // The indices whose client left, once there are `n` of them.
+  std::vector<size_t> WaitGone(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(20), [&] { return gone_.size() >= n; });
+    return gone_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::shared_ptr<HttpExchange>> exchanges_;
+  std::vector<size_t> gone_;
+};
+
+// A kept-alive connection whose first waiting answer came, and whose client then leaves while
+// its second waits: the second's client-gone callback runs (its socket, watched for the first
+// request already, is watched again), the first's never does.
+TEST(HttpServerExchange, ClientHangingUpOnTheSecondWaitOfAConnectionIsNoticed) {
+  WaitingExchanges waiting;
+  std::unique_ptr<HttpServer> server =
+      StartOrDie(EphemeralOptions(), WithRoutes({waiting.Route("/submit")}));
+  ASSERT_NE(server, nullptr);
+  const int fd = http_test::ConnectTo("127.0.0.1", server->port());
+  ASSERT_GE(fd, 0);
+  const std::string request = Post("/submit", "{}", /*close=*/false);
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  waiting.Wait(0)->Reply(200, "application/json", R"({"first":1})");
+  std::string buffer;
+  const HttpResponse first = ReadOne(fd, &buffer);
+  EXPECT_EQ(first.status, 200);
+  EXPECT_EQ(first.body, R"({"first":1})");
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  std::shared_ptr<HttpExchange> second = waiting.Wait(1);
+  close(fd);
+  EXPECT_EQ(waiting.WaitGone(1), std::vector<size_t>{1}) << "the hang-up was not noticed";
+  second->Reply(200, "application/json", "{}");  // nobody to answer: nothing happens
+  EXPECT_EQ(Get(server->port(), "/metrics").status, 200);
+  server->Stop();
+  EXPECT_EQ(waiting.WaitGone(1), std::vector<size_t>{1});
+}
+
+// Among many waiting answers, only the one whose client left is told so; the others are
+// answered as usual.
+TEST(HttpServerExchange, OnlyTheClientThatHungUpIsGone) {
+  constexpr size_t kClients = 64;
+  constexpr size_t kLeaving = 37;
+  WaitingExchanges waiting;
+  std::unique_ptr<HttpServer> server =
+      StartOrDie(EphemeralOptions(), WithRoutes({waiting.Route("/submit")}));
+  ASSERT_NE(server, nullptr);
+  std::vector<int> fds;
+  for (size_t i = 0; i < kClients; ++i) {
+    const int fd = http_test::ConnectTo("127.0.0.1", server->port());
+    ASSERT_GE(fd, 0);
+    const std::string request = Post("/submit", std::to_string(i));
+    ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    waiting.Wait(i);  // in order: exchange i is client i's
+    fds.push_back(fd);
+  }
+  close(fds[kLeaving]);
+  EXPECT_EQ(waiting.WaitGone(1), std::vector<size_t>{kLeaving});
+  for (size_t i = 0; i < kClients; ++i) {
+    if (i == kLeaving) continue;
+    waiting.Wait(i)->Reply(200, "application/json", std::to_string(i));
+    std::string buffer;
+    const HttpResponse r = ReadOne(fds[i], &buffer);
+    EXPECT_EQ(r.status, 200) << i;
+    EXPECT_EQ(r.body, std::to_string(i));
+    close(fds[i]);
+  }
+  server->Stop();
+  EXPECT_EQ(waiting.WaitGone(1), std::vector<size_t>{kLeaving});
+}
+
 // ---- HttpHandlers::observe: one report per request that reached routing ----
 
 // What observe reported, copied (the record's views end with the call); Wait blocks until
