@@ -22,7 +22,7 @@
 #include <functional>
 #include <utility>
 
-#include "vmetrics/http_server.h"
+#include "vmetrics/http_route.h"
 
 namespace vmetrics {
 

@@ -47,7 +47,7 @@
 
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/engine_core_outputs.h"
-#include "vmetrics/http_server.h"
+#include "vmetrics/http_route.h"
 #include "vmetrics/utility_call.h"
 
 namespace vmetrics::frontend {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // File: openai_routes.h
 //
-// The OpenAI-compatible and token routes of a vmetrics frontend, as HttpRoutes for the HTTP
-// server (http_server.h): the server routes and limits, these say what each path means and how
-// its errors are worded (vLLM's ErrorResponse JSON, also for the 413, 500 and 503 the server
-// answers on a route's behalf).
+// The OpenAI-compatible and token routes of a vmetrics frontend, as HttpRoutes (http_route.h)
+// for the HTTP server (http_server.h): the server routes and limits, these say what each path
+// means and how its errors are worded (vLLM's ErrorResponse JSON, also for the 413, 500 and 503
+// the server answers on a route's behalf).
 //
 //   POST /v1/completions          RequestService::HandleCompletion (token ids in and out)
 //   POST /inference/v1/generate   RequestService::HandleGenerate (vLLM's tokens-only API)
@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "request_service.h"
-#include "vmetrics/http_server.h"
+#include "vmetrics/http_route.h"
 
 namespace vmetrics::frontend {
 

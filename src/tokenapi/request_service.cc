@@ -14,7 +14,7 @@
 #include "generate_api.h"
 #include "json_fields.h"
 #include "msgpack_from_json.h"
-#include "vmetrics/http_server.h"
+#include "vmetrics/http_route.h"
 
 namespace vmetrics::frontend {
 

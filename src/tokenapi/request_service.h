@@ -70,16 +70,9 @@
 #include "vmetrics/engine_core_client.h"
 #include "vmetrics/engine_core_outputs.h"
 #include "vmetrics/engine_request.h"
+#include "vmetrics/http_route.h"
 #include "vmetrics/iteration_stats.h"
 #include "vmetrics/requests.h"
-
-// The handlers take the HTTP server's request and exchange by reference: declared, not
-// included, so the token API's header does not bring in the server, the exposition and the
-// registry (http_server.h).
-namespace vmetrics {
-struct HttpRequest;
-class HttpExchange;
-}  // namespace vmetrics
 
 namespace vmetrics::frontend {
 

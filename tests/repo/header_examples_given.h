@@ -37,7 +37,7 @@
 #if defined(VMETRICS_EXAMPLES_FRONTEND_STOP_SIGNALS_H)
 #include "vmetrics/frontend.h"
 #endif
-#if defined(VMETRICS_EXAMPLES_WEB_CONFIG_H)
+#if defined(VMETRICS_EXAMPLES_WEB_CONFIG_H) || defined(VMETRICS_EXAMPLES_HTTP_ROUTE_H)
 #include "vmetrics/http_server.h"
 #endif
 #if defined(VMETRICS_EXAMPLES_SIMULATOR_H)
@@ -98,15 +98,18 @@ extern FrontendOptions options;
 extern std::string hello_bytes;  // a headless engine's HELLO
 #endif
 
-#ifdef VMETRICS_EXAMPLES_HTTP_SERVER_H
+#ifdef VMETRICS_EXAMPLES_HTTP_ROUTE_H
 // The API behind a route: it answers on the exchange, now or later.
 struct CompletionService {
   void Handle(std::string body, std::shared_ptr<HttpExchange> exchange);
 };
 extern CompletionService service;
 std::string MyErrorJson(unsigned status, std::string_view message);
-extern HttpHandlers handlers;
+extern HttpHandlers handlers;  // the server's, which the route joins
 extern HttpRoute route;
+#endif
+
+#ifdef VMETRICS_EXAMPLES_HTTP_SERVER_H
 extern HttpServerOptions options;
 extern Result<std::unique_ptr<HttpServer>> server;
 #endif
