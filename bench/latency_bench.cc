@@ -8,6 +8,10 @@
 //   /render_threads_8      8 threads calling WriteText back to back (what /metrics does)
 //   /http_clients_8        8 keep-alive clients GETting /metrics from a real HttpServer
 //                          (2 worker threads, as `vmetrics serve` starts it)
+//   /token_streams_64      token load: 64 bench-serve connections (tools/loadgen) streaming
+//                          completions of 16 chunks each from a real HttpServer (2 worker
+//                          threads), back to back (the issue's "recording latency under token
+//                          load")
 //
 // The `_pinned` variants put the recording thread alone on CPU 0 and every scraping thread on
 // CPU 1, as a deployment that keeps the output loop on its own core would; the others let the
@@ -44,6 +48,7 @@
 #include <thread>
 
 #include "bench/workloads.h"
+#include "loadgen/load_generator.h"
 #include "vmetrics/exposition.h"
 #include "vmetrics/http_server.h"
 #include "vmetrics/recorder.h"
@@ -51,7 +56,7 @@
 namespace vmetrics::bench {
 namespace {
 
-enum class Scrape { kNone, kRenderThreads, kHttpClients };
+enum class Scrape { kNone, kRenderThreads, kHttpClients, kTokenStreams };
 
 void PinTo(int cpu) {
   cpu_set_t set;
@@ -183,6 +188,44 @@ void BM_RecordLatency(benchmark::State& state, Scrape scrape, bool pinned) {
     server = std::move(*started);
     for (int i = 0; i < 8; ++i) threads.emplace_back(HttpClient, server->port(), &stop, &scrapes);
   }
+  std::unique_ptr<loadgen::LoadGenerator> load;
+  if (scrape == Scrape::kTokenStreams) {
+    HttpRoute completions;
+    completions.method = "POST";
+    completions.path = "/v1/completions";
+    completions.handler = [](HttpRequest, std::shared_ptr<HttpExchange> exchange) {
+      exchange->StartStream("text/event-stream");
+      for (int token = 0; token < 16; ++token) {
+        exchange->Write(R"(data: {"choices":[{"index":0,"token_ids":[7]}]})"
+                        "\n\n");
+      }
+      exchange->Write("data: [DONE]\n\n");
+      exchange->End();
+    };
+    HttpServerOptions o;
+    o.port = 0;
+    HttpHandlers h;
+    h.render_metrics = [](ExpositionFormat) { return std::string(); };
+    h.routes.push_back(std::move(completions));
+    Result<std::unique_ptr<HttpServer>> started = HttpServer::Start(o, std::move(h));
+    if (!started.ok()) {
+      state.SkipWithError(started.status().ToString().c_str());
+      Unpin();
+      return;
+    }
+    server = std::move(*started);
+    loadgen::LoadOptions lo;
+    lo.url = "http://127.0.0.1:" + std::to_string(server->port()) + "/v1/completions";
+    lo.requests = 0;
+    lo.duration_s = 3600;  // until RequestStop
+    lo.concurrency = 64;
+    lo.prompt_len_min = lo.prompt_len_max = 128;
+    lo.max_tokens_min = lo.max_tokens_max = 16;
+    load = std::make_unique<loadgen::LoadGenerator>(lo);
+    threads.emplace_back([&load, &scrapes] {
+      scrapes.store(load->Run().completed);  // requests, counted once the load stops
+    });
+  }
   if (pinned) PinTo(0);
   // Let the scrapers get going before measuring.
   std::this_thread::sleep_for(std::chrono::milliseconds(scrape == Scrape::kNone ? 0 : 200));
@@ -202,10 +245,14 @@ void BM_RecordLatency(benchmark::State& state, Scrape scrape, bool pinned) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const uint64_t scraped = scrapes.load() - scrapes0;
   stop.store(true);
+  if (load) load->RequestStop();
+  if (load) threads.back().join();  // the load generator's report: its completed requests
+  const uint64_t scraped = scrapes.load() - scrapes0;
   if (server) server->Stop();
-  for (std::thread& t : threads) t.join();
+  for (std::thread& t : threads) {
+    if (t.joinable()) t.join();
+  }
   Unpin();
 
   std::sort(ns.begin(), ns.end());
@@ -217,6 +264,7 @@ void BM_RecordLatency(benchmark::State& state, Scrape scrape, bool pinned) {
   state.counters["p50_ns"] = pct(0.50);
   state.counters["p99_ns"] = pct(0.99);
   state.counters["p999_ns"] = pct(0.999);
+  // /token_streams_*: requests completed per second.
   state.counters["scrapes_per_s"] = seconds > 0 ? static_cast<double>(scraped) / seconds : 0;
 }
 
@@ -244,6 +292,12 @@ BENCHMARK_CAPTURE(BM_RecordLatency, http_clients_8, Scrape::kHttpClients, false)
     ->Iterations(kRecords)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_RecordLatency, http_clients_8_pinned, Scrape::kHttpClients, true)
+    ->Iterations(kRecords)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_RecordLatency, token_streams_64, Scrape::kTokenStreams, false)
+    ->Iterations(kRecords)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_RecordLatency, token_streams_64_pinned, Scrape::kTokenStreams, true)
     ->Iterations(kRecords)
     ->UseRealTime();
 

@@ -38,7 +38,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "vmetrics/http_server.h"
+#include "vmetrics/http_route.h"
 
 namespace vmetrics::internal {
 
