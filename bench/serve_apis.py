@@ -17,10 +17,11 @@ time (/proc/<pid>/task/*/schedstat, ns) per request and per output token; /healt
 latency p99.9 while the load runs (one client each, back to back on a kept-alive connection);
 and the floor, the same HTTP server answering a trivial route after one ZeroMQ round trip per
 request, at the same concurrency and the same requests, its CPU per request beside serve's, and
-the probes' p99.9 against it under the same load ("Token APIs against their floor"). On a
-machine with two cores or more, serve and the floor are pinned to core 0 and everything else
-(stand-in engines, echo, bench-serve, the probes) to the other cores (taskset). --json prints
-the rows as JSON lines instead of the table (bench/compare).
+the probes' p99.9 against it under the same load ("Token APIs against their floor"); for streams
+also the paced floor, the same server writing serve's chunks (one token each) at the engines'
+step (1000 / --rate ms). On a machine with two cores or more, serve and the floor are pinned to
+core 0 and everything else (stand-in engines, echo, bench-serve, the probes) to the other cores
+(taskset). --json prints the rows as JSON lines instead of the table (bench/compare).
 
 Usage: serve_apis.py VMETRICS_BINARY [--concurrency 64,512] [--requests-per-connection 8]
        [--prompt-len 128] [--max-tokens 16] [--rate 100] [--answers both|streamed|whole]
@@ -152,17 +153,19 @@ def bench_serve(vmetrics, prefix, url, requests, c, a, stream=True):
     return report, completed, failed, rps, tps, ttft, e2e
 
 
-def floor_runs(floor, vmetrics, others, serve_pin, a, concurrencies, modes, work):
+def floor_runs(floor, vmetrics, others, serve_pin, a, concurrencies, modes, work, step_ms=0,
+               prefix="floor"):
     """{(path, stream, concurrency): row} of the floor with the same requests: its CPU per
     request, req/s, failures, and /health and /metrics p99.9 in a second pass (the probes'
-    own latency on their core: what serve's p99.9 is read against)."""
+    own latency on their core: what serve's p99.9 is read against). With step_ms, streams are
+    paced as the engines pace them (one chunk per token per step: token_floor.cc)."""
     port = free_port()
     address = f"ipc://{work}/floor-echo"
     echo = subprocess.Popen(others + [floor, "echo", address], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     server = subprocess.Popen(
         serve_pin + [floor, "serve", address, str(port), str(2 * max(concurrencies) + 64),
-                     str(max(concurrencies) + 64), str(a.max_tokens)],
+                     str(max(concurrencies) + 64), str(a.max_tokens), str(step_ms)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out = {}
     try:
@@ -183,10 +186,11 @@ def floor_runs(floor, vmetrics, others, serve_pin, a, concurrencies, modes, work
                     with Probe(port, "/health") as health, Probe(port, "/metrics") as metrics:
                         probed = bench_serve(vmetrics, others, url, requests, c, a, stream)
                     out[(path, stream, c)] = {
-                        "floor_cpu_us_per_request": cpu / completed * 1e6 if completed else None,
-                        "floor_req_per_s": rps, "floor_failed": failed + probed[2],
-                        "floor_health_p999_ms": health.quantile(0.999),
-                        "floor_metrics_p999_ms": metrics.quantile(0.999)}
+                        f"{prefix}_cpu_us_per_request": cpu / completed * 1e6 if completed
+                        else None,
+                        f"{prefix}_req_per_s": rps, f"{prefix}_failed": failed + probed[2],
+                        f"{prefix}_health_p999_ms": health.quantile(0.999),
+                        f"{prefix}_metrics_p999_ms": metrics.quantile(0.999)}
     finally:
         for p in (server, echo):
             p.send_signal(signal.SIGTERM)
@@ -285,9 +289,15 @@ def main():
         if a.floor:
             floor = floor_runs(a.floor, a.vmetrics, others, serve_pin, a, concurrencies, modes,
                                work)
+            # Streams again against a floor that writes serve's chunks at the engines' pace.
+            paced = floor_runs(a.floor, a.vmetrics, others, serve_pin, a, concurrencies,
+                               [m for m in modes if m], work, step_ms=round(1000 / a.rate),
+                               prefix="paced_floor")
             for row in rows:
-                row.update(floor[(row["api"], row["stream"], row["concurrency"])])
-                ok = ok and row["floor_failed"] == 0
+                key = (row["api"], row["stream"], row["concurrency"])
+                row.update(floor[key])
+                row.update(paced.get(key, {}))
+                ok = ok and row["floor_failed"] == 0 and row.get("paced_floor_failed", 0) == 0
         if a.json:
             for row in rows:
                 print(json.dumps(row), flush=True)
@@ -301,16 +311,18 @@ def main():
                 return f"{v:.1f}" if v is not None else "-"
 
             print("| API | answers | concurrency | requests | req/s | serve CPU us/request "
-                  "| us/output token | floor CPU us/request | x floor "
+                  "| us/output token | floor CPU us/request | x floor | paced floor | x paced "
                   "| /health p99.9 ms (n), floor's | /metrics p99.9 ms (n), floor's "
                   "| families match |")
-            print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
+            print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
             for r in rows:
                 us, fus = r["serve_cpu_us_per_request"], r["floor_cpu_us_per_request"]
+                pus = r.get("paced_floor_cpu_us_per_request")
                 print(f"| `{r['api']}` | {'streamed' if r['stream'] else 'whole'} | "
                       f"{r['concurrency']} | {r['requests']} | {r['req_per_s']:.0f} | {us:.0f} | "
                       f"{r['serve_cpu_us_per_output_token']:.1f} | {fus:.0f} | "
-                      f"{ratio(us, fus)} | {ms(r['health_p999_ms'])} ({r['health_samples']}), "
+                      f"{ratio(us, fus)} | {f'{pus:.0f}' if pus else '-'} | {ratio(us, pus)} | "
+                      f"{ms(r['health_p999_ms'])} ({r['health_samples']}), "
                       f"{ms(r['floor_health_p999_ms'])} | {ms(r['metrics_p999_ms'])} "
                       f"({r['metrics_samples']}), {ms(r['floor_metrics_p999_ms'])} | "
                       f"{'yes' if r['families_match'] else 'NO: ' + repr(r['mismatch'])} |")

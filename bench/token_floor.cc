@@ -9,18 +9,29 @@
 // request path (parsing, the EngineCoreRequest, the outputs, the recording, one SSE chunk per
 // token when streamed).
 //
+// With STEP_MS above 0 a stream is paced instead, as an engine paces it: a thread writes one
+// chunk of one token to every open stream each STEP_MS milliseconds (an engine step), then
+// [DONE] after the last token. That floor has serve's number of chunks and their spacing: what
+// the HTTP server spends per chunk is in it, vmetrics' request path is not.
+//
 //   vmetrics_bench_token_floor echo ADDRESS            # the other end, its own process
 //   vmetrics_bench_token_floor serve ADDRESS PORT MAX_CONNECTIONS MAX_PER_ADDRESS TOKENS
+//                              [STEP_MS]
 //
 // Both run until SIGTERM or SIGINT.
 #include <zmq.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "vmetrics/http_server.h"
 
@@ -69,15 +80,73 @@ struct WorkerSocket {
   }
 };
 
-int Serve(const char* address, int port, int max_connections, int max_per_address, int tokens) {
+// The engine of a paced floor: every step, one token to each open stream.
+class Pacer {
+ public:
+  Pacer(std::chrono::milliseconds step, int tokens)
+      : step_(step), tokens_(tokens), thread_([this] { Run(); }) {}
+  ~Pacer() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Add(std::shared_ptr<HttpExchange> exchange) {
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_.push_back({std::move(exchange), tokens_});
+  }
+
+ private:
+  struct Stream {
+    std::shared_ptr<HttpExchange> exchange;
+    int left = 0;
+  };
+  void Run() {
+    const std::string chunk = R"(data: {"choices":[{"index":0,"token_ids":[1]}]})"
+                              "\n\n";
+    auto next = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      next += step_;
+      // A step's clock, not a synchronisation: the streams are written whatever happens.
+      cv_.wait_until(lock, next, [this] { return stop_; });
+      std::vector<Stream> open;
+      for (Stream& s : streams_) {
+        s.exchange->Write(chunk);
+        if (--s.left > 0) {
+          open.push_back(std::move(s));
+        } else {
+          s.exchange->Write("data: [DONE]\n\n");
+          s.exchange->End();
+        }
+      }
+      streams_ = std::move(open);
+    }
+  }
+
+  const std::chrono::milliseconds step_;
+  const int tokens_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::vector<Stream> streams_;
+  std::thread thread_;
+};
+
+int Serve(const char* address, int port, int max_connections, int max_per_address, int tokens,
+          int step_ms) {
+  std::unique_ptr<Pacer> pacer;
+  if (step_ms > 0) pacer = std::make_unique<Pacer>(std::chrono::milliseconds(step_ms), tokens);
   void* context = zmq_ctx_new();
   std::string chunk = R"(data: {"choices":[{"index":0,"token_ids":[)";
   for (int i = 0; i < tokens; ++i) chunk += (i == 0 ? "" : ",") + std::to_string(i + 1);
   chunk += "]}]}\n\n";
   // The same choice as a whole answer: the chunk's JSON.
   const std::string whole = chunk.substr(6, chunk.size() - 8);
-  auto answer = [context, address, chunk, whole](const HttpRequest& request,
-                                                 const std::shared_ptr<HttpExchange>& exchange) {
+  auto answer = [context, address, chunk, whole, paced = pacer.get()](
+                    const HttpRequest& request, const std::shared_ptr<HttpExchange>& exchange) {
     thread_local WorkerSocket worker;
     if (worker.socket == nullptr) {
       worker.socket = zmq_socket(context, ZMQ_DEALER);
@@ -98,6 +167,10 @@ int Serve(const char* address, int port, int max_connections, int max_per_addres
       return;
     }
     exchange->StartStream("text/event-stream");
+    if (paced != nullptr) {
+      paced->Add(exchange);
+      return;
+    }
     exchange->Write(chunk);
     exchange->Write("data: [DONE]\n\n");
     exchange->End();
@@ -137,13 +210,13 @@ int main(int argc, char** argv) {
     pthread_sigmask(SIG_UNBLOCK, &stop, nullptr);
     return Echo(argv[2]);
   }
-  if (argc == 7 && std::string(argv[1]) == "serve") {
+  if ((argc == 7 || argc == 8) && std::string(argv[1]) == "serve") {
     return Serve(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
-                 std::atoi(argv[6]));
+                 std::atoi(argv[6]), argc == 8 ? std::atoi(argv[7]) : 0);
   }
   std::fprintf(stderr,
                "usage: %s echo ADDRESS | serve ADDRESS PORT MAX_CONNECTIONS MAX_PER_ADDRESS "
-               "TOKENS\n",
+               "TOKENS [STEP_MS]\n",
                argv[0]);
   return 2;
 }
