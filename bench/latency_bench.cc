@@ -14,9 +14,10 @@
 //                          load")
 //
 // The `_pinned` variants put the recording thread alone on CPU 0 and every scraping thread on
-// CPU 1, as a deployment that keeps the output loop on its own core would; the others let the
-// kernel schedule all threads over both cores, so on a 2-core machine the recording thread
-// also waits for CPU time. Record never waits for a lock a render holds (registry.h); what is
+// CPU 1, as a deployment that keeps the output loop on its own core would; `_serve_pinned`
+// places them as bench/serve_apis.py places `vmetrics serve` (recorder and HTTP workers on CPU
+// 0, the clients on CPU 1); the others let the kernel schedule all threads over both cores, so
+// on a 2-core machine the recording thread also waits for CPU time. Record never waits for a lock a render holds (registry.h); what is
 // left is cache-line traffic on the children both touch.
 //
 // Run:
@@ -152,8 +153,14 @@ void HttpClient(uint16_t port, const std::atomic<bool>* stop, std::atomic<uint64
   close(fd);
 }
 
-void BM_RecordLatency(benchmark::State& state, Scrape scrape, bool pinned) {
+// Where the threads run: as the kernel places them; the recorder alone on CPU 0 and the rest
+// on CPU 1; or as bench/serve_apis.py places `vmetrics serve` (the recorder and the HTTP
+// server's workers on CPU 0, the clients on CPU 1).
+enum class Placement { kFree, kRecorderAlone, kServe };
+
+void BM_RecordLatency(benchmark::State& state, Scrape scrape, Placement placement) {
   Fixture& f = Get();
+  const bool pinned = placement == Placement::kRecorderAlone;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> scrapes{0};
   std::vector<std::thread> threads;
@@ -207,7 +214,9 @@ void BM_RecordLatency(benchmark::State& state, Scrape scrape, bool pinned) {
     HttpHandlers h;
     h.render_metrics = [](ExpositionFormat) { return std::string(); };
     h.routes.push_back(std::move(completions));
+    if (placement == Placement::kServe) PinTo(0);  // the workers inherit CPU 0
     Result<std::unique_ptr<HttpServer>> started = HttpServer::Start(o, std::move(h));
+    if (placement == Placement::kServe) PinTo(1);  // the load's threads inherit CPU 1
     if (!started.ok()) {
       state.SkipWithError(started.status().ToString().c_str());
       Unpin();
@@ -226,7 +235,7 @@ void BM_RecordLatency(benchmark::State& state, Scrape scrape, bool pinned) {
       scrapes.store(load->Run().completed);  // requests, counted once the load stops
     });
   }
-  if (pinned) PinTo(0);
+  if (pinned || placement == Placement::kServe) PinTo(0);
   // Let the scrapers get going before measuring.
   std::this_thread::sleep_for(std::chrono::milliseconds(scrape == Scrape::kNone ? 0 : 200));
 
@@ -276,28 +285,35 @@ const int64_t kRecords = [] {
   return n > 0 ? n : int64_t{200000};
 }();
 
-BENCHMARK_CAPTURE(BM_RecordLatency, idle, Scrape::kNone, false)
+BENCHMARK_CAPTURE(BM_RecordLatency, idle, Scrape::kNone, Placement::kFree)
     ->Iterations(kRecords)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_RecordLatency, idle_pinned, Scrape::kNone, true)
+BENCHMARK_CAPTURE(BM_RecordLatency, idle_pinned, Scrape::kNone, Placement::kRecorderAlone)
     ->Iterations(kRecords)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_RecordLatency, render_threads_8, Scrape::kRenderThreads, false)
+BENCHMARK_CAPTURE(BM_RecordLatency, render_threads_8, Scrape::kRenderThreads, Placement::kFree)
     ->Iterations(kRecords)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_RecordLatency, render_threads_8_pinned, Scrape::kRenderThreads, true)
+BENCHMARK_CAPTURE(BM_RecordLatency, render_threads_8_pinned, Scrape::kRenderThreads,
+                  Placement::kRecorderAlone)
     ->Iterations(kRecords)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_RecordLatency, http_clients_8, Scrape::kHttpClients, false)
+BENCHMARK_CAPTURE(BM_RecordLatency, http_clients_8, Scrape::kHttpClients, Placement::kFree)
     ->Iterations(kRecords)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_RecordLatency, http_clients_8_pinned, Scrape::kHttpClients, true)
+BENCHMARK_CAPTURE(BM_RecordLatency, http_clients_8_pinned, Scrape::kHttpClients,
+                  Placement::kRecorderAlone)
     ->Iterations(kRecords)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_RecordLatency, token_streams_64, Scrape::kTokenStreams, false)
+BENCHMARK_CAPTURE(BM_RecordLatency, token_streams_64, Scrape::kTokenStreams, Placement::kFree)
     ->Iterations(kRecords)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_RecordLatency, token_streams_64_pinned, Scrape::kTokenStreams, true)
+BENCHMARK_CAPTURE(BM_RecordLatency, token_streams_64_pinned, Scrape::kTokenStreams,
+                  Placement::kRecorderAlone)
+    ->Iterations(kRecords)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_RecordLatency, token_streams_64_serve_pinned, Scrape::kTokenStreams,
+                  Placement::kServe)
     ->Iterations(kRecords)
     ->UseRealTime();
 
