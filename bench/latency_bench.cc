@@ -17,8 +17,8 @@
 // CPU 1, as a deployment that keeps the output loop on its own core would; `_serve_pinned`
 // places them as bench/serve_apis.py places `vmetrics serve` (recorder and HTTP workers on CPU
 // 0, the clients on CPU 1); the others let the kernel schedule all threads over both cores, so
-// on a 2-core machine the recording thread also waits for CPU time. Record never waits for a lock a render holds (registry.h); what is
-// left is cache-line traffic on the children both touch.
+// on a 2-core machine the recording thread also waits for CPU time. Record never waits for a lock a
+// render holds (registry.h); what is left is cache-line traffic on the children both touch.
 //
 // Run:
 //   cmake --build build-bench --target latency_bench && build-bench/bench/latency_bench

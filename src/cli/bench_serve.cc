@@ -60,7 +60,7 @@ void AddBenchServeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-tokens", options->max_tokens, "max_tokens per request (ignore_eos is set)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_flag("--no-stream{false}", load.stream,
-               "Ask for whole answers (\"stream\": false) instead of streams");
+                "Ask for whole answers (\"stream\": false) instead of streams");
   cmd->add_option("--n", load.n, "Samples per prompt")->check(CLI::Range(int64_t{1}, int64_t{128}));
   cmd->add_option("--model", load.models,
                   "model field to send; several are sent in turn (default: none)");

@@ -47,7 +47,8 @@ void ClientWatcher::Watch(const std::shared_ptr<HttpExchange>& exchange) {
   const int socket = exchange->WaitingSocket();
   if (socket < 0) return;  // answered already, or never suspended
   std::lock_guard<std::mutex> lock(mu_);
-  if (stop_ || epoll_fd_ < 0) return;  // no epoll: nothing is watched (streams still notice at writes)
+  if (stop_ || epoll_fd_ < 0)
+    return;  // no epoll: nothing is watched (streams still notice at writes)
   const uint32_t registration = ++registrations_;
   epoll_event armed{.events = EPOLLRDHUP | EPOLLONESHOT,
                     .data = {.u64 = EventData(socket, registration)}};

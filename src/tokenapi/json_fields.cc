@@ -166,9 +166,8 @@ std::string DumpJson(const Json& v) {
 }
 
 void AppendJsonString(std::string_view s, std::string* out) {
-  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
-    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-  });
+  const bool plain = std::all_of(
+      s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
   if (!plain) {
     out->append(DumpJson(Json(s)));
     return;

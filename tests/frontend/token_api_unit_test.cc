@@ -551,8 +551,7 @@ TEST(ChunkEvents, AreTheTextOfTheirTreeByteForByte) {
        .created = -1,
        .model = "模型\n" + Bytes({0xff, 0xc3})}};
   const std::vector<Json> stop_reasons = {nullptr, "</s> \"\t", 7};
-  const std::vector<std::vector<int64_t>> token_lists = {
-      {}, {5}, {1, -2, INT64_MAX, INT64_MIN}};
+  const std::vector<std::vector<int64_t>> token_lists = {{}, {5}, {1, -2, INT64_MAX, INT64_MIN}};
   PromptState prompt;
   prompt.token_ids = {11, 12, 13};
   const std::vector<PromptState> prompts = {prompt};
@@ -572,12 +571,11 @@ TEST(ChunkEvents, AreTheTextOfTheirTreeByteForByte) {
           d.stop_reason = stop_reason;
           if ((flags & 16) != 0) d.completion_tokens = 9;
           d.routed_experts = (flags & 8) != 0 ? "k05VTVBZAQB2AHsn+/=" : "";
-          const Json usage =
-              d.completion_tokens ? Json{{"prompt_tokens", 3},
-                                         {"total_tokens", 12},
-                                         {"completion_tokens", 9},
-                                         {"prompt_tokens_details", nullptr}}
-                                  : Json(nullptr);
+          const Json usage = d.completion_tokens ? Json{{"prompt_tokens", 3},
+                                                        {"total_tokens", 12},
+                                                        {"completion_tokens", 9},
+                                                        {"prompt_tokens_details", nullptr}}
+                                                 : Json(nullptr);
           const Json finish = d.finish_reason.empty() ? Json(nullptr) : Json(d.finish_reason);
           const Json completion{
               {"id", identity.id},
@@ -599,17 +597,17 @@ TEST(ChunkEvents, AreTheTextOfTheirTreeByteForByte) {
           EXPECT_EQ(CompletionChunkEvent(r, identity, prompts, d),
                     "data: " + DumpJson(completion) + "\n\n")
               << flags;
-          Json generate{{"request_id", identity.id},
-                        {"choices", Json::array({Json{{"index", d.index},
-                                                      {"logprobs", nullptr},
-                                                      {"finish_reason", finish},
-                                                      {"token_ids", tokens},
-                                                      {"routed_experts",
-                                                       d.routed_experts.empty()
-                                                           ? Json(nullptr)
-                                                           : Json(d.routed_experts)},
-                                                      {"stop_reason", stop_reason}}})},
-                        {"usage", usage}};
+          Json generate{
+              {"request_id", identity.id},
+              {"choices", Json::array({Json{
+                              {"index", d.index},
+                              {"logprobs", nullptr},
+                              {"finish_reason", finish},
+                              {"token_ids", tokens},
+                              {"routed_experts",
+                               d.routed_experts.empty() ? Json(nullptr) : Json(d.routed_experts)},
+                              {"stop_reason", stop_reason}}})},
+              {"usage", usage}};
           if (d.first && r.return_token_ids) generate["prompt_token_ids"] = prompt.token_ids;
           EXPECT_EQ(GenerateChunkEvent(r, identity, prompt, d),
                     "data: " + DumpJson(generate) + "\n\n")

@@ -2,10 +2,10 @@
 // File: load_generator.h
 //
 // LoadGenerator: sends token-id completions (POST /v1/completions, streamed so the first token
-// can be timed, or for whole answers) at a given request rate (Poisson arrivals, as vLLM's benchmark_serving sends
-// them) with at most `concurrency` in flight, and reports throughput and latency percentiles.
-// `vmetrics bench-serve` prints its report; `vmetrics demo` runs it in the background so every
-// request family moves.
+// can be timed, or for whole answers) at a given request rate (Poisson arrivals, as vLLM's
+// benchmark_serving sends them) with at most `concurrency` in flight, and reports throughput and
+// latency percentiles. `vmetrics bench-serve` prints its report; `vmetrics demo` runs it in the
+// background so every request family moves.
 //
 // Each of the `concurrency` workers keeps one connection (HttpClient, http_client.h) and sends
 // its requests on it one after the other, as benchmark clients with a connection pool do.
