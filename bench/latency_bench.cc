@@ -10,8 +10,7 @@
 //                          (2 worker threads, as `vmetrics serve` starts it)
 //   /token_streams_64      token load: 64 bench-serve connections (tools/loadgen) streaming
 //                          completions of 16 chunks each from a real HttpServer (2 worker
-//                          threads), back to back (the issue's "recording latency under token
-//                          load")
+//                          threads), back to back (recording latency under token load)
 //
 // The `_pinned` variants put the recording thread alone on CPU 0 and every scraping thread on
 // CPU 1, as a deployment that keeps the output loop on its own core would; `_serve_pinned`
