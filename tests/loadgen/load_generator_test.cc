@@ -201,6 +201,43 @@ TEST(LoadGenerator, WholeAnswersAreAskedForAndCounted) {
   EXPECT_EQ(bodies[0]["stream"], false) << bodies[0];
 }
 
+// Chunks and answers of shapes a completions server does not send are skipped, never thrown
+// on (a throw would end the benchmark); an error chunk without a worded message is still a
+// failure.
+TEST(LoadGenerator, ChunksOfOtherShapesAreSkipped) {
+  HttpRoute route;
+  route.method = "POST";
+  route.path = "/v1/completions";
+  route.handler = [](HttpRequest request, std::shared_ptr<HttpExchange> exchange) {
+    const json body = json::parse(request.body, nullptr, false);
+    if (!body.value("stream", true)) {
+      exchange->Reply(200, "application/json", R"({"choices":[7,{"token_ids":[1,2]},"x"]})");
+      return;
+    }
+    exchange->StartStream("text/event-stream");
+    for (const char* data : {"[1,2]", R"({"choices":5})", R"({"choices":[7,null]})",
+                             R"({"choices":[{"token_ids":[3]}]})", R"({"error":{"message":4}})"}) {
+      exchange->Write(std::string("data: ") + data + "\n\n");
+    }
+    exchange->Write("data: [DONE]\n\n");
+    exchange->End();
+  };
+  std::unique_ptr<HttpServer> server = StartServer({route});
+  ASSERT_NE(server, nullptr);
+  LoadOptions o;
+  o.url = "http://127.0.0.1:" + std::to_string(server->port()) + "/v1/completions";
+  o.requests = 2;
+  o.concurrency = 1;
+  const LoadReport streamed = LoadGenerator(o).Run();
+  EXPECT_EQ(streamed.completed, 0u);
+  EXPECT_EQ(streamed.failed, 2u);
+  EXPECT_EQ(streamed.first_error, "error event");
+  o.stream = false;
+  const LoadReport whole = LoadGenerator(o).Run();
+  EXPECT_EQ(whole.completed, 2u) << whole.first_error;
+  EXPECT_EQ(whole.output_tokens, 2u * 2);
+}
+
 TEST(LoadGenerator, RefusedRequestsAreFailuresWithTheServersAnswer) {
   HttpRoute refuse;
   refuse.method = "POST";

@@ -79,11 +79,13 @@ Sample SendOne(HttpClient& client, const LoadOptions& o, const std::vector<int64
       s.error = r.status == 0 ? r.error : "HTTP " + std::to_string(r.status) + ": " + r.body;
     } else {
       const nlohmann::json answer = nlohmann::json::parse(r.body, nullptr, false);
-      if (!answer.is_object() || !answer.contains("choices")) {
+      if (!answer.is_object() || !answer.contains("choices") || !answer["choices"].is_array()) {
         s.error = "not an answer: " + r.body.substr(0, 200);
       } else {
         for (const auto& choice : answer["choices"]) {
-          s.output_tokens += choice.value("token_ids", nlohmann::json::array()).size();
+          if (choice.is_object()) {
+            s.output_tokens += choice.value("token_ids", nlohmann::json::array()).size();
+          }
         }
       }
     }
@@ -102,13 +104,19 @@ Sample SendOne(HttpClient& client, const LoadOptions& o, const std::vector<int64
         continue;
       }
       nlohmann::json chunk = nlohmann::json::parse(data, nullptr, false);
-      if (chunk.is_discarded()) continue;
+      // A server's chunk of another shape is skipped, never thrown on (value() throws on a
+      // non-object).
+      if (!chunk.is_object()) continue;
       if (chunk.contains("error")) {
-        s.error = chunk["error"].value("message", "error event");
+        const nlohmann::json& error = chunk["error"];
+        const bool worded =
+            error.is_object() && error.contains("message") && error["message"].is_string();
+        s.error = worded ? error["message"].get<std::string>() : "error event";
         continue;
       }
-      if (!chunk.contains("choices")) continue;
+      if (!chunk.contains("choices") || !chunk["choices"].is_array()) continue;
       for (const auto& choice : chunk["choices"]) {
+        if (!choice.is_object()) continue;
         const size_t tokens = choice.value("token_ids", nlohmann::json::array()).size();
         if (tokens > 0 && s.output_tokens == 0) s.ttft_ms = Ms(Clock::now() - start);
         s.output_tokens += tokens;
