@@ -777,38 +777,39 @@ std::vector<HttpRoute> EngineControl::Routes(const std::function<EngineControl*(
               ex->Reply(200, kJsonType, json({{"status", "paused"}}).dump());
             });
       }));
+  // POST /resume, GET /is_paused: one scheduler call without arguments, refused for a
+  // generation without pause_scheduler, answered by `reply` unless an engine failed.
+  auto scheduler_route =
+      [&control, rlhf_failure, no_pause](
+          const char* method, const char* path, const char* call, const char* what,
+          std::function<void(const std::shared_ptr<HttpExchange>&, const Answers&)> reply) {
+        return ControlRoute(
+            method, path, control,
+            [rlhf_failure, no_pause, call, what, reply = std::move(reply)](
+                EngineControl& c, const HttpRequest& /*request*/, std::optional<int64_t> rank,
+                const std::shared_ptr<HttpExchange>& ex) {
+              c.Run(
+                  rank,
+                  [no_pause, call](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
+                    if (auto refused = no_pause(calls)) return *refused;
+                    return std::vector<Call>{{call, {}}};
+                  },
+                  [ex, rlhf_failure, what, reply](const Answers& answers) {
+                    if (rlhf_failure(ex, answers, what)) return;
+                    reply(ex, answers);
+                  });
+            });
+      };
   routes.push_back(
-      ControlRoute("POST", "/resume", control,
-                   [rlhf_failure, no_pause](EngineControl& c, const HttpRequest& /*request*/,
-                                            std::optional<int64_t> rank,
-                                            const std::shared_ptr<HttpExchange>& ex) {
-                     c.Run(
-                         rank,
-                         [no_pause](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
-                           if (auto refused = no_pause(calls)) return *refused;
-                           return std::vector<Call>{{"resume_scheduler", {}}};
-                         },
-                         [ex, rlhf_failure](const Answers& answers) {
-                           if (rlhf_failure(ex, answers, "resume generation")) return;
-                           ex->Reply(200, kJsonType, json({{"status", "resumed"}}).dump());
-                         });
-                   }));
+      scheduler_route("POST", "/resume", "resume_scheduler", "resume generation",
+                      [](const std::shared_ptr<HttpExchange>& ex, const Answers& /*answers*/) {
+                        ex->Reply(200, kJsonType, json({{"status", "resumed"}}).dump());
+                      }));
   routes.push_back(
-      ControlRoute("GET", "/is_paused", control,
-                   [rlhf_failure, no_pause](EngineControl& c, const HttpRequest& /*request*/,
-                                            std::optional<int64_t> rank,
-                                            const std::shared_ptr<HttpExchange>& ex) {
-                     c.Run(
-                         rank,
-                         [no_pause](const EngineControlCalls& calls) -> Result<std::vector<Call>> {
-                           if (auto refused = no_pause(calls)) return *refused;
-                           return std::vector<Call>{{"is_scheduler_paused", {}}};
-                         },
-                         [ex, rlhf_failure](const Answers& answers) {
-                           if (rlhf_failure(ex, answers, "fetch pause status")) return;
-                           ReplyFlags(ex, answers, "is_paused", true);
-                         });
-                   }));
+      scheduler_route("GET", "/is_paused", "is_scheduler_paused", "fetch pause status",
+                      [](const std::shared_ptr<HttpExchange>& ex, const Answers& answers) {
+                        ReplyFlags(ex, answers, "is_paused", true);
+                      }));
   // POST /reset_prefix_cache?reset_running_requests=false&reset_external=false
   // (dev/cache/api_router.py): {"success": bool}, true when every engine reset. An engine
   // before the two flags resets with reset_prefix_cache() and reports nothing: its success is

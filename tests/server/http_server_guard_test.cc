@@ -92,15 +92,7 @@ HttpResponse ExchangeOn(int fd, const std::string& raw) {
     return response;
   }
   std::string buffer;
-  http_test::ReadResponse(
-      [fd](std::string* b) {
-        char chunk[65536];
-        const ssize_t got = recv(fd, chunk, sizeof chunk, 0);
-        if (got <= 0) return false;
-        b->append(chunk, static_cast<size_t>(got));
-        return true;
-      },
-      /*head_request=*/false, &buffer, &response);
+  http_test::ReadSocketResponse(fd, /*head_request=*/false, &buffer, &response);
   return response;
 }
 

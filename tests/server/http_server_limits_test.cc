@@ -65,15 +65,7 @@ HttpResponse TrickleRequest(uint16_t port, const std::string& raw,
     if (i + 1 < raw.size()) std::this_thread::sleep_for(interval);
   }
   std::string buffer;
-  http_test::ReadResponse(
-      [fd](std::string* b) {
-        char chunk[4096];
-        const ssize_t got = recv(fd, chunk, sizeof chunk, 0);
-        if (got <= 0) return false;
-        b->append(chunk, static_cast<size_t>(got));
-        return true;
-      },
-      /*head_request=*/false, &buffer, &response);
+  http_test::ReadSocketResponse(fd, /*head_request=*/false, &buffer, &response);
   close(fd);
   return response;
 }

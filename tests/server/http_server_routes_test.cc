@@ -337,15 +337,7 @@ TEST(HttpServerExchange, ClientHangingUpOnAWaitingAnswerIsNoticed) {
 // One response read from `fd` (the connection stays open).
 HttpResponse ReadOne(int fd, std::string* buffer) {
   HttpResponse response;
-  http_test::ReadResponse(
-      [fd](std::string* b) {
-        char chunk[4096];
-        const ssize_t got = recv(fd, chunk, sizeof chunk, 0);
-        if (got <= 0) return false;
-        b->append(chunk, static_cast<size_t>(got));
-        return true;
-      },
-      /*head_request=*/false, buffer, &response);
+  http_test::ReadSocketResponse(fd, /*head_request=*/false, buffer, &response);
   return response;
 }
 

@@ -183,14 +183,9 @@ void ReadResponse(const std::function<bool(std::string*)>& receive_more, bool he
   }
 }
 
-namespace {
-
-// ReadResponse over a plain socket.
 void ReadSocketResponse(int fd, bool head_request, std::string* buffer, HttpResponse* response) {
   ReadResponse([fd](std::string* b) { return ReceiveMore(fd, b); }, head_request, buffer, response);
 }
-
-}  // namespace
 
 HttpResponse Exchange(uint16_t port, std::string_view raw, const ExchangeOptions& options) {
   HttpResponse response;

@@ -96,6 +96,10 @@ int ConnectTo(const std::string& host, uint16_t port, const std::string& source 
 void ReadResponse(const std::function<bool(std::string*)>& receive_more, bool head_request,
                   std::string* buffer, HttpResponse* response);
 
+// ReadSocketResponse: ReadResponse over the plain socket `fd` (recv until the response is
+// whole, the socket's timeout bounds each wait).
+void ReadSocketResponse(int fd, bool head_request, std::string* buffer, HttpResponse* response);
+
 // Gunzip: inflates a gzip stream with zlib. Returns false on a corrupt or truncated stream.
 bool Gunzip(std::string_view compressed, std::string* out);
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -31,6 +32,24 @@ void Percentiles(std::vector<double> v, double out[4]) {
   double sum = 0;
   for (double x : v) sum += x;
   out[3] = sum / static_cast<double>(v.size());
+}
+
+// The token ids of a completion's (or a chunk's) choices, summed; nullopt for a document of
+// another shape, which is skipped, never thrown on (nlohmann's value() throws on a non-object).
+std::optional<uint64_t> ChoiceTokens(const nlohmann::json& doc) {
+  if (!doc.is_object() || !doc.contains("choices") || !doc["choices"].is_array()) {
+    return std::nullopt;
+  }
+  uint64_t tokens = 0;
+  for (const auto& choice : doc["choices"]) {
+    if (choice.is_object()) tokens += choice.value("token_ids", nlohmann::json::array()).size();
+  }
+  return tokens;
+}
+
+// What a response that is not a 200 says about the request.
+std::string Failure(const HttpClientResponse& r) {
+  return r.status == 0 ? r.error : "HTTP " + std::to_string(r.status) + ": " + r.body;
 }
 
 // One request's outcome.
@@ -76,18 +95,12 @@ Sample SendOne(HttpClient& client, const LoadOptions& o, const std::vector<int64
     const HttpClientResponse r = client.Post(o.url, body.dump());
     s.e2e_ms = s.ttft_ms = Ms(Clock::now() - start);
     if (r.status != 200) {
-      s.error = r.status == 0 ? r.error : "HTTP " + std::to_string(r.status) + ": " + r.body;
+      s.error = Failure(r);
+    } else if (std::optional<uint64_t> tokens =
+                   ChoiceTokens(nlohmann::json::parse(r.body, nullptr, false))) {
+      s.output_tokens = *tokens;
     } else {
-      const nlohmann::json answer = nlohmann::json::parse(r.body, nullptr, false);
-      if (!answer.is_object() || !answer.contains("choices") || !answer["choices"].is_array()) {
-        s.error = "not an answer: " + r.body.substr(0, 200);
-      } else {
-        for (const auto& choice : answer["choices"]) {
-          if (choice.is_object()) {
-            s.output_tokens += choice.value("token_ids", nlohmann::json::array()).size();
-          }
-        }
-      }
+      s.error = "not an answer: " + r.body.substr(0, 200);
     }
     s.ok = s.error.empty();
     return s;
@@ -104,29 +117,22 @@ Sample SendOne(HttpClient& client, const LoadOptions& o, const std::vector<int64
         continue;
       }
       nlohmann::json chunk = nlohmann::json::parse(data, nullptr, false);
-      // A server's chunk of another shape is skipped, never thrown on (value() throws on a
-      // non-object).
-      if (!chunk.is_object()) continue;
-      if (chunk.contains("error")) {
+      if (chunk.is_object() && chunk.contains("error")) {
         const nlohmann::json& error = chunk["error"];
         const bool worded =
             error.is_object() && error.contains("message") && error["message"].is_string();
         s.error = worded ? error["message"].get<std::string>() : "error event";
         continue;
       }
-      if (!chunk.contains("choices") || !chunk["choices"].is_array()) continue;
-      for (const auto& choice : chunk["choices"]) {
-        if (!choice.is_object()) continue;
-        const size_t tokens = choice.value("token_ids", nlohmann::json::array()).size();
-        if (tokens > 0 && s.output_tokens == 0) s.ttft_ms = Ms(Clock::now() - start);
-        s.output_tokens += tokens;
-      }
+      const uint64_t tokens = ChoiceTokens(chunk).value_or(0);
+      if (tokens > 0 && s.output_tokens == 0) s.ttft_ms = Ms(Clock::now() - start);
+      s.output_tokens += tokens;
     }
     return true;
   });
   s.e2e_ms = Ms(Clock::now() - start);
   if (r.status != 200) {
-    s.error = r.status == 0 ? r.error : "HTTP " + std::to_string(r.status) + ": " + r.body;
+    s.error = Failure(r);
   } else if (!done && s.error.empty()) {
     s.error = "stream ended without [DONE]" + (r.error.empty() ? "" : ": " + r.error);
   }
