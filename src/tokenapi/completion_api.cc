@@ -558,11 +558,7 @@ std::string CompletionChunkEvent(const TokenRequest& r, const ResponseIdentity& 
     AppendJson(CompletionLogprobs(d.token_ids, d.logprobs, *r.response_logprobs), &out);
   }
   out += ",\"finish_reason\":";
-  if (d.finish_reason.empty()) {
-    out += "null";
-  } else {
-    AppendJsonString(d.finish_reason, &out);
-  }
+  AppendJsonStringOrNull(d.finish_reason, &out);
   out += ",\"stop_reason\":";
   AppendJson(d.stop_reason, &out);
   out += ",\"prompt_token_ids\":";

@@ -306,19 +306,11 @@ std::string GenerateChunkEvent(const TokenRequest& r, const ResponseIdentity& id
     out += "null";
   }
   out += ",\"finish_reason\":";
-  if (d.finish_reason.empty()) {
-    out += "null";
-  } else {
-    AppendJsonString(d.finish_reason, &out);
-  }
+  AppendJsonStringOrNull(d.finish_reason, &out);
   out += ",\"token_ids\":";
   AppendJsonInts(d.token_ids, &out);
   out += ",\"routed_experts\":";
-  if (d.routed_experts.empty()) {
-    out += "null";
-  } else {
-    AppendJsonString(d.routed_experts, &out);
-  }
+  AppendJsonStringOrNull(d.routed_experts, &out);
   out += ",\"stop_reason\":";
   AppendJson(d.stop_reason, &out);
   out += "}],\"usage\":";

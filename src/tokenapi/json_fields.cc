@@ -177,6 +177,14 @@ void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
 }
 
+void AppendJsonStringOrNull(std::string_view s, std::string* out) {
+  if (s.empty()) {
+    out->append("null");
+  } else {
+    AppendJsonString(s, out);
+  }
+}
+
 void AppendJsonInt(int64_t v, std::string* out) {
   char digits[20];
   const std::to_chars_result end = std::to_chars(std::begin(digits), std::end(digits), v);

@@ -128,6 +128,7 @@ std::string DumpJson(const Json& v);
 // floor"). A string of printable ASCII without `"` or `\` is copied; any other goes through
 // DumpJson, so escaping and the replacement of invalid UTF-8 stay nlohmann's.
 void AppendJsonString(std::string_view s, std::string* out);
+void AppendJsonStringOrNull(std::string_view s, std::string* out);  // "" as null
 void AppendJsonInt(int64_t v, std::string* out);
 void AppendJsonInts(std::span<const int64_t> values, std::string* out);
 void AppendJson(const Json& v, std::string* out);  // null as "null" without DumpJson
